@@ -1,0 +1,157 @@
+"""``tfjob-kit cluster ...`` sub-commands (registered into the top-level CLI)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tfjob_kit.cluster import build, local
+from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.paths import ClusterError
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    results = build.build_all(
+        args.components or None, with_kubectl=args.with_kubectl, force=args.force
+    )
+    for item in results:
+        how = "cached" if item.cached else f"built in {item.seconds:.0f}s"
+        print(f"{item.component.name:<18} {item.component.version:<9} {how:<16} {item.path}")
+    return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    opts = local.UpOptions(
+        name=args.name,
+        nodes=NodePlan(
+            cpu_nodes=args.cpu_nodes, gpu_nodes=args.gpu_nodes, gpus_per_node=args.gpus_per_node
+        ),
+        addons=args.addons,
+        webhook=args.webhook,
+        tfjob_run_seconds=args.tfjob_run_seconds,
+        timeout=args.timeout,
+    )
+    path = local.up(opts)
+    print(path)
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    local.down(args.name)
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    info = local.status(args.name)
+    if args.output == "json":
+        print(json.dumps(info, indent=2))
+    else:
+        state = "running" if info["running"] else ("stopped" if info["exists"] else "absent")
+        print(f"cluster:    {info['name']} ({state})")
+        print(f"kubeconfig: {info['kubeconfig']}")
+        print(f"logs:       {info['logs']}")
+        if "webhook" in info:
+            print(f"webhook:    {'local' if info['webhook'] else 'off'}")
+        for pname, proc in info.get("processes", {}).items():
+            alive = "up  " if proc["alive"] else "DOWN"
+            print(f"  {alive} {pname:<28} pid {proc['pid']:<8} {proc['rss_mib']} MiB")
+        if "rss_mib_total" in info:
+            print(f"memory:     {info['rss_mib_total']} MiB RSS in total")
+        for node in info.get("nodes", []):
+            ready = "Ready" if node["ready"] else "NotReady"
+            print(f"  node {node['name']:<24} {ready:<9} nvidia.com/gpu={node['gpus']}")
+    return 0 if info["running"] else 1
+
+
+def _cmd_kubeconfig(args: argparse.Namespace) -> int:
+    path = local.kubeconfig_path(args.name)
+    if not path.exists():
+        print(f"no local cluster {args.name!r}: run `tfjob-kit cluster up`", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+def _guard(func: object) -> object:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            rc: int = func(args)  # type: ignore[operator]
+            return rc
+        except ClusterError as exc:
+            print(f"tfjob-kit cluster: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            return 130
+
+    return run
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``cluster`` with build/up/down/status/kubeconfig to a sub-parser set."""
+    parser = subparsers.add_parser(
+        "cluster",
+        help="the embedded local Kubernetes cluster (kwok + training-operator + Volcano)",
+        description="Build, start and stop the local cluster used by examples and tests.",
+    )
+    sub = parser.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
+
+    def named(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--name", default=local.DEFAULT_NAME, help="cluster name (default %(default)s)"
+        )
+
+    p = sub.add_parser("build", help="build the pinned binaries into the cache (no-op when cached)")
+    p.add_argument(
+        "components",
+        nargs="*",
+        metavar="COMPONENT",
+        help=f"subset to build (default: {' '.join(build.DEFAULT)})",
+    )
+    p.add_argument(
+        "--with-kubectl",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also build kubectl (default: only when none is on PATH)",
+    )
+    p.add_argument("--force", action="store_true", help="rebuild even when cached")
+    p.set_defaults(handler=_guard(_cmd_build))
+
+    p = sub.add_parser("up", help="start or reuse the local cluster")
+    named(p)
+    p.add_argument("--cpu-nodes", type=int, default=NodePlan.cpu_nodes)
+    p.add_argument("--gpu-nodes", type=int, default=NodePlan.gpu_nodes)
+    p.add_argument("--gpus-per-node", type=int, default=NodePlan.gpus_per_node)
+    p.add_argument(
+        "--addons",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the training-operator and Volcano (default: on)",
+    )
+    p.add_argument(
+        "--webhook",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="register the operator's validating webhook (default: on)",
+    )
+    p.add_argument(
+        "--tfjob-run-seconds",
+        type=float,
+        default=5.0,
+        help="how long simulated TFJob pods run before exiting (default 5)",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per step")
+    p.set_defaults(handler=_guard(_cmd_up))
+
+    p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
+    named(p)
+    p.set_defaults(handler=_guard(_cmd_down))
+
+    p = sub.add_parser("status", help="processes, memory, nodes; exit 0 only when running")
+    named(p)
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.set_defaults(handler=_guard(_cmd_status))
+
+    p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
+    named(p)
+    p.set_defaults(handler=_guard(_cmd_kubeconfig))

@@ -1,0 +1,725 @@
+"""The embedded local cluster: ``tfjob-kit cluster up | down | status | kubeconfig``.
+
+A kwokctl ``binary``-runtime cluster (real etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler; kwok simulates the nodes and the pods' lifecycle) plus, as "addons", the real
+Kubeflow training-operator and Volcano scheduler/controller-manager running as local
+processes. Everything of one cluster lives in ``<cache>/kwok/clusters/<name>/``: kwokctl's
+files, ``kubeconfig.yaml`` (0600), ``logs/<component>.log`` and ``tfjob-kit/`` (our process
+records and state). ``down`` stops every process and removes that directory.
+
+The operator's validating webhook works locally: the operator serves it on 127.0.0.1, a
+Service ``kubeflow/training-operator`` of type ExternalName points the API server at
+``localhost`` and the operator's own cert rotator injects the CA bundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from tfjob_kit.cluster import build
+from tfjob_kit.cluster.nodes import NodePlan, node_manifests
+from tfjob_kit.cluster.paths import (
+    ClusterError,
+    Versions,
+    bin_root,
+    kwok_workdir,
+    load_versions,
+    repo_root,
+)
+
+DEFAULT_NAME = "tfjob-kit"
+OPERATOR_NAMESPACE = "kubeflow"
+WEBHOOK_SECRET = "training-operator-webhook-cert"
+WEBHOOK_SERVICE = "training-operator"
+WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
+# The operator's cert rotator waits for tls.crt in this fixed directory (a constant in
+# training-operator's pkg/cert), and its webhook server reads os.TempDir()/k8s-webhook-server/
+# serving-certs: we run it with TMPDIR=/tmp so both are the same and write the files there.
+OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+OWNER_FILE = ".tfjob-kit-owner"
+ADDON_PROCESSES = ("vc-scheduler", "vc-controller-manager", "training-operator")
+
+
+@dataclass
+class UpOptions:
+    name: str = DEFAULT_NAME
+    nodes: NodePlan = field(default_factory=NodePlan)
+    addons: bool = True
+    webhook: bool = True
+    tfjob_run_seconds: float = 5.0
+    job_run_seconds: float = 2.0
+    timeout: float = 300.0
+
+
+# ---- small helpers ------------------------------------------------------------------------
+def _say(out: TextIO, message: str) -> None:
+    print(message, file=out, flush=True)
+
+
+def cluster_dir(name: str = DEFAULT_NAME) -> Path:
+    return kwok_workdir() / "clusters" / name
+
+
+def kubeconfig_path(name: str = DEFAULT_NAME) -> Path:
+    return cluster_dir(name) / "kubeconfig.yaml"
+
+
+def _state_dir(name: str) -> Path:
+    return cluster_dir(name) / "tfjob-kit"
+
+
+def _logs_dir(name: str) -> Path:
+    return cluster_dir(name) / "logs"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.5) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Kubectl:
+    """Thin runner for the cluster-matched kubectl against one kubeconfig."""
+
+    def __init__(self, kubeconfig: Path, binary: str | None = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.binary = binary or build.kubectl_path()
+
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        cmd = [self.binary, "--kubeconfig", str(self.kubeconfig), *args]
+        proc = subprocess.run(
+            cmd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+        )
+        if check and proc.returncode != 0:
+            raise ClusterError(f"`kubectl {' '.join(args)}` failed: {proc.stderr.strip()}")
+        return proc
+
+    def apply(self, docs: Sequence[dict[str, Any]] | str, *extra: str) -> None:
+        text = docs if isinstance(docs, str) else yaml.safe_dump_all(docs, sort_keys=False)
+        self.run(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=tfjob-kit-cluster",
+            "-f",
+            "-",
+            *extra,
+            stdin=text,
+        )
+
+    def get_json(self, *args: str) -> dict[str, Any] | None:
+        proc = self.run("get", *args, "-o", "json", check=False)
+        if proc.returncode != 0:
+            return None
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def ready(self) -> bool:
+        try:
+            return self.run("get", "--raw", "/readyz", check=False, timeout=10).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+
+# ---- process records ----------------------------------------------------------------------
+def _proc_start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    if fields[0] == "Z":  # zombie: dead for our purposes
+        return None
+    return fields[19]
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+@dataclass
+class ProcRecord:
+    name: str
+    pid: int
+    start: str
+    argv: list[str]
+
+    def alive(self) -> bool:
+        _reap(self.pid)
+        return _proc_start_time(self.pid) == self.start
+
+    def stop(self, grace: float = 10.0) -> None:
+        if not self.alive():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
+            _wait(f"{self.name} (pid {self.pid}) to exit", lambda: not self.alive(), 10)
+
+
+def _records(name: str) -> list[ProcRecord]:
+    out: list[ProcRecord] = []
+    procs = _state_dir(name) / "procs"
+    for path in sorted(procs.glob("*.json")) if procs.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            out.append(ProcRecord(data["name"], int(data["pid"]), data["start"], data["argv"]))
+    return out
+
+
+def _spawn(
+    name: str, cluster: str, argv: list[str], env: dict[str, str] | None = None
+) -> ProcRecord:
+    logs = _logs_dir(cluster)
+    logs.mkdir(parents=True, exist_ok=True)
+    procs = _state_dir(cluster) / "procs"
+    procs.mkdir(parents=True, exist_ok=True)
+    with (logs / f"{name}.log").open("ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=_state_dir(cluster),
+            env=env,
+            start_new_session=True,
+        )
+    start = None
+    for _ in range(50):
+        start = _proc_start_time(proc.pid)
+        if start:
+            break
+        time.sleep(0.02)
+    if start is None:
+        raise ClusterError(f"{name} exited immediately; see {logs / f'{name}.log'}")
+    record = ProcRecord(name, proc.pid, start, argv)
+    (procs / f"{name}.json").write_text(json.dumps(record.__dict__), encoding="utf-8")
+    return record
+
+
+def _kwok_pids(name: str) -> list[int]:
+    pids = []
+    for path in sorted((cluster_dir(name) / "pids").glob("*.pid")):
+        with contextlib.suppress(OSError, ValueError):
+            pids.append(int(path.read_text().strip()))
+    return pids
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+# ---- state --------------------------------------------------------------------------------
+def _save_state(name: str, state: dict[str, Any]) -> None:
+    path = _state_dir(name) / "state.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+
+
+def _load_state(name: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads((_state_dir(name) / "state.json").read_text("utf-8"))
+        return data
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+# ---- kwokctl ------------------------------------------------------------------------------
+def _kwok_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["KWOK_WORKDIR"] = str(kwok_workdir())
+    return env
+
+
+def _kwokctl(versions: Versions, *args: str, out: TextIO, check: bool = True) -> int:
+    kwokctl = build.binary("kwokctl", "kwok", versions)
+    proc = subprocess.run(
+        [str(kwokctl), *args], env=_kwok_env(), stdout=out, stderr=out, check=False
+    )
+    if check and proc.returncode != 0:
+        raise ClusterError(f"`kwokctl {' '.join(args)}` failed (exit {proc.returncode})")
+    return proc.returncode
+
+
+def kwokctl_config(opts: UpOptions, root: Path) -> str:
+    template = string.Template((root / "cluster" / "kwok" / "pod-stages.yaml").read_text("utf-8"))
+    stages = template.substitute(
+        tfjob_run_ms=int(opts.tfjob_run_seconds * 1000),
+        job_run_ms=int(opts.job_run_seconds * 1000),
+    )
+    header = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            # Fail fast on bad input rather than silently retrying for minutes.
+            "kubeAdmission": True,
+            "kubeAuthorization": True,
+        },
+    }
+    return "---\n" + yaml.safe_dump(header, sort_keys=False) + stages
+
+
+def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO) -> None:
+    kube = build.components(versions)["kube"]
+    kube_dir = bin_root() / kube.dirname
+    config = Path(tempfile.mkstemp(prefix="tfjob-kit-kwokctl-", suffix=".yaml")[1])
+    try:
+        config.write_text(kwokctl_config(opts, root), encoding="utf-8")
+        _kwokctl(
+            versions,
+            "create",
+            "cluster",
+            "--name",
+            opts.name,
+            "--runtime",
+            "binary",
+            "--kube-version",
+            versions.kubernetes,
+            "--kube-apiserver-binary",
+            str(kube_dir / "kube-apiserver"),
+            "--kube-controller-manager-binary",
+            str(kube_dir / "kube-controller-manager"),
+            "--kube-scheduler-binary",
+            str(kube_dir / "kube-scheduler"),
+            "--kwok-controller-binary",
+            str(build.binary("kwok", "kwok", versions)),
+            "--etcd-binary",
+            str(build.binary("etcd", "etcd", versions)),
+            "--config",
+            str(config),
+            "--kubeconfig",
+            "",  # never touch ~/.kube/config
+            "--wait",
+            f"{int(opts.timeout)}s",
+            out=out,
+        )
+    finally:
+        config.unlink(missing_ok=True)
+
+
+# ---- addons -------------------------------------------------------------------------------
+def _webhook_manifests(port: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": WEBHOOK_SERVICE, "namespace": OPERATOR_NAMESPACE},
+            # The API server resolves ExternalName services to <externalName>:<port>, and
+            # verifies the serving cert against training-operator.kubeflow.svc (the name the
+            # operator's rotator puts in the cert): this reaches the local operator process.
+            "spec": {"type": "ExternalName", "externalName": "localhost"},
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": WEBHOOK_CONFIGURATION},
+            "webhooks": [
+                {
+                    "name": "validator.tfjob.training-operator.kubeflow.org",
+                    "admissionReviewVersions": ["v1"],
+                    "sideEffects": "None",
+                    "failurePolicy": "Fail",
+                    "timeoutSeconds": 10,
+                    "clientConfig": {
+                        "service": {
+                            "name": WEBHOOK_SERVICE,
+                            "namespace": OPERATOR_NAMESPACE,
+                            "path": "/validate-kubeflow-org-v1-tfjob",
+                            "port": port,
+                        }
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": ["kubeflow.org"],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["tfjobs"],
+                        }
+                    ],
+                }
+            ],
+        },
+    ]
+
+
+def _claim_cert_dir(name: str) -> None:
+    owner = OPERATOR_CERT_DIR / OWNER_FILE
+    with contextlib.suppress(OSError):
+        other = owner.read_text(encoding="utf-8").strip()
+        if other and other != name and any(r.alive() for r in _records(other)):
+            raise ClusterError(
+                f"{OPERATOR_CERT_DIR} belongs to the running local cluster {other!r}: the "
+                "training-operator's cert directory is fixed, so only one local cluster per "
+                f"machine can run it (`tfjob-kit cluster down --name {other}`)"
+            )
+    _release_cert_dir(name, force=True)
+    OPERATOR_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    owner.write_text(name + "\n", encoding="utf-8")
+
+
+def _release_cert_dir(name: str, force: bool = False) -> None:
+    owner = OPERATOR_CERT_DIR / OWNER_FILE
+    try:
+        mine = owner.read_text(encoding="utf-8").strip() == name
+    except OSError:
+        mine = False
+    if not (mine or force):
+        return
+    for fname in ("tls.crt", "tls.key", "ca.crt", OWNER_FILE):
+        (OPERATOR_CERT_DIR / fname).unlink(missing_ok=True)
+    for path in (OPERATOR_CERT_DIR, OPERATOR_CERT_DIR.parent):
+        with contextlib.suppress(OSError):
+            path.rmdir()  # only when empty
+
+
+def _secret_certs(kubectl: Kubectl) -> dict[str, bytes] | None:
+    secret = kubectl.get_json("secret", "-n", OPERATOR_NAMESPACE, WEBHOOK_SECRET)
+    data = (secret or {}).get("data") or {}
+    if not data.get("tls.crt") or not data.get("tls.key"):
+        return None
+    return {
+        k: base64.b64decode(v) for k, v in data.items() if k in ("tls.crt", "tls.key", "ca.crt")
+    }
+
+
+def _start_addons(
+    opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
+) -> None:
+    name = opts.name
+    kubeconfig = str(kubeconfig_path(name))
+    volcano = build.components(versions)["volcano"]
+    volcano_dir = bin_root() / volcano.dirname
+    alive = {r.name for r in _records(name) if r.alive()}
+    if set(ADDON_PROCESSES) <= alive:
+        _say(out, "[up] addons already running")
+        return
+    for record in _records(name):
+        if record.name in ADDON_PROCESSES:
+            record.stop()
+
+    _say(out, "[up] applying CRDs (Volcano, TFJob)")
+    crds = [p.read_text("utf-8") for p in sorted((volcano_dir / "crds").glob("*.yaml"))]
+    crds.append(build.tfjob_crd_path(versions).read_text("utf-8"))
+    kubectl.apply("\n---\n".join(crds))
+    kubectl.run(
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/podgroups.scheduling.volcano.sh",
+        "crd/queues.scheduling.volcano.sh",
+        "crd/tfjobs.kubeflow.org",
+    )
+
+    ports = {
+        k: _free_port()
+        for k in (
+            "vc_scheduler_metrics",
+            "vc_scheduler_healthz",
+            "vc_controller_healthz",
+            "vc_controller_metrics",
+            "operator_metrics",
+            "operator_health",
+            "operator_webhook",
+        )
+    }
+    state["ports"] = ports
+    logs = _logs_dir(name)
+    _say(out, f"[up] starting Volcano scheduler + controller-manager (logs in {logs})")
+    _spawn(
+        "vc-scheduler",
+        name,
+        [
+            str(volcano_dir / "vc-scheduler"),
+            f"--kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--enable-healthz=true",
+            f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
+            f"--listen-address=127.0.0.1:{ports['vc_scheduler_metrics']}",
+            f"--cache-dump-dir={_state_dir(name)}",
+            "--schedule-period=500ms",
+            "-v=3",
+        ],
+    )
+    _spawn(
+        "vc-controller-manager",
+        name,
+        [
+            str(volcano_dir / "vc-controller-manager"),
+            f"--kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--controllers=job-controller,pg-controller,queue-controller,gc-controller",
+            "--enable-healthz=true",
+            f"--healthz-address=127.0.0.1:{ports['vc_controller_healthz']}",
+            f"--listen-address=127.0.0.1:{ports['vc_controller_metrics']}",
+            "-v=2",
+        ],
+    )
+
+    _say(out, "[up] starting training-operator (tfjob, gang scheduler volcano)")
+    kubectl.apply(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": WEBHOOK_SECRET, "namespace": OPERATOR_NAMESPACE},
+                "type": "Opaque",
+            },
+        ]
+    )
+    if opts.webhook:
+        kubectl.apply(_webhook_manifests(ports["operator_webhook"]))
+    else:
+        kubectl.run(
+            "delete", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "--ignore-not-found"
+        )
+    state["webhook"] = opts.webhook
+    _claim_cert_dir(name)
+    env = dict(os.environ)
+    env.update({"TMPDIR": "/tmp", "MY_POD_NAMESPACE": OPERATOR_NAMESPACE, "KUBECONFIG": kubeconfig})
+    _spawn(
+        "training-operator",
+        name,
+        [
+            str(build.binary("training-operator", "training-operator", versions)),
+            f"--kubeconfig={kubeconfig}",
+            "--enable-scheme=tfjob",
+            "--gang-scheduler-name=volcano",
+            "--leader-elect=false",
+            f"--metrics-bind-address=127.0.0.1:{ports['operator_metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{ports['operator_health']}",
+            f"--webhook-server-port={ports['operator_webhook']}",
+            f"--webhook-service-name={WEBHOOK_SERVICE}",
+            f"--webhook-secret-name={WEBHOOK_SECRET}",
+        ],
+        env=env,
+    )
+
+    # Play kubelet: the rotator fills the Secret, the operator waits for the files.
+    certs: dict[str, bytes] = {}
+
+    def secret_filled() -> bool:
+        nonlocal certs
+        _check_addons_alive(name)
+        certs = _secret_certs(kubectl) or {}
+        return bool(certs)
+
+    _wait("the operator to fill its webhook cert Secret", secret_filled, opts.timeout)
+    for fname, content in certs.items():
+        path = OPERATOR_CERT_DIR / fname
+        path.write_bytes(content)
+        path.chmod(0o600)
+
+    def operator_ready() -> bool:
+        _check_addons_alive(name)
+        return _http_ok(f"http://127.0.0.1:{ports['operator_health']}/readyz")
+
+    _wait("training-operator readiness", operator_ready, opts.timeout)
+
+    def volcano_ready() -> bool:
+        _check_addons_alive(name)
+        return (
+            _http_ok(f"http://127.0.0.1:{ports['vc_scheduler_healthz']}/healthz")
+            and kubectl.get_json("queues.scheduling.volcano.sh", "default") is not None
+        )
+
+    _wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+
+
+def _check_addons_alive(name: str) -> None:
+    for record in _records(name):
+        if record.name in ADDON_PROCESSES and not record.alive():
+            log = _logs_dir(name) / f"{record.name}.log"
+            tail = ""
+            with contextlib.suppress(OSError):
+                tail = "\n".join(log.read_text("utf-8", errors="replace").splitlines()[-20:])
+            raise ClusterError(f"{record.name} exited; last lines of {log}:\n{tail}")
+
+
+# ---- public API ---------------------------------------------------------------------------
+def is_running(name: str = DEFAULT_NAME) -> bool:
+    kc = kubeconfig_path(name)
+    if not kc.exists():
+        return False
+    try:
+        return Kubectl(kc).ready()
+    except ClusterError:
+        return False
+
+
+def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
+    """Start (or reuse) the local cluster; returns the kubeconfig path."""
+    opts = opts or UpOptions()
+    out = out or sys.stderr
+    root = repo_root()
+    versions = load_versions(root)
+    started = time.monotonic()
+    needed = [*build.CORE, *(build.ADDONS if opts.addons else ())]
+    build.build_all(needed, with_kubectl=None, out=out)
+
+    kc = kubeconfig_path(opts.name)
+    if cluster_dir(opts.name).exists() and not is_running(opts.name):
+        _say(out, f"[up] cluster {opts.name!r} exists but is not healthy: recreating it")
+        down(opts.name, out=out)
+    if is_running(opts.name):
+        _say(out, f"[up] reusing running cluster {opts.name!r}")
+    else:
+        _say(out, f"[up] creating kwok cluster {opts.name!r} (Kubernetes {versions.kubernetes})")
+        _create_cluster(opts, versions, root, out)
+    kc.chmod(0o600)
+    for extra in ("kubeconfig",):  # kwokctl's in-cluster copy holds the same credentials
+        with contextlib.suppress(OSError):
+            (cluster_dir(opts.name) / extra).chmod(0o600)
+    kubectl = Kubectl(kc)
+    _wait("the API server", kubectl.ready, opts.timeout)
+
+    state = _load_state(opts.name)
+    state.update(
+        {"name": opts.name, "kubernetes": versions.kubernetes, "nodes": opts.nodes.__dict__}
+    )
+    _say(
+        out,
+        f"[up] fake nodes: {opts.nodes.cpu_nodes} CPU, {opts.nodes.gpu_nodes} GPU x "
+        f"{opts.nodes.gpus_per_node} nvidia.com/gpu",
+    )
+    kubectl.apply(node_manifests(opts.nodes))
+    kubectl.run("wait", "--for=condition=Ready", "node", "-l", "type=kwok", "--timeout=120s")
+    if opts.addons:
+        _start_addons(opts, versions, kubectl, state, out)
+    state["addons"] = opts.addons
+    _save_state(opts.name, state)
+    _say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")
+    return kc
+
+
+def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
+    """Stop every process of the cluster and remove all of its files."""
+    out = out or sys.stderr
+    for record in reversed(_records(name)):
+        record.stop()
+    _release_cert_dir(name)
+    directory = cluster_dir(name)
+    if directory.exists():
+        try:
+            versions = load_versions()
+            _kwokctl(
+                versions,
+                "delete",
+                "cluster",
+                "--name",
+                name,
+                "--kubeconfig",
+                "",
+                out=out,
+                check=False,
+            )
+        except ClusterError as exc:  # kwokctl not built: stop its processes ourselves
+            _say(out, f"[down] {exc}")
+        for pid in _kwok_pids(name):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(directory, ignore_errors=True)
+    for path in (directory.parent, kwok_workdir()):
+        with contextlib.suppress(OSError):
+            path.rmdir()  # only when empty
+    _say(out, f"[down] cluster {name!r} removed")
+
+
+def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
+    directory = cluster_dir(name)
+    info: dict[str, Any] = {
+        "name": name,
+        "exists": directory.exists(),
+        "running": False,
+        "kubeconfig": str(kubeconfig_path(name)),
+        "dir": str(directory),
+        "logs": str(_logs_dir(name)),
+    }
+    if not directory.exists():
+        return info
+    info["running"] = is_running(name)
+    state = _load_state(name)
+    info["webhook"] = state.get("webhook")
+    procs: dict[str, Any] = {}
+    rss = 0
+    for pid in _kwok_pids(name):
+        kib = _rss_kib(pid)
+        rss += kib
+        cmd = ""
+        with contextlib.suppress(OSError):
+            cmd = Path(f"/proc/{pid}/comm").read_text().strip()
+        procs[f"{cmd or 'kwok'}[{pid}]"] = {"pid": pid, "alive": kib > 0, "rss_mib": kib // 1024}
+    for record in _records(name):
+        alive = record.alive()
+        kib = _rss_kib(record.pid) if alive else 0
+        rss += kib
+        procs[record.name] = {"pid": record.pid, "alive": alive, "rss_mib": kib // 1024}
+    info["processes"] = procs
+    info["rss_mib_total"] = rss // 1024
+    if info["running"]:
+        kubectl = Kubectl(kubeconfig_path(name))
+        nodes = kubectl.get_json("nodes") or {}
+        info["nodes"] = [
+            {
+                "name": n["metadata"]["name"],
+                "gpus": n.get("status", {}).get("allocatable", {}).get("nvidia.com/gpu", "0"),
+                "ready": any(
+                    c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in n.get("status", {}).get("conditions", [])
+                ),
+            }
+            for n in nodes.get("items", [])
+        ]
+    return info
