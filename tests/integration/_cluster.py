@@ -1,0 +1,81 @@
+"""Helpers for the integration tests: a kubectl-driven view of the local cluster."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.build import kubectl_path
+
+T = TypeVar("T")
+
+
+@dataclass
+class Cluster:
+    kubeconfig: Path
+    name: str | None = None
+
+    def kubectl(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *args]
+        proc = subprocess.run(
+            cmd, input=stdin, capture_output=True, text=True, timeout=120, check=False
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def items(self, *args: str) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self.get(*args)["items"]
+        return result
+
+    def apply_file(self, path: Path, namespace: str) -> None:
+        # Plain client-side kubectl apply, as a user would do it.
+        self.kubectl("apply", "-n", namespace, "-f", str(path))
+
+    def diagnostics(self, namespace: str) -> str:
+        parts = []
+        for args in (
+            ("get", "tfjobs,podgroups,pods,services", "-n", namespace, "-o", "wide"),
+            ("get", "events", "-n", namespace, "--sort-by=.lastTimestamp"),
+        ):
+            proc = self.kubectl(*args, check=False)
+            parts.append(f"$ kubectl {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+        if self.name:
+            logs = local.cluster_dir(self.name) / "logs"
+            for log in ("training-operator.log", "vc-scheduler.log"):
+                path = logs / log
+                if path.exists():
+                    lines = path.read_text(errors="replace").splitlines()[-25:]
+                    parts.append(f"--- {path} (tail)\n" + "\n".join(lines))
+        return "\n".join(parts)
+
+    def wait_for(
+        self,
+        what: str,
+        probe: Callable[[], T | None],
+        namespace: str,
+        timeout: float = 90.0,
+        interval: float = 1.0,
+    ) -> T:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = probe()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out after {timeout:.0f}s waiting for {what}\n"
+                    + self.diagnostics(namespace)
+                )
+            time.sleep(interval)

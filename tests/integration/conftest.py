@@ -1,0 +1,55 @@
+"""Integration tests: everything here runs against the real local cluster.
+
+One cluster is brought up for the whole session (``tfjob-kit cluster up`` with the
+training-operator and Volcano) and removed at the end. Knobs:
+
+* ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped.
+* ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test``).
+* ``TFJOB_KIT_KEEP_CLUSTER=1``: leave the session's cluster running afterwards (reused next time).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tfjob_kit.cluster import local
+
+from ._cluster import Cluster
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "integration: runs against the real local cluster (tfjob-kit cluster up)"
+    )
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    existing = os.environ.get("TFJOB_KIT_KUBECONFIG")
+    if existing:
+        yield Cluster(Path(existing))
+        return
+    name = os.environ.get("TFJOB_KIT_TEST_CLUSTER", "tfjob-kit-test")
+    opts = local.UpOptions(name=name, tfjob_run_seconds=3.0)
+    kubeconfig = local.up(opts)
+    try:
+        yield Cluster(kubeconfig, name)
+    finally:
+        if os.environ.get("TFJOB_KIT_KEEP_CLUSTER") != "1":
+            local.down(name)
+
+
+@pytest.fixture
+def namespace(cluster: Cluster) -> Iterator[str]:
+    """A fresh namespace per test, deleted (without waiting) afterwards."""
+    name = f"it-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl("create", "namespace", name)
+    try:
+        yield name
+    finally:
+        cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -1,0 +1,295 @@
+"""The issue-3 acceptance tests: the local cluster runs real workloads end to end."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ._cluster import Cluster
+
+pytestmark = pytest.mark.integration
+
+GPU = "nvidia.com/gpu"
+
+
+def _condition(obj: dict[str, Any], kind: str) -> bool:
+    return any(
+        c.get("type") == kind and c.get("status") == "True"
+        for c in obj.get("status", {}).get("conditions") or []
+    )
+
+
+def _tfjob(
+    name: str,
+    replicas: dict[str, int],
+    *,
+    restart_policy: str = "Never",
+    annotations: dict[str, dict[str, str]] | None = None,
+    gpus: int = 0,
+) -> str:
+    """A TFJob manifest as a user would write it (YAML text)."""
+    specs: dict[str, Any] = {}
+    for rtype, count in replicas.items():
+        resources: dict[str, Any] = {"requests": {"cpu": "100m"}}
+        if gpus:
+            resources["limits"] = {GPU: gpus}
+        template: dict[str, Any] = {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "tensorflow",
+                        "image": "docker.io/tensorflow/tensorflow:2.16.1",
+                        "command": ["python", "-c", "print('simulated')"],
+                        "resources": resources,
+                    }
+                ]
+            }
+        }
+        if annotations and rtype in annotations:
+            template["metadata"] = {"annotations": annotations[rtype]}
+        specs[rtype] = {"replicas": count, "restartPolicy": restart_policy, "template": template}
+    doc = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs},
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _pods(cluster: Cluster, namespace: str, job: str) -> list[dict[str, Any]]:
+    return cluster.items("pods", "-n", namespace, "-l", f"training.kubeflow.org/job-name={job}")
+
+
+def _tfjob_status(cluster: Cluster, namespace: str, job: str) -> dict[str, Any]:
+    result: dict[str, Any] = cluster.get("tfjob", "-n", namespace, job)
+    return result
+
+
+def _count(items: list[dict[str, Any]], n: int) -> list[dict[str, Any]] | None:
+    return items if len(items) == n else None
+
+
+def _with_condition(cluster: Cluster, namespace: str, job: str, kind: str) -> dict[str, Any] | None:
+    status = _tfjob_status(cluster, namespace, job)
+    return status if _condition(status, kind) else None
+
+
+def test_gpu_nodes_advertise_gpus(cluster: Cluster) -> None:
+    gpu_nodes = cluster.items("nodes", "-l", "nvidia.com/gpu.present=true")
+    assert gpu_nodes, "no GPU nodes"
+    for node in gpu_nodes:
+        labels = node["metadata"]["labels"]
+        assert node["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
+        assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
+        allocatable = int(node["status"]["allocatable"][GPU])
+        assert allocatable > 0
+        assert labels["nvidia.com/gpu.count"] == str(allocatable)
+        assert _condition(node, "Ready")
+    cpu_nodes = cluster.items("nodes", "-l", "tfjob-kit.dev/node-kind=cpu")
+    assert all(GPU not in n["status"]["allocatable"] for n in cpu_nodes)
+
+
+def test_deployment_pods_run_on_fake_nodes(cluster: Cluster, namespace: str) -> None:
+    cluster.kubectl(
+        "create", "deployment", "web", "-n", namespace, "--image=nginx:1.27", "--replicas=3"
+    )
+    fake = {n["metadata"]["name"] for n in cluster.items("nodes", "-l", "type=kwok")}
+
+    def running() -> list[dict[str, Any]] | None:
+        pods = cluster.items("pods", "-n", namespace, "-l", "app=web")
+        ok = [p for p in pods if p["status"].get("phase") == "Running" and _condition(p, "Ready")]
+        return pods if len(ok) == 3 else None
+
+    pods = cluster.wait_for("3 Running deployment pods", running, namespace)
+    assert {p["spec"]["nodeName"] for p in pods} <= fake
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+
+
+def test_tfjob_ps_workers_gets_pods_services_tf_config_and_succeeds(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = "dist-mnist"
+    cluster.apply_file(_write(tmp_path, job, _tfjob(job, {"PS": 1, "Worker": 2})), namespace)
+
+    def three_pods() -> list[dict[str, Any]] | None:
+        pods = _pods(cluster, namespace, job)
+        return pods if len(pods) == 3 else None
+
+    pods = cluster.wait_for("3 TFJob pods", three_pods, namespace)
+    services = cluster.wait_for(
+        "3 services",
+        lambda: _count(cluster.items("services", "-n", namespace), 3),
+        namespace,
+    )
+    names = sorted(p["metadata"]["name"] for p in pods)
+    assert names == [f"{job}-ps-0", f"{job}-worker-0", f"{job}-worker-1"]
+    assert sorted(s["metadata"]["name"] for s in services) == names
+    assert all(s["spec"].get("clusterIP") == "None" for s in services), "not headless"
+
+    # TODO(issue 2): compare with `tfjob-kit explain` once the library predicts TF_CONFIG.
+    cluster_spec = {
+        "ps": [f"{job}-ps-0.{namespace}.svc:2222"],
+        "worker": [f"{job}-worker-{i}.{namespace}.svc:2222" for i in range(2)],
+    }
+    for pod in pods:
+        labels = pod["metadata"]["labels"]
+        container = next(c for c in pod["spec"]["containers"] if c["name"] == "tensorflow")
+        env = {e["name"]: e.get("value") for e in container.get("env", [])}
+        assert json.loads(env["TF_CONFIG"]) == {
+            "cluster": cluster_spec,
+            "task": {
+                "type": labels["training.kubeflow.org/replica-type"],
+                "index": int(labels["training.kubeflow.org/replica-index"]),
+            },
+            "environment": "cloud",
+        }
+
+    final = cluster.wait_for(
+        "TFJob Succeeded",
+        lambda: _with_condition(cluster, namespace, job, "Succeeded"),
+        namespace,
+        timeout=120,
+    )
+    assert final["status"]["replicaStatuses"]["Worker"].get("succeeded") == 2
+
+
+def test_exit_code_137_is_retried(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    job = "retry137"
+    manifest = _tfjob(
+        job,
+        {"Worker": 1},
+        restart_policy="ExitCode",
+        annotations={"Worker": {"tfjob-kit.dev/exit-code": "137"}},
+    )
+    cluster.apply_file(_write(tmp_path, job, manifest), namespace)
+    first = cluster.wait_for("the worker pod", lambda: _pods(cluster, namespace, job), namespace)[
+        0
+    ]["metadata"]["uid"]
+
+    def restarted() -> dict[str, Any] | None:
+        status = _tfjob_status(cluster, namespace, job)
+        uids = {p["metadata"]["uid"] for p in _pods(cluster, namespace, job)}
+        return status if _condition(status, "Restarting") and uids and first not in uids else None
+
+    # The first pod fails with 137 (retryable): the operator deletes and recreates it.
+    status = cluster.wait_for("a Restarting condition and a new pod", restarted, namespace)
+    assert not _condition(status, "Failed")
+    cluster.kubectl("delete", "tfjob", "-n", namespace, job, "--wait=false")
+
+
+def test_exit_code_1_fails_the_job(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    job = "fail1"
+    manifest = _tfjob(
+        job,
+        {"Worker": 2},
+        restart_policy="ExitCode",
+        annotations={"Worker": {"tfjob-kit.dev/exit-code": "1"}},
+    )
+    cluster.apply_file(_write(tmp_path, job, manifest), namespace)
+    status = cluster.wait_for(
+        "TFJob Failed",
+        lambda: _with_condition(cluster, namespace, job, "Failed"),
+        namespace,
+        timeout=120,
+    )
+    assert not _condition(status, "Succeeded")
+    failed = status["status"]["replicaStatuses"]["Worker"].get("failed", 0)
+    assert failed >= 1
+
+
+def test_gang_scheduling_holds_all_pods_until_gpus_free(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    gpu_nodes = cluster.items("nodes", "-l", "nvidia.com/gpu.present=true")
+    per_node = min(int(n["status"]["allocatable"][GPU]) for n in gpu_nodes)
+    # A blocker holds one GPU node completely, so a job that needs every GPU node can't fit.
+    blocker = textwrap.dedent(
+        f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: gpu-blocker
+        spec:
+          containers:
+            - name: main
+              image: busybox
+              resources:
+                limits:
+                  {GPU}: {per_node}
+        """
+    )
+    cluster.apply_file(_write(tmp_path, "blocker", blocker), namespace)
+    cluster.wait_for(
+        "the blocker to run",
+        lambda: (
+            cluster.get("pod", "-n", namespace, "gpu-blocker")["status"].get("phase") == "Running"
+        ),
+        namespace,
+    )
+
+    job = "gang"
+    workers = len(gpu_nodes)
+    manifest = _tfjob(job, {"Worker": workers}, gpus=per_node)
+    cluster.apply_file(_write(tmp_path, job, manifest), namespace)
+    pods = cluster.wait_for(
+        f"{workers} gang pods",
+        lambda: _count(_pods(cluster, namespace, job), workers),
+        namespace,
+    )
+    assert all(p["spec"].get("schedulerName") == "volcano" for p in pods)
+    podgroup = cluster.get("podgroups.scheduling.volcano.sh", "-n", namespace, job)
+    assert podgroup["spec"]["minMember"] == workers
+
+    # Several Volcano scheduling cycles later: nothing bound, nothing started.
+    time.sleep(8)
+    for pod in _pods(cluster, namespace, job):
+        assert not pod["spec"].get("nodeName"), f"{pod['metadata']['name']} was bound"
+        assert pod["status"].get("phase") == "Pending"
+
+    cluster.kubectl("delete", "pod", "-n", namespace, "gpu-blocker", "--wait=true")
+
+    def all_bound() -> list[dict[str, Any]] | None:
+        pods = _pods(cluster, namespace, job)
+        return pods if pods and all(p["spec"].get("nodeName") for p in pods) else None
+
+    bound = cluster.wait_for("the gang to be bound", all_bound, namespace)
+    assert len({p["spec"]["nodeName"] for p in bound}) == workers
+    cluster.wait_for(
+        "TFJob Succeeded",
+        lambda: _with_condition(cluster, namespace, job, "Succeeded"),
+        namespace,
+        timeout=120,
+    )
+
+
+def test_operator_webhook_rejects_invalid_tfjob(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    webhooks = cluster.kubectl(
+        "get",
+        "validatingwebhookconfiguration",
+        "validator.training-operator.kubeflow.org",
+        check=False,
+    )
+    if webhooks.returncode != 0:
+        pytest.skip("cluster runs without the operator webhook")
+    bad = _tfjob("no-tf-container", {"Worker": 1}).replace("name: tensorflow", "name: main")
+    proc = cluster.kubectl(
+        "apply", "-n", namespace, "-f", str(_write(tmp_path, "bad", bad)), check=False
+    )
+    assert proc.returncode != 0
+    assert "denied the request" in proc.stderr
+    assert "tensorflow" in proc.stderr
