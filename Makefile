@@ -1,0 +1,43 @@
+# tfjob-kit: `make demo` runs the main job, `make test` runs every test.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv demo test lint typecheck unit schemas schemas-check bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(STAMP)
+
+demo: venv
+	$(BIN)/python examples/demo.py
+
+lint: venv
+	$(BIN)/ruff check src tests bench tools examples
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/python -m pytest tests/unit
+
+test: lint typecheck
+	$(BIN)/python -m pytest tests
+
+# Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
+schemas: venv
+	$(BIN)/python tools/gen_k8s_schema.py
+
+schemas-check: venv
+	$(BIN)/python tools/gen_k8s_schema.py --check
+
+bench: venv
+	$(BIN)/python bench/validate_bench.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

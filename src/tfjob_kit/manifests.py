@@ -1,0 +1,472 @@
+"""Safe loading of Kubernetes manifests: files, directories, standard input, text.
+
+Every way a YAML document can go wrong ends in a :class:`LoadError` that says where (document
+number, line and column) and why, in bounded time and memory:
+
+* syntax errors, tabs used for indentation, and non-UTF-8 input;
+* duplicate mapping keys (Kubernetes would keep one silently);
+* tags other than the standard ones (no object construction, ever);
+* alias bombs: the expanded size of every document is bounded;
+* deep nesting and huge documents (an object over ~1.5 MiB cannot be stored in etcd anyway);
+* keys that are not strings and values JSON cannot carry.
+
+Scalars resolve as Kubernetes resolves them (YAML 1.1, like go-yaml: ``0644`` is 420 and ``yes`` is
+true), except that timestamps stay strings. Documents that use nothing YAML 1.1 and 1.2 disagree on
+are parsed by the fast ``yaml_rs`` parser; everything else goes through PyYAML with the checks
+above. Both paths give the same result; a property test holds them to it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+try:  # the fast path is optional: the careful path alone is complete
+    import yaml_rs
+except ImportError:  # pragma: no cover - exercised where yaml_rs has no wheel
+    yaml_rs = None
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one input may cost."""
+
+    max_file_bytes: int = 64 * 1024 * 1024
+    max_document_bytes: int = 3 * 1024 * 1024
+    max_documents: int = 20_000
+    max_nodes: int = 200_000  # per document, after alias expansion
+    max_depth: int = 100
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """Why a document (or a whole input) could not be loaded."""
+
+    rule: str  # yaml-syntax | input-limit | not-an-object
+    message: str
+    line: int | None = None
+    column: int | None = None
+    path: str = "$"
+
+
+@dataclass
+class Document:
+    """One YAML document of one source: its content, or the error that stopped it."""
+
+    source: str
+    index: int  # 1-based position in the source
+    line: int  # 1-based line where the document starts
+    content: Any = None
+    error: LoadError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.content, dict):
+            return str(self.content.get("kind", ""))
+        return ""
+
+    @property
+    def api_version(self) -> str:
+        if isinstance(self.content, dict):
+            return str(self.content.get("apiVersion", ""))
+        return ""
+
+
+class InputError(Exception):
+    """A path that cannot be read at all (a usage error, not a finding)."""
+
+
+# --------------------------------------------------------------------------- careful path
+
+
+class _StrictConstructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor that refuses duplicate keys and keeps timestamps as strings."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "mapping key is not a string", key_node.start_mark
+                ) from None
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    f"while constructing a mapping (key {key!r} first defined on line "
+                    f"{first.start_mark.line + 1})",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> str:  # type: ignore[override]
+        return str(self.construct_scalar(node))
+
+
+_StrictConstructor.add_constructor(
+    "tag:yaml.org,2002:timestamp", _StrictConstructor.construct_yaml_timestamp
+)
+_StrictConstructor.add_constructor("tag:yaml.org,2002:map", _StrictConstructor.construct_yaml_map)
+
+try:
+    from yaml.cyaml import CParser as _Parser  # libyaml: fast, and bounds nesting at 1000
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Parser(  # type: ignore[no-redef]
+        yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer
+    ):
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+
+
+class _StrictLoader(_Parser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _StrictConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+
+def _graph_cost(root: yaml.Node, limits: Limits) -> LoadError | None:
+    """Expanded node count and depth of a composed document, without expanding aliases."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes and not done:
+            continue
+        children: list[yaml.Node]
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if not done:
+            sizes[key] = -1  # in progress: a cycle would revisit it (recursive aliases)
+            stack.append((node, True))
+            for child in children:
+                if sizes.get(id(child)) == -1:
+                    return LoadError("input-limit", "recursive alias", *_mark(child))
+                if id(child) not in sizes:
+                    stack.append((child, False))
+            continue
+        sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+        depths[key] = 1 + max((depths[id(c)] for c in children), default=0)
+        if sizes[key] > limits.max_nodes:
+            return LoadError(
+                "input-limit",
+                f"document expands to more than {limits.max_nodes} nodes "
+                "(alias bomb or oversized document)",
+                *_mark(node),
+            )
+        if depths[key] > limits.max_depth:
+            return LoadError(
+                "input-limit", f"nesting deeper than {limits.max_depth} levels", *_mark(node)
+            )
+    return None
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _yaml_error(exc: yaml.YAMLError, line_offset: int) -> LoadError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    message = f"{context}: {problem}" if context else str(problem)
+    if mark is None:
+        return LoadError("yaml-syntax", message)
+    return LoadError("yaml-syntax", message, mark.line + 1 + line_offset, mark.column + 1)
+
+
+def _careful(text: str, source: str, limits: Limits, first_index: int, line_offset: int,
+             ) -> Iterator[Document]:
+    loader = _StrictLoader(text)
+    index = first_index
+    try:
+        while True:
+            start_line = line_offset + 1
+            try:
+                if not loader.check_node():
+                    return
+                node = loader.get_node()
+            except yaml.YAMLError as exc:
+                yield Document(source, index, start_line, error=_yaml_error(exc, line_offset))
+                return
+            start_line = node.start_mark.line + 1 + line_offset
+            if node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~", "null"):
+                continue  # an empty document: nothing to judge
+            cost = _graph_cost(node, limits)
+            if cost is not None:
+                shifted = LoadError(cost.rule, cost.message,
+                                    (cost.line or 1) + line_offset, cost.column)
+                yield Document(source, index, start_line, error=shifted)
+            else:
+                try:
+                    content = loader.construct_document(node)
+                except yaml.YAMLError as exc:
+                    yield Document(source, index, start_line, error=_yaml_error(exc, line_offset))
+                else:
+                    doc = Document(source, index, start_line, content)
+                    _inspect(doc, limits)
+                    yield doc
+            index += 1
+    finally:
+        loader.dispose()
+
+
+# --------------------------------------------------------------------------- fast path
+
+_DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.M)
+# The fast path (yaml_rs, YAML 1.2) is taken only for texts that read the same under YAML 1.1
+# (PyYAML, go-yaml, hence Kubernetes). Texts with any of these go the careful way: tabs, merge
+# keys, anchors, aliases, tags, directives.
+_CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%")
+# Integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2.
+_LEADING_ZERO = re.compile(r" [-+]?0[0-9_]")
+_LEADING_ZERO_FLOW = re.compile(r"[\[{,][ ]*[-+]?0[0-9_]")
+# A float with an exponent is a string to PyYAML; any float makes us look for one.
+_EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
+# Strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
+_YAML11_WORDS = frozenset(
+    "y Y yes Yes YES n N no No NO on On ON off Off OFF = ~".split()
+)
+_YAML11_NUMBER = re.compile(
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9_]*_[0-9_.]*)"
+)
+
+
+def _plain_enough(text: str) -> bool:
+    if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
+        return False
+    if _LEADING_ZERO.search(text):
+        return False
+    return not (("[" in text or "," in text) and _LEADING_ZERO_FLOW.search(text))
+
+
+def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
+    """Parse with yaml_rs when the text reads the same in YAML 1.1 and 1.2; None means 'use the
+    careful path' (which also produces every located error)."""
+    if yaml_rs is None or not _plain_enough(text):
+        return None
+    docs: list[Document] = []
+    for begin, end, line in _split_documents(text):
+        if end - begin > limits.max_document_bytes:
+            return None
+        try:
+            content = yaml_rs.loads(text[begin:end], parse_datetime=False)
+        except Exception:
+            return None
+        if content is None:
+            continue
+        doc = Document(source, len(docs) + 1, line, content)
+        if _inspect(doc, limits, text) == "careful":
+            return None
+        docs.append(doc)
+    return docs
+
+
+# --------------------------------------------------------------------------- shared checks
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str | None:
+    """Check that a parsed document is a Kubernetes object: a mapping with string keys, JSON
+    values and bounded depth; set doc.error when it is not. With fast_text (the yaml_rs path),
+    return "careful" when YAML 1.1 would have read a scalar differently."""
+    content = doc.content
+    if not isinstance(content, dict):
+        names = {"list": "sequence", "str": "string", "int": "number", "float": "number",
+                 "bool": "boolean"}
+        what = names.get(type(content).__name__, type(content).__name__)
+        doc.error = LoadError(
+            "not-an-object", f"document is a YAML {what}, not a Kubernetes object (a mapping)",
+            doc.line)
+        return None
+    fast = fast_text is not None
+    saw_float = False
+    stack: list[tuple[Any, str, int]] = [(content, "$", 1)]
+    problem: tuple[str, str] | None = None
+    while stack and problem is None:
+        item, where, depth = stack.pop()
+        if depth > limits.max_depth:
+            problem = where, f"nesting deeper than {limits.max_depth} levels"
+            break
+        if isinstance(item, dict):
+            pairs = item.items()
+        else:
+            pairs = enumerate(item)  # type: ignore[assignment]
+        for key, child in pairs:
+            if isinstance(item, dict):
+                if not isinstance(key, str):
+                    problem = where, f"mapping key {key!r} is not a string (quote it)"
+                    break
+                if fast and (key in _YAML11_WORDS or _YAML11_NUMBER.fullmatch(key)):
+                    return "careful"
+                child_path = f"{where}.{key}"
+            else:
+                child_path = f"{where}[{key}]"
+            if isinstance(child, str):
+                if fast and (child in _YAML11_WORDS or (
+                        child[:1] in "+-0123456789" and _YAML11_NUMBER.fullmatch(child))):
+                    return "careful"
+            elif isinstance(child, (dict, list)):
+                stack.append((child, child_path, depth + 1))
+            elif isinstance(child, float):
+                if child != child:
+                    problem = child_path, "NaN cannot be sent to Kubernetes"
+                    break
+                saw_float = True
+            elif not isinstance(child, _JSON_SCALARS):
+                problem = (child_path,
+                           f"value of YAML type {type(child).__name__} cannot be sent to "
+                           "Kubernetes")
+                break
+    if fast and saw_float and _EXPONENT.search(fast_text or ""):
+        return "careful"
+    if problem is not None:
+        rule = "input-limit" if problem[1].startswith("nesting") else "yaml-syntax"
+        doc.error = LoadError(rule, problem[1], doc.line, path=problem[0])
+    return None
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def load_text(text: str, source: str = "<string>", limits: Limits = DEFAULT_LIMITS,
+              ) -> list[Document]:
+    """All documents of a YAML text, in order; errors are documents too."""
+    if len(text) > limits.max_file_bytes:
+        return [Document(source, 1, 1, error=LoadError(
+            "input-limit",
+            f"input is {len(text)} bytes, over the limit of {limits.max_file_bytes}"))]
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    docs = _fast(text, source, limits)
+    if docs is None:
+        docs = []
+        for begin, end, line in _split_documents(text):
+            chunk = text[begin:end]
+            if len(chunk) > limits.max_document_bytes:
+                docs.append(Document(source, len(docs) + 1, line, error=LoadError(
+                    "input-limit",
+                    f"document is {len(chunk)} bytes, over the limit of "
+                    f"{limits.max_document_bytes} (etcd stores at most ~1.5 MiB per object)",
+                    line)))
+                continue
+            docs.extend(_careful(chunk, source, limits, len(docs) + 1, line - 1))
+    if len(docs) > limits.max_documents:
+        return docs[: limits.max_documents] + [Document(source, limits.max_documents + 1, 1,
+            error=LoadError("input-limit", f"more than {limits.max_documents} documents"))]
+    return docs
+
+
+def _split_documents(text: str) -> Iterator[tuple[int, int, int]]:
+    """(begin, end, first line) of each document chunk, split at '---' and '...' markers, so one
+    bad document does not hide the next ones and size limits apply per document. A '---' or '...'
+    at the start of a line always ends a document (YAML forbids it inside scalars); only
+    directives ('%YAML') need the stream whole."""
+    if re.search(r"^%", text, re.M):
+        yield 0, len(text), 1
+        return
+    starts = [0] + [m.start() for m in _DOC_MARKER.finditer(text)]
+    line = 1
+    for number, begin in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(text)
+        skip = 3 if text.startswith("...", begin) else 0
+        yield begin + skip, end, line
+        line += text.count("\n", begin, end)
+
+
+def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """Text of a file, or of standard input for '-'. Raises InputError when unreadable."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limits.max_file_bytes + 1)
+        else:
+            with Path(path).open("rb") as handle:
+                data = handle.read(limits.max_file_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data[: exc.start].decode("utf-8")
+        line = text.count("\n") + 1
+        raise _Undecodable(
+            LoadError("yaml-syntax", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                      f"{exc.start}); is this a binary file?", line)
+        ) from None
+
+
+class _Undecodable(Exception):
+    def __init__(self, error: LoadError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files named, and manifest files under directories named (sorted, recursive)."""
+    found: list[str] = []
+    for path in paths:
+        if path == "-":
+            found.append(path)
+            continue
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(
+                    os.path.join(root, name) for name in sorted(files)
+                    if name.endswith(MANIFEST_SUFFIXES)
+                )
+        elif os.path.exists(path):
+            found.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return found
+
+
+def load_path(path: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
+    """Documents of one file (or '-'); an undecodable file is one error document."""
+    try:
+        text = read_source(path, limits)
+    except _Undecodable as exc:
+        return [Document(path, 1, exc.error.line or 1, error=exc.error)]
+    return load_text(text, path, limits)
+
+
+def load_paths(paths: list[str], limits: Limits = DEFAULT_LIMITS) -> list[Document]:
+    """Documents of every file and directory named. Raises InputError for unreadable paths."""
+    docs: list[Document] = []
+    for path in expand_paths(paths):
+        docs.extend(load_path(path, limits))
+    return docs

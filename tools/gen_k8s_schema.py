@@ -1,0 +1,167 @@
+"""Generate schemas/k8s/podtemplatespec.json from the Kubernetes OpenAPI v3 document.
+
+The source is `api/openapi-spec/v3/api__v1_openapi.json` inside the `k8s.io/kubernetes` Go module
+at the version pinned in versions.toml, fetched with `go mod download` (the Go module proxy).
+Nothing in the output is written by hand; the transformations are:
+
+* `#/components/schemas/X` references become `#/$defs/X`; a lone `allOf: [{$ref}]` becomes `$ref`;
+* every object with `properties` and no `additionalProperties` is closed
+  (`additionalProperties: false`), as the API server's strict field validation does;
+* `format: int32|int64` integers get the matching `minimum`/`maximum`;
+* `Quantity` strings get the grammar from the Quantity description as a `pattern`;
+* `x-kubernetes-*` extensions, which JSON Schema validators ignore, are dropped.
+
+Usage: python tools/gen_k8s_schema.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"
+SOURCE_IN_MODULE = "api/openapi-spec/v3/api__v1_openapi.json"
+ROOT_DEF = "io.k8s.api.core.v1.PodTemplateSpec"
+QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+# The <quantity> grammar of resource.Quantity: signed decimal, then a binary-SI suffix, a
+# decimal-SI suffix or a decimal exponent.
+QUANTITY_PATTERN = (
+    r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
+)
+INT_BOUNDS = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+}
+LOCAL_REF = "#/components/schemas/"
+
+
+def kubernetes_version() -> str:
+    with (ROOT / "versions.toml").open("rb") as handle:
+        version = tomllib.load(handle)["kubernetes"]["version"]
+    if not isinstance(version, str):
+        raise SystemExit("versions.toml: kubernetes.version must be a string")
+    return version
+
+
+def download_openapi(version: str) -> dict[str, Any]:
+    """Fetch k8s.io/kubernetes@version through the Go module proxy; return its core/v1 OpenAPI."""
+    result = subprocess.run(
+        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@{version}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"go mod download k8s.io/kubernetes@{version} failed:\n{result.stderr}")
+    module_dir = Path(json.loads(result.stdout)["Dir"])
+    document: dict[str, Any] = json.loads((module_dir / SOURCE_IN_MODULE).read_text())
+    return document
+
+
+def reachable(defs: dict[str, Any], root: str) -> list[str]:
+    """Names of the component schemas reachable from root, in a stable order."""
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(_refs(defs[name]))
+    return sorted(seen)
+
+
+def _refs(node: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith(LOCAL_REF):
+                found.append(value[len(LOCAL_REF) :])
+            else:
+                found.extend(_refs(value))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_refs(item))
+    return found
+
+
+def convert(node: Any) -> Any:
+    """Turn one OpenAPI v3 schema node into a JSON Schema 2020-12 node."""
+    if isinstance(node, list):
+        return [convert(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key.startswith("x-kubernetes-"):
+            continue
+        if key == "$ref":
+            out["$ref"] = "#/$defs/" + value[len(LOCAL_REF) :]
+        elif key == "properties":
+            out["properties"] = {name: convert(prop) for name, prop in value.items()}
+        else:
+            out[key] = convert(value)
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
+        out["$ref"] = out.pop("allOf")[0]["$ref"]
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    if out.get("type") == "integer" and out.get("format") in INT_BOUNDS:
+        low, high = INT_BOUNDS[out["format"]]
+        out.setdefault("minimum", low)
+        out.setdefault("maximum", high)
+    return out
+
+
+def build(openapi: dict[str, Any], version: str) -> dict[str, Any]:
+    components = openapi["components"]["schemas"]
+    defs = {name: convert(components[name]) for name in reachable(components, ROOT_DEF)}
+    for branch in defs[QUANTITY_DEF]["oneOf"]:
+        if branch.get("type") == "string":
+            branch["pattern"] = QUANTITY_PATTERN
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": (
+            f"GENERATED by tools/gen_k8s_schema.py from k8s.io/kubernetes {version} "
+            f"{SOURCE_IN_MODULE}. Do not edit; run `make schemas`."
+        ),
+        "title": f"Kubernetes {version} PodTemplateSpec",
+        "x-tfjob-kit-kubernetes-version": version,
+        "$ref": f"#/$defs/{ROOT_DEF}",
+        "$defs": defs,
+    }
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=1, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
+    args = parser.parse_args(argv)
+    version = kubernetes_version()
+    text = render(build(download_openapi(version), version))
+    if args.check:
+        current = OUTPUT.read_text() if OUTPUT.exists() else ""
+        if current != text:
+            print(f"{OUTPUT.relative_to(ROOT)} is out of date: run `make schemas`", file=sys.stderr)
+            return 1
+        print(f"{OUTPUT.relative_to(ROOT)} is up to date (Kubernetes {version})")
+        return 0
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(text)
+    print(f"wrote {OUTPUT.relative_to(ROOT)} (Kubernetes {version}, {len(text)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
