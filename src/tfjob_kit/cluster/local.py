@@ -21,7 +21,6 @@ import os
 import shutil
 import signal
 import socket
-import string
 import subprocess
 import sys
 import tempfile
@@ -293,16 +292,19 @@ def _kwokctl(versions: Versions, *args: str, out: TextIO, check: bool = True) ->
     return proc.returncode
 
 
-def kwokctl_config(opts: UpOptions, root: Path) -> str:
-    template = string.Template((root / "cluster" / "kwok" / "pod-stages.yaml").read_text("utf-8"))
-    stages = template.substitute(
-        tfjob_run_ms=int(opts.tfjob_run_seconds * 1000),
-        job_run_ms=int(opts.job_run_seconds * 1000),
+def kwokctl_config(opts: UpOptions, root: Path, versions: Versions) -> str:
+    stages = (
+        (root / "cluster" / "kwok" / "pod-stages.yaml")
+        .read_text("utf-8")
+        .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
+        .replace("@JOB_RUN_MS@", str(int(opts.job_run_seconds * 1000)))
     )
     header = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
         "options": {
+            # Selects the flags kwokctl passes to the components; the binaries are ours.
+            "kubeVersion": versions.kubernetes,
             # Fail fast on bad input rather than silently retrying for minutes.
             "kubeAdmission": True,
             "kubeAuthorization": True,
@@ -316,7 +318,7 @@ def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO
     kube_dir = bin_root() / kube.dirname
     config = Path(tempfile.mkstemp(prefix="tfjob-kit-kwokctl-", suffix=".yaml")[1])
     try:
-        config.write_text(kwokctl_config(opts, root), encoding="utf-8")
+        config.write_text(kwokctl_config(opts, root, versions), encoding="utf-8")
         _kwokctl(
             versions,
             "create",
@@ -325,8 +327,6 @@ def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO
             opts.name,
             "--runtime",
             "binary",
-            "--kube-version",
-            versions.kubernetes,
             "--kube-apiserver-binary",
             str(kube_dir / "kube-apiserver"),
             "--kube-controller-manager-binary",
