@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ import yaml
 try:  # the fast path is optional: the careful path alone is complete
     import yaml_rs
 except ImportError:  # pragma: no cover - exercised where yaml_rs has no wheel
-    yaml_rs = None
+    yaml_rs = None  # type: ignore[assignment]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -119,19 +119,19 @@ class _StrictConstructor(yaml.constructor.SafeConstructor):
                     key_node.start_mark,
                 )
             seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> str:  # type: ignore[override]
+    def timestamp_as_string(self, node: yaml.ScalarNode) -> str:
+        """Kubernetes (go-yaml into JSON) keeps timestamps as strings."""
         return str(self.construct_scalar(node))
 
 
-_StrictConstructor.add_constructor(
-    "tag:yaml.org,2002:timestamp", _StrictConstructor.construct_yaml_timestamp
+_StrictConstructor.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:timestamp", _StrictConstructor.timestamp_as_string
 )
-_StrictConstructor.add_constructor("tag:yaml.org,2002:map", _StrictConstructor.construct_yaml_map)
 
 try:
-    from yaml.cyaml import CParser as _Parser  # libyaml: fast, and bounds nesting at 1000
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # libyaml: fast, and bounds nesting at 1000
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
     class _Parser(  # type: ignore[no-redef]
@@ -144,7 +144,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
             yaml.composer.Composer.__init__(self)
 
 
-class _StrictLoader(_Parser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+class _StrictLoader(_Parser, _StrictConstructor, yaml.resolver.Resolver):
     def __init__(self, stream: str) -> None:
         _Parser.__init__(self, stream)
         _StrictConstructor.__init__(self)
@@ -215,11 +215,11 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
         while True:
             start_line = line_offset + 1
             try:
-                if not loader.check_node():
-                    return
-                node = loader.get_node()
+                node = loader.get_node() if loader.check_node() else None
             except yaml.YAMLError as exc:
                 yield Document(source, index, start_line, error=_yaml_error(exc, line_offset))
+                return
+            if node is None:
                 return
             start_line = node.start_mark.line + 1 + line_offset
             if node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~", "null"):
@@ -257,7 +257,8 @@ _LEADING_ZERO_FLOW = re.compile(r"[\[{,][ ]*[-+]?0[0-9_]")
 _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 # Strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
 _YAML11_WORDS = frozenset(
-    "y Y yes Yes YES n N no No NO on On ON off Off OFF = ~".split()
+    ("y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+     "OFF", "=", "~")
 )
 _YAML11_NUMBER = re.compile(
     r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9_]*_[0-9_.]*)"
@@ -321,10 +322,8 @@ def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str
         if depth > limits.max_depth:
             problem = where, f"nesting deeper than {limits.max_depth} levels"
             break
-        if isinstance(item, dict):
-            pairs = item.items()
-        else:
-            pairs = enumerate(item)  # type: ignore[assignment]
+        pairs: Iterable[tuple[Any, Any]] = item.items() if isinstance(item, dict) \
+            else enumerate(item)
         for key, child in pairs:
             if isinstance(item, dict):
                 if not isinstance(key, str):
@@ -385,8 +384,9 @@ def load_text(text: str, source: str = "<string>", limits: Limits = DEFAULT_LIMI
                 continue
             docs.extend(_careful(chunk, source, limits, len(docs) + 1, line - 1))
     if len(docs) > limits.max_documents:
-        return docs[: limits.max_documents] + [Document(source, limits.max_documents + 1, 1,
-            error=LoadError("input-limit", f"more than {limits.max_documents} documents"))]
+        too_many = LoadError("input-limit", f"more than {limits.max_documents} documents")
+        over = Document(source, limits.max_documents + 1, 1, error=too_many)
+        return [*docs[: limits.max_documents], over]
     return docs
 
 
@@ -422,13 +422,13 @@ def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
     except UnicodeDecodeError as exc:
         text = data[: exc.start].decode("utf-8")
         line = text.count("\n") + 1
-        raise _Undecodable(
+        raise _UndecodableError(
             LoadError("yaml-syntax", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
                       f"{exc.start}); is this a binary file?", line)
         ) from None
 
 
-class _Undecodable(Exception):
+class _UndecodableError(Exception):
     def __init__(self, error: LoadError) -> None:
         super().__init__(error.message)
         self.error = error
@@ -441,14 +441,14 @@ def expand_paths(paths: list[str]) -> list[str]:
         if path == "-":
             found.append(path)
             continue
-        if os.path.isdir(path):
+        if Path(path).is_dir():
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 found.extend(
-                    os.path.join(root, name) for name in sorted(files)
+                    str(Path(root) / name) for name in sorted(files)
                     if name.endswith(MANIFEST_SUFFIXES)
                 )
-        elif os.path.exists(path):
+        elif Path(path).exists():
             found.append(path)
         else:
             raise InputError(f"{path}: no such file or directory")
@@ -459,7 +459,7 @@ def load_path(path: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Documents of one file (or '-'); an undecodable file is one error document."""
     try:
         text = read_source(path, limits)
-    except _Undecodable as exc:
+    except _UndecodableError as exc:
         return [Document(path, 1, exc.error.line or 1, error=exc.error)]
     return load_text(text, path, limits)
 

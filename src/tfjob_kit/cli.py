@@ -1,0 +1,255 @@
+"""The `tfjob-kit` command.
+
+Exit codes (other tools rely on them): 0 nothing at or above the fail level, 1 findings at or
+above it (malformed YAML included), 2 usage errors and paths that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tfjob_kit import __version__, config, convert, crd, explain, model, report, rules, schema
+from tfjob_kit.findings import Severity
+from tfjob_kit.manifests import InputError, load_paths
+from tfjob_kit.report.text import summary_line
+from tfjob_kit.validate import check_object, validate_paths
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments, unreadable paths: exit 2."""
+
+
+def _dump_yaml(documents: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(documents, sort_keys=False, default_flow_style=False, width=100)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _add_rule_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help=f"rule configuration (default: {config.DEFAULT_CONFIG_FILE} if "
+                             "present)")
+    parser.add_argument("--disable", action="append", default=[], metavar="RULE[,RULE]",
+                        help="disable rules (repeatable)")
+    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
+                        help="re-level a rule: error, warning or info (repeatable)")
+
+
+def _rule_config(args: argparse.Namespace) -> config.RuleConfig:
+    try:
+        return config.load(args.config, args.disable, args.severity)
+    except (config.ConfigError, InputError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    rule_config = _rule_config(args)
+    fail_on = Severity.parse(args.fail_on)
+    try:
+        result = validate_paths(args.paths, rule_config)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    _write(report.render(result, args.format, fail_on), args.output)
+    if args.output not in (None, "-"):
+        print(summary_line(result), file=sys.stderr)
+    return EXIT_FINDINGS if result.failed(fail_on) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def _tfjobs(paths: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(source, document, v1 TFJob) for every TFJob-like document; others are ignored."""
+    try:
+        docs = load_paths(paths)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    jobs = []
+    for doc in docs:
+        if doc.error is not None:
+            raise UsageError(f"{doc.source}:{doc.index}: {doc.error.message}")
+        if model.is_tfjob(doc.content) or doc.kind == convert.T9K_KIND:
+            job, _ = convert.to_v1(doc.content)
+            jobs.append((doc.source, doc.index, job))
+    return jobs
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    jobs = _tfjobs([args.path])
+    if not jobs:
+        raise UsageError(f"{args.path}: no TFJob found")
+    plans = [explain.plan(job, args.namespace, args.cluster_domain) for _, _, job in jobs]
+    if args.format == "json":
+        data: Any = [p.as_dict() for p in plans]
+        _write(json.dumps(data if len(data) > 1 else data[0], indent=2) + "\n", None)
+    else:
+        _write("\n".join(explain.render_text(p) for p in plans), None)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- convert
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    try:
+        docs = load_paths(args.paths)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    converter: Callable[[dict[str, Any]], tuple[dict[str, Any], list[convert.Note]]]
+    converter = convert.to_volcano if args.to == "volcano" else convert.to_v1
+    outputs: list[dict[str, Any]] = []
+    dropped = failed = False
+    for doc in docs:
+        where = f"{doc.source}:{doc.index}"
+        if doc.error is not None:
+            print(f"{where}:{doc.error.path}: [{doc.error.rule}] error: {doc.error.message}",
+                  file=sys.stderr)
+            failed = True
+            continue
+        try:
+            converted, notes = converter(doc.content)
+        except convert.ConversionError as exc:
+            print(f"{where}: passed through unchanged: {exc}", file=sys.stderr)
+            outputs.append(doc.content)
+            continue
+        for note in notes:
+            print(f"{where}:{note.path}: [convert] {note.kind}: {note.message}", file=sys.stderr)
+            dropped = dropped or note.kind == "dropped"
+        if converted.get("kind") == model.KIND:
+            for finding in check_object(converted):
+                if finding.severity >= Severity.WARNING:
+                    print(f"{where}:{finding.path}: [{finding.rule}] {finding.severity} after "
+                          f"conversion: {finding.message}", file=sys.stderr)
+        outputs.append(converted)
+    _write(_dump_yaml(outputs), args.output)
+    if failed or (args.strict and dropped):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- rules, schema
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    rows = [(rule_id, str(rules.default_severity(rule_id)), rules.summary(rule_id))
+            for rule_id in rules.all_rule_ids()]
+    if args.format == "json":
+        print(json.dumps([{"id": r, "severity": s, "summary": d} for r, s, d in rows], indent=2))
+    else:
+        width = max(len(r) for r, _, _ in rows)
+        for rule_id, severity, text in rows:
+            print(f"{rule_id:<{width}}  {severity:<7}  {text}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    if args.what == "crd":
+        text = _dump_yaml([crd.crd()]) if args.format == "yaml" else \
+            json.dumps(crd.crd(), indent=2) + "\n"
+    elif args.what == "crd-json-schema":
+        text = json.dumps(crd.openapi_v3_schema(), indent=2) + "\n"
+    else:
+        text = json.dumps(schema.bundled_schema(), indent=2) + "\n"
+    _write(text, args.output)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfjob-kit",
+        description="Validate, explain and convert Kubeflow TFJobs; run a local cluster.")
+    parser.add_argument("--version", action="version", version=f"tfjob-kit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = sub.add_parser(
+        "validate", help="check TFJobs against the schema and the operator's rules",
+        description="Validate TFJob manifests (files, directories, '-' for stdin). Exit 0: "
+                    "nothing at or above --fail-on; 1: findings (or malformed YAML); 2: usage.")
+    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument("--format", choices=sorted(report.FORMATS), default="text")
+    validate.add_argument("--fail-on", choices=["error", "warning", "info"], default="error")
+    validate.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    _add_rule_options(validate)
+    validate.set_defaults(func=cmd_validate)
+
+    explain_parser = sub.add_parser(
+        "explain", help="show pods, services and the TF_CONFIG each replica gets",
+        description="Show what the training-operator creates for a TFJob: pod and service "
+                    "names, the exact TF_CONFIG per replica, who decides success, defaults.")
+    explain_parser.add_argument("path", metavar="FILE")
+    explain_parser.add_argument("--namespace", help="namespace (default: metadata.namespace or "
+                                                    "'default')")
+    explain_parser.add_argument("--cluster-domain", default="",
+                                help="the operator's CUSTOM_CLUSTER_DOMAIN, if set")
+    explain_parser.add_argument("--format", choices=["text", "json"], default="text")
+    explain_parser.set_defaults(func=cmd_explain)
+
+    convert_parser = sub.add_parser(
+        "convert", help="v1beta1 or T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs",
+        description="Convert legacy TFJobs (v1alpha1..v1beta2) and T9k TensorFlowTrainingJobs "
+                    "to kubeflow.org/v1 TFJobs (--to tfjob), or any of them to Volcano "
+                    "batch.volcano.sh/v1alpha1 Jobs (--to volcano). What cannot be carried over "
+                    "is reported on stderr.")
+    convert_parser.add_argument("paths", nargs="+", metavar="PATH")
+    convert_parser.add_argument("--to", choices=["tfjob", "volcano"], default="tfjob")
+    convert_parser.add_argument("-o", "--output", metavar="FILE")
+    convert_parser.add_argument("--strict", action="store_true",
+                                help="exit 1 when anything could not be carried over")
+    convert_parser.set_defaults(func=cmd_convert)
+
+    rules_parser = sub.add_parser("rules", help="list the rules")
+    rules_parser.add_argument("--format", choices=["text", "json"], default="text")
+    rules_parser.set_defaults(func=cmd_rules)
+
+    schema_parser = sub.add_parser(
+        "schema", help="print the bundled JSON Schema or the generated CRD")
+    schema_parser.add_argument("what", choices=["json", "crd", "crd-json-schema"])
+    schema_parser.add_argument("--format", choices=["yaml", "json"], default="yaml",
+                               help="for crd")
+    schema_parser.add_argument("-o", "--output", metavar="FILE")
+    schema_parser.set_defaults(func=cmd_schema)
+
+    try:
+        from tfjob_kit.cluster.cli import register
+    except ImportError:  # pragma: no cover - the cluster package ships with the library
+        pass
+    else:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except UsageError as exc:
+        print(f"tfjob-kit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,348 @@
+"""Conversions to kubeflow.org/v1 TFJobs, and from TFJobs to Volcano Jobs.
+
+* legacy TFJobs (kubeflow.org/v1alpha1 list form, v1alpha2, v1beta1, v1beta2) -> v1;
+* T9k TensorFlowTrainingJob (batch.tensorstack.dev/v1beta1) -> v1;
+* v1 TFJob -> Volcano batch.volcano.sh/v1alpha1 Job whose containers build TF_CONFIG from the
+  host files of Volcano's svc plugin (as in the Volcano TensorFlow example).
+
+Nothing is dropped silently: every field that cannot be carried over, and every change of meaning,
+is returned as a :class:`Note` with the JSON path of the input it concerns.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tfjob_kit import explain, model
+from tfjob_kit.findings import child_path, json_path
+from tfjob_kit.model import as_dict, as_list
+
+T9K_API_VERSION = "batch.tensorstack.dev/v1beta1"
+T9K_KIND = "TensorFlowTrainingJob"
+VOLCANO_API_VERSION = "batch.volcano.sh/v1alpha1"
+VOLCANO_RETRYABLE_EXIT_CODES = (130, 137, 143)
+_METADATA_KEPT = ("name", "generateName", "namespace", "labels", "annotations")
+_SPEC_RUN_POLICY = ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
+                    "backoffLimit", "schedulingPolicy", "suspend")
+_CLEAN_POLICIES = {"all": "All", "running": "Running", "none": "None"}
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something a conversion could not carry over (dropped) or had to change (changed)."""
+
+    path: str
+    kind: str  # dropped | changed
+    message: str
+
+
+class ConversionError(ValueError):
+    """The document is not something this conversion understands."""
+
+
+def _metadata(source: dict[str, Any], notes: list[Note]) -> dict[str, Any]:
+    meta = as_dict(source.get("metadata"))
+    kept = {k: copy.deepcopy(meta[k]) for k in _METADATA_KEPT if k in meta}
+    for key in meta:
+        if key not in _METADATA_KEPT:
+            notes.append(Note(child_path("$.metadata", key), "dropped",
+                              f"metadata.{key} is server-owned and not carried over"))
+    return kept
+
+
+def _canonical_key(key: str, path: str, notes: list[Note]) -> str:
+    canonical = model.canonical_type(key)
+    if canonical is None:
+        notes.append(Note(path, "changed",
+                          f"unknown replica type {key!r} kept as is; tfjob-kit validate flags it"))
+        return key
+    if canonical != key:
+        notes.append(Note(path, "changed", f"replica type {key!r} renamed to {canonical!r}"))
+    return canonical
+
+
+def _move_template_restart_policy(replica: dict[str, Any], path: str, notes: list[Note]) -> None:
+    """A template restartPolicy without a replica restartPolicy is what the user meant; the
+    operator would overwrite it with Never, so make it the replica's policy."""
+    pod_spec = as_dict(as_dict(replica.get("template")).get("spec"))
+    policy = pod_spec.get("restartPolicy")
+    if isinstance(policy, str) and "restartPolicy" not in replica:
+        replica["restartPolicy"] = policy
+        del pod_spec["restartPolicy"]
+        notes.append(Note(f"{path}.template.spec.restartPolicy", "changed",
+                          f"template restartPolicy {policy} moved to the replica's restartPolicy "
+                          "(the operator overwrites the template's)"))
+
+
+def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
+    """A v1alpha1/v1alpha2/v1beta1/v1beta2 TFJob as a kubeflow.org/v1 TFJob."""
+    version = job.get("apiVersion")
+    if job.get("kind") != model.KIND or version not in model.LEGACY_API_VERSIONS:
+        raise ConversionError(f"not a legacy TFJob: {version} {job.get('kind')}")
+    notes: list[Note] = [Note("$.apiVersion", "changed", f"{version} -> {model.API_VERSION}")]
+    spec = as_dict(job.get("spec"))
+    out_spec: dict[str, Any] = {}
+    replicas: dict[str, Any] = {}
+    if "replicaSpecs" in spec and version == "kubeflow.org/v1alpha1":
+        for index, item in enumerate(as_list(spec.get("replicaSpecs"))):
+            item = copy.deepcopy(as_dict(item))
+            path = f"$.spec.replicaSpecs[{index}]"
+            key = _canonical_key(str(item.pop("tfReplicaType", "Master")), path, notes)
+            port = item.pop("tfPort", None)
+            if port is not None and port != model.DEFAULT_PORT:
+                notes.append(Note(f"{path}.tfPort", "changed",
+                                  f"tfPort {port} must become a container port named "
+                                  f"{model.PORT_NAME} on the tensorflow container"))
+                _ensure_port(item, int(port))
+            for extra in sorted(set(item) - {"replicas", "template", "restartPolicy"}):
+                notes.append(Note(f"{path}.{extra}", "dropped",
+                                  f"{extra} has no v1 equivalent: {json.dumps(item[extra])}"))
+                del item[extra]
+            _move_template_restart_policy(item, path, notes)
+            replicas[key] = item
+        handled = {"replicaSpecs"}
+    else:
+        for key, replica in as_dict(spec.get("tfReplicaSpecs")).items():
+            path = json_path("spec", "tfReplicaSpecs", key)
+            item = copy.deepcopy(as_dict(replica))
+            _move_template_restart_policy(item, path, notes)
+            replicas[_canonical_key(key, path, notes)] = item
+        handled = {"tfReplicaSpecs"}
+    out_spec["tfReplicaSpecs"] = replicas
+    run_policy = copy.deepcopy(as_dict(spec.get("runPolicy")))
+    for name in _SPEC_RUN_POLICY:
+        if name in spec:
+            run_policy[name] = copy.deepcopy(spec[name])
+            notes.append(Note(f"$.spec.{name}", "changed", f"moved to spec.runPolicy.{name}"))
+    clean = run_policy.get("cleanPodPolicy")
+    if isinstance(clean, str) and clean.lower() in _CLEAN_POLICIES \
+            and clean != _CLEAN_POLICIES[clean.lower()]:
+        run_policy["cleanPodPolicy"] = _CLEAN_POLICIES[clean.lower()]
+        notes.append(Note("$.spec.runPolicy.cleanPodPolicy", "changed",
+                          f"cleanPodPolicy {clean!r} spelled {_CLEAN_POLICIES[clean.lower()]!r}"))
+    if run_policy:
+        out_spec["runPolicy"] = run_policy
+    handled |= {"runPolicy", *_SPEC_RUN_POLICY}
+    for name in ("successPolicy", "enableDynamicWorker"):
+        if name in spec:
+            out_spec[name] = copy.deepcopy(spec[name])
+            handled.add(name)
+    for name in sorted(set(spec) - handled):
+        notes.append(Note(f"$.spec.{name}", "dropped",
+                          f"spec.{name} has no v1 equivalent: {json.dumps(spec[name])}"))
+    out = {"apiVersion": model.API_VERSION, "kind": model.KIND,
+           "metadata": _metadata(job, notes), "spec": out_spec}
+    _note_generate_name(out, notes)
+    return out, notes
+
+
+def _note_generate_name(job: dict[str, Any], notes: list[Note]) -> None:
+    meta = as_dict(job.get("metadata"))
+    if "name" not in meta and "generateName" in meta:
+        notes.append(Note("$.metadata.generateName", "changed",
+                          "only generateName is set: fine for `kubectl create`, but apply and "
+                          "Ansible need metadata.name"))
+
+
+def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
+    """A T9k TensorFlowTrainingJob as a kubeflow.org/v1 TFJob."""
+    if job.get("kind") != T9K_KIND:
+        raise ConversionError(f"not a {T9K_KIND}: {job.get('kind')}")
+    notes: list[Note] = []
+    spec = as_dict(job.get("spec"))
+    replicas: dict[str, Any] = {}
+    for index, item in enumerate(as_list(spec.get("replicaSpecs"))):
+        item = copy.deepcopy(as_dict(item))
+        path = f"$.spec.replicaSpecs[{index}]"
+        rtype = str(item.pop("type", ""))
+        key = _canonical_key(rtype, f"{path}.type", notes) if rtype else f"Unnamed{index}"
+        if key in replicas:
+            notes.append(Note(f"{path}.type", "dropped",
+                              f"a second {key} replica spec cannot be carried over"))
+            continue
+        if item.get("restartPolicy") == "ExitCode":
+            notes.append(Note(f"{path}.restartPolicy", "changed",
+                              "ExitCode: T9k retries exit codes 130, 137, 143 and 138; the "
+                              "training-operator retries every code >= 128 and fails on 1-127"))
+        for extra in sorted(set(item) - {"replicas", "template", "restartPolicy"}):
+            notes.append(Note(f"{path}.{extra}", "dropped",
+                              f"{extra} has no TFJob equivalent: {json.dumps(item[extra])}"))
+            del item[extra]
+        replicas[key] = item
+    out_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
+    run_policy: dict[str, Any] = {}
+    source_policy = as_dict(spec.get("runPolicy"))
+    for name in ("backoffLimit", "activeDeadlineSeconds"):
+        if name in source_policy:
+            run_policy[name] = source_policy[name]
+    cleanup = source_policy.get("cleanUpPolicy")
+    if cleanup is not None:
+        mapped = {"None": "None", "All": "All", "Unfinished": "Running"}.get(str(cleanup))
+        if mapped is None:
+            notes.append(Note("$.spec.runPolicy.cleanUpPolicy", "dropped",
+                              f"cleanUpPolicy {cleanup!r} has no TFJob equivalent"))
+        else:
+            run_policy["cleanPodPolicy"] = mapped
+            if mapped != cleanup:
+                notes.append(Note("$.spec.runPolicy.cleanUpPolicy", "changed",
+                                  f"cleanUpPolicy {cleanup} -> cleanPodPolicy {mapped} "
+                                  "(deletes the pods still running when the job ends)"))
+    for name in sorted(set(source_policy) - {"backoffLimit", "activeDeadlineSeconds",
+                                             "cleanUpPolicy"}):
+        notes.append(Note(f"$.spec.runPolicy.{name}", "dropped",
+                          f"runPolicy.{name} has no TFJob equivalent: "
+                          f"{json.dumps(source_policy[name])}"))
+    t9k_scheduler = as_dict(as_dict(spec.get("scheduler")).get("t9kScheduler"))
+    if t9k_scheduler.get("queue"):
+        run_policy["schedulingPolicy"] = {"queue": t9k_scheduler["queue"]}
+        notes.append(Note("$.spec.scheduler.t9kScheduler.queue", "changed",
+                          f"queue {t9k_scheduler['queue']!r} becomes the Volcano queue of the "
+                          "job's PodGroup (needs the operator's --gang-scheduler-name=volcano)"))
+    if "priority" in t9k_scheduler:
+        notes.append(Note("$.spec.scheduler.t9kScheduler.priority", "dropped",
+                          f"priority {t9k_scheduler['priority']} is a T9k scheduler number; "
+                          "TFJobs take a PriorityClass name "
+                          "(spec.runPolicy.schedulingPolicy.priorityClass)"))
+    if "tensorboardSpec" in spec:
+        notes.append(Note("$.spec.tensorboardSpec", "dropped",
+                          "TFJobs have no TensorBoard; deploy one next to the job (the tfjob "
+                          f"chart's tensorboard values): {json.dumps(spec['tensorboardSpec'])}"))
+    for name in sorted(set(spec) - {"replicaSpecs", "runPolicy", "scheduler",
+                                    "tensorboardSpec"}):
+        notes.append(Note(f"$.spec.{name}", "dropped",
+                          f"spec.{name} has no TFJob equivalent: {json.dumps(spec[name])}"))
+    if run_policy:
+        out_spec["runPolicy"] = run_policy
+    out = {"apiVersion": model.API_VERSION, "kind": model.KIND,
+           "metadata": _metadata(job, notes), "spec": out_spec}
+    return out, notes
+
+
+def to_v1(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
+    """Any supported input as a v1 TFJob (a v1 TFJob is returned as a copy)."""
+    if document.get("kind") == T9K_KIND:
+        return t9k_to_v1(document)
+    if document.get("kind") == model.KIND and document.get("apiVersion") == model.API_VERSION:
+        return copy.deepcopy(document), []
+    if document.get("kind") == model.KIND and document.get("apiVersion") in \
+            model.LEGACY_API_VERSIONS:
+        return legacy_to_v1(document)
+    raise ConversionError(
+        f"cannot convert {document.get('apiVersion')} {document.get('kind')}: expected a TFJob "
+        f"or a {T9K_KIND}")
+
+
+def _ensure_port(replica: dict[str, Any], port: int) -> None:
+    pod_spec = as_dict(as_dict(replica.get("template")).get("spec"))
+    for container in as_list(pod_spec.get("containers")):
+        if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
+            ports = container.setdefault("ports", [])
+            if isinstance(ports, list) and not any(
+                    as_dict(p).get("name") == model.PORT_NAME for p in ports):
+                ports.append({"name": model.PORT_NAME, "containerPort": port})
+
+
+def _tf_config_script(task: str, tasks: list[tuple[str, int]]) -> str:
+    """POSIX sh that exports TF_CONFIG from Volcano's /etc/volcano/<task>.host files."""
+    cluster = ",".join(f'\\"{name}\\":[$(h {name} {port})]' for name, port in tasks)
+    return (
+        "h() { sed -e \"s/.*/\\\"&:$2\\\"/\" \"/etc/volcano/$1.host\" | tr '\\n' ',' "
+        "| sed 's/,$//'; }; "
+        f'export TF_CONFIG="{{\\"cluster\\":{{{cluster}}},'
+        f'\\"task\\":{{\\"type\\":\\"{task}\\",\\"index\\":${{VK_TASK_INDEX}}}},'
+        '\\"environment\\":\\"cloud\\"}"; '
+        'exec "$@"'
+    )
+
+
+def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
+    """A TFJob (or anything to_v1 accepts) as a Volcano batch.volcano.sh/v1alpha1 Job."""
+    job, notes = to_v1(document)
+    reps = model.replicas(job)
+    name = model.job_name(job)
+    spec = as_dict(job.get("spec"))
+    run_policy = as_dict(spec.get("runPolicy"))
+    scheduling = as_dict(run_policy.get("schedulingPolicy"))
+    total = sum(r.count for r in reps)
+    deciders = model.success_decider(job)[1]
+    distributed = explain.is_distributed(reps)
+    cluster_tasks = [(r.lower, r.port) for r in sorted(reps, key=lambda r: r.lower)]
+    tasks = []
+    for replica in reps:
+        template = copy.deepcopy(replica.template)
+        pod_spec = template.setdefault("spec", {})
+        task: dict[str, Any] = {"name": replica.lower, "replicas": replica.count}
+        pod_spec["restartPolicy"] = replica.pod_restart_policy
+        policies: list[dict[str, Any]] = []
+        if replica.restart_policy == "ExitCode":
+            policies.extend({"exitCode": code, "action": "RestartTask"}
+                            for code in VOLCANO_RETRYABLE_EXIT_CODES)
+            notes.append(Note(f"{replica.path}.restartPolicy", "changed",
+                              "ExitCode: Volcano matches exit codes one by one; "
+                              f"{', '.join(map(str, VOLCANO_RETRYABLE_EXIT_CODES))} restart the "
+                              "task, other codes >= 128 fail it"))
+        if replica.type in deciders:
+            policies.append({"event": "TaskCompleted", "action": "CompleteJob"})
+            if replica.type == "Worker" and spec.get("successPolicy") != "AllWorkers" \
+                    and replica.count > 1:
+                notes.append(Note(f"{replica.path}", "changed",
+                                  "the Volcano job completes when every worker completes, not "
+                                  "when worker 0 does"))
+        if policies:
+            task["policies"] = policies
+        found = replica.tensorflow_container()
+        if distributed and found is not None:
+            container = pod_spec["containers"][found[0]]
+            command = as_list(container.get("command"))
+            if not command:
+                notes.append(Note(f"{replica.path}.template.spec.containers[{found[0]}]",
+                                  "dropped",
+                                  "TF_CONFIG cannot be injected: the tensorflow container runs "
+                                  "the image ENTRYPOINT; set its command"))
+            else:
+                script = _tf_config_script(replica.lower, cluster_tasks)
+                container["command"] = ["sh", "-c", script, "--", *command,
+                                        *as_list(container.pop("args", []))]
+                ports = container.setdefault("ports", [])
+                if not any(as_dict(p).get("name") == model.PORT_NAME for p in ports):
+                    ports.append({"name": model.PORT_NAME, "containerPort": replica.port})
+        task["template"] = template
+        tasks.append(task)
+    vc_spec: dict[str, Any] = {
+        "minAvailable": scheduling.get("minAvailable", total),
+        "schedulerName": "volcano",
+        "plugins": {"env": [], "svc": []},
+        "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+        "tasks": tasks,
+    }
+    if "queue" in scheduling:
+        vc_spec["queue"] = scheduling["queue"]
+    if "priorityClass" in scheduling:
+        vc_spec["priorityClassName"] = scheduling["priorityClass"]
+    if "backoffLimit" in run_policy:
+        vc_spec["maxRetry"] = run_policy["backoffLimit"]
+    if "ttlSecondsAfterFinished" in run_policy:
+        vc_spec["ttlSecondsAfterFinished"] = run_policy["ttlSecondsAfterFinished"]
+    for key in ("cleanPodPolicy", "activeDeadlineSeconds", "suspend", "managedBy"):
+        if key in run_policy:
+            notes.append(Note(f"$.spec.runPolicy.{key}", "dropped",
+                              f"runPolicy.{key} ({json.dumps(run_policy[key])}) has no Volcano "
+                              "Job equivalent"))
+    for key in ("minResources", "scheduleTimeoutSeconds"):
+        if key in scheduling:
+            notes.append(Note(f"$.spec.runPolicy.schedulingPolicy.{key}", "dropped",
+                              f"schedulingPolicy.{key} has no Volcano Job equivalent"))
+    if spec.get("enableDynamicWorker"):
+        notes.append(Note("$.spec.enableDynamicWorker", "dropped",
+                          "Volcano Jobs have no dynamic workers"))
+    metadata = as_dict(job.get("metadata"))
+    out = {"apiVersion": VOLCANO_API_VERSION, "kind": "Job",
+           "metadata": {k: v for k, v in metadata.items() if k != "generateName"},
+           "spec": vc_spec}
+    if not name or "name" not in metadata:
+        notes.append(Note("$.metadata.name", "changed",
+                          "Volcano host names come from metadata.name: set one"))
+    return out, notes

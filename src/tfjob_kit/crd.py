@@ -1,0 +1,132 @@
+"""The TFJob CustomResourceDefinition, generated from the same schema the client validates with.
+
+The bundled 2020-12 schema is turned into a structural openAPIV3Schema:
+
+* `$ref`s are inlined (the definitions form no cycles);
+* `const` becomes a one-value `enum`; `anyOf` that only lists `required` alternatives (name or
+  generateName) is dropped, because the API server requires a name anyway;
+* int-or-string `oneOf`s become `x-kubernetes-int-or-string: true`, Quantity `oneOf`s too, with
+  the quantity pattern left to the API server's own Quantity parsing;
+* `default`s are dropped (the operator defaults in memory, and so does validation);
+* `additionalProperties: false` is dropped: structural schemas prune unknown fields instead;
+* `$schema`, `$comment`, `title` and `x-tfjob-kit-*` annotations are dropped;
+* the pod template's `metadata` is left open (`x-kubernetes-preserve-unknown-fields`), as
+  controller-gen does for embedded ObjectMeta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfjob_kit import schema
+
+GROUP = "kubeflow.org"
+PLURAL = "tfjobs"
+_DROP = {"$schema", "$comment", "title", "$defs", "$id", "additionalProperties", "format"}
+_KEEP_FORMATS = {"int32", "int64", "date-time"}
+
+
+def _inline(node: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, stack) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].split("/")[-1]
+        if name in stack:
+            raise ValueError(f"recursive schema definition {name}")
+        target = _inline(defs[name], defs, (*stack, name))
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        merged = dict(target)
+        for key, value in _inline(siblings, defs, stack).items():
+            if key == "description" or key not in merged:
+                merged[key] = value
+        return merged
+    return {key: _inline(value, defs, stack) for key, value in node.items()}
+
+
+def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
+    if isinstance(node, list):
+        return [_structural(item, path) for item in node]
+    if not isinstance(node, dict):
+        return node
+    one_of = node.get("oneOf")
+    if isinstance(one_of, list) and {b.get("type") for b in one_of} in (
+            {"integer", "string"}, {"number", "string"}):
+        int_or_string: dict[str, Any] = {"x-kubernetes-int-or-string": True}
+        if "description" in node:
+            int_or_string["description"] = node["description"]
+        return int_or_string
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP and not (key == "format" and value in _KEEP_FORMATS):
+            if key == "additionalProperties" and isinstance(value, dict):
+                out[key] = _structural(value, (*path, key))
+            continue
+        if key == "const":
+            out["enum"] = [value]
+        elif key == "anyOf" and all(set(b) == {"required"} for b in value):
+            continue
+        elif key == "default":
+            continue  # the operator defaults in memory; the API server stores what was written
+        elif key == "properties":
+            out[key] = {name: _structural(prop, (*path, name)) for name, prop in value.items()}
+        else:
+            out[key] = _structural(value, (*path, key))
+    if "enum" in out and "type" not in out:
+        types = {type(v).__name__ for v in out["enum"]}
+        if types == {"str"}:
+            out["type"] = "string"
+    if path[-2:] == ("template", "metadata") or path[-3:] == ("template", "properties",
+                                                               "metadata"):
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                "description": out.get("description", "")}
+    return out
+
+
+def openapi_v3_schema() -> dict[str, Any]:
+    bundled = schema.bundled_schema()
+    defs = bundled.pop("$defs")
+    inlined = _inline(bundled, defs)
+    result: dict[str, Any] = _structural(inlined)
+    result["properties"]["metadata"] = {"type": "object"}
+    return result
+
+
+def crd() -> dict[str, Any]:
+    """The apiextensions.k8s.io/v1 CustomResourceDefinition of TFJob."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{PLURAL}.{GROUP}",
+            "annotations": {
+                "tfjob-kit.dev/generated-from": "schemas/tfjob-v1.json",
+                "tfjob-kit.dev/kubernetes-schema": schema.kubernetes_version(),
+            },
+        },
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": "TFJob",
+                "listKind": "TFJobList",
+                "plural": PLURAL,
+                "singular": "tfjob",
+                "shortNames": ["tfj"],
+                "categories": ["kubeflow"],
+            },
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "State", "type": "string",
+                     "jsonPath": ".status.conditions[-1:].type"},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+                "schema": {"openAPIV3Schema": openapi_v3_schema()},
+            }],
+        },
+    }

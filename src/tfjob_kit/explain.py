@@ -1,0 +1,182 @@
+"""What the training-operator (v1.9) will create for a TFJob, computed offline.
+
+Mirrors pkg/controller.v1/tensorflow of the operator: pod and headless Service names
+`<job>-<type>-<index>`, the TF_CONFIG JSON injected into the first `tensorflow` container (compact,
+cluster keys sorted, as Go's encoding/json writes it), no TF_CONFIG when the job has exactly one
+replica of the known types, the sparse form with enableDynamicWorker, labels, and who decides
+success.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tfjob_kit import model
+from tfjob_kit.model import Replica, as_dict
+
+OPERATOR_NAME = "tfjob-controller"
+
+
+@dataclass
+class Pod:
+    name: str
+    service: str
+    index: int
+    tf_config: str | None
+    labels: dict[str, str]
+
+
+@dataclass
+class ReplicaPlan:
+    type: str
+    key: str
+    replicas: int
+    restart_policy: str
+    pod_restart_policy: str
+    port: int
+    decides_success: bool
+    pods: list[Pod] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    job: str
+    namespace: str
+    distributed: bool
+    success: str
+    defaults: dict[str, Any]
+    replicas: list[ReplicaPlan]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _host(job: str, rtype: str, index: int, namespace: str, domain: str, port: int) -> str:
+    host = f"{model.pod_name(job, rtype, index).replace('/', '-')}.{namespace}.svc"
+    if domain:
+        host += "." + domain
+    return f"{host}:{port}"
+
+
+def cluster_spec(job: str, namespace: str, reps: list[Replica], domain: str = ""
+                 ) -> dict[str, list[str]]:
+    """The `cluster` of TF_CONFIG: lower-case type -> host:port of every replica, keys sorted."""
+    cluster: dict[str, list[str]] = {}
+    for replica in reps:
+        cluster[replica.lower] = [
+            _host(job, replica.lower, i, namespace, domain, replica.port)
+            for i in range(replica.count)
+        ]
+    return dict(sorted(cluster.items()))
+
+
+def is_distributed(reps: list[Replica]) -> bool:
+    """False when the known replica types add up to exactly one pod (then no TF_CONFIG)."""
+    return sum(r.count for r in reps if r.known) != 1
+
+
+def _go_json(value: Any) -> str:
+    """Go's json.Marshal: compact, and <, >, & escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None,
+              domain: str = "") -> str | None:
+    """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set."""
+    reps = model.replicas(content)
+    if not is_distributed(reps):
+        return None
+    job = model.job_name(content)
+    ns = namespace or model.namespace(content)
+    cluster = cluster_spec(job, ns, reps, domain)
+    lower = rtype.lower()
+    task = {"type": lower, "index": index}
+    if as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True:
+        workers: dict[str, str] = {}
+        ps: list[str] | None = []
+        if lower == "ps":
+            ps = [cluster["ps"][index]]
+        elif lower == "worker":
+            ps = cluster.get("ps")
+            workers[str(index)] = cluster["worker"][index]
+        return _go_json({"cluster": {"worker": workers, "ps": ps}, "task": task})
+    return _go_json({"cluster": cluster, "task": task, "environment": "cloud"})
+
+
+def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:
+    labels = {
+        "training.kubeflow.org/operator-name": OPERATOR_NAME,
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/replica-type": replica.lower,
+        "training.kubeflow.org/replica-index": str(index),
+    }
+    is_master = replica.type in model.CHIEF_TYPES or (
+        not has_chief and replica.type == "Worker" and index == 0)
+    if is_master:
+        labels["training.kubeflow.org/job-role"] = "master"
+    return labels
+
+
+def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
+    """Everything the operator derives from a TFJob, replica by replica."""
+    reps = model.replicas(content)
+    job = model.job_name(content)
+    ns = namespace or model.namespace(content)
+    success, deciders = model.success_decider(content)
+    has_chief = any(r.type in model.CHIEF_TYPES for r in reps)
+    spec = as_dict(as_dict(content).get("spec"))
+    run_policy = as_dict(spec.get("runPolicy"))
+    scheduling = as_dict(run_policy.get("schedulingPolicy"))
+    total = sum(r.count for r in reps)
+    defaults = {
+        "runPolicy.cleanPodPolicy": run_policy.get("cleanPodPolicy", "None"),
+        "runPolicy.backoffLimit": run_policy.get("backoffLimit", "unset (no limit)"),
+        "runPolicy.activeDeadlineSeconds": run_policy.get("activeDeadlineSeconds",
+                                                          "unset (no deadline)"),
+        "runPolicy.ttlSecondsAfterFinished": run_policy.get("ttlSecondsAfterFinished",
+                                                            "unset (kept)"),
+        "runPolicy.suspend": run_policy.get("suspend", False),
+        "successPolicy": spec.get("successPolicy", "") or "default (chief, else worker 0)",
+        "gang.minAvailable": scheduling.get("minAvailable", total),
+        "gang.queue": scheduling.get("queue", "default"),
+    }
+    plans = []
+    for replica in reps:
+        replica_plan = ReplicaPlan(
+            type=replica.type, key=replica.key, replicas=replica.count,
+            restart_policy=replica.restart_policy,
+            pod_restart_policy=replica.pod_restart_policy, port=replica.port,
+            decides_success=replica.type in deciders)
+        for index in range(replica.count):
+            name = model.pod_name(job, replica.type, index)
+            replica_plan.pods.append(Pod(
+                name=name, service=name, index=index,
+                tf_config=tf_config(content, replica.type, index, ns, domain),
+                labels=_labels(job, replica, index, has_chief)))
+        plans.append(replica_plan)
+    return Plan(job=job, namespace=ns, distributed=is_distributed(reps), success=success,
+                defaults=defaults, replicas=plans)
+
+
+def render_text(result: Plan) -> str:
+    lines = [f"TFJob {result.job} in namespace {result.namespace}",
+             f"  success: {result.success}"]
+    if not result.distributed:
+        lines.append("  TF_CONFIG: not set (a single replica is not distributed)")
+    lines.append("  effective defaults:")
+    lines.extend(f"    {key}: {value}" for key, value in result.defaults.items())
+    for replica in result.replicas:
+        policy = replica.restart_policy
+        if replica.pod_restart_policy != policy:
+            policy += f" (pods: {replica.pod_restart_policy})"
+        decides = ", decides success" if replica.decides_success else ""
+        lines.append(f"  {replica.type} x{replica.replicas}: restartPolicy {policy}, "
+                     f"port {replica.port}{decides}")
+        for pod in replica.pods:
+            lines.append(f"    pod {pod.name}  service {pod.service} (headless)")
+            if pod.tf_config is not None:
+                lines.append(f"      TF_CONFIG={pod.tf_config}")
+    return "\n".join(lines) + "\n"

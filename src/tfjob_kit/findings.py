@@ -1,0 +1,76 @@
+"""Findings: what validation says about a document, and where."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from typing import Any
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {text!r}: use error, warning or info"
+            ) from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one document: rule id, severity, message, JSON path and source location."""
+
+    rule: str
+    severity: Severity
+    message: str
+    path: str = "$"
+    source: str = "<string>"
+    document: int = 1
+    line: int | None = None
+    column: int | None = None
+
+    def at(self, source: str, document: int, line: int | None) -> Finding:
+        return replace(self, source=source, document=document,
+                       line=self.line if self.line is not None else line)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "message": self.message,
+            "path": self.path,
+            "file": self.source,
+            "document": self.document,
+            "line": self.line,
+            "column": self.column,
+        }
+
+
+_SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def json_path(*parts: str | int) -> str:
+    """JSONPath for a sequence of keys and indexes: $.spec.tfReplicaSpecs.Worker, $.a['b.c'][0]."""
+    out = ["$"]
+    for part in parts:
+        out.append(child_path("", part))
+    return "".join(out)
+
+
+def child_path(parent: str, part: str | int) -> str:
+    if isinstance(part, int):
+        return f"{parent}[{part}]"
+    if _SIMPLE_KEY.match(part):
+        return f"{parent}.{part}"
+    escaped = part.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{parent}['{escaped}']"

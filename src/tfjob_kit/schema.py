@@ -1,0 +1,149 @@
+"""The TFJob JSON Schema: locate, bundle, validate.
+
+`schemas/tfjob-v1.json` is the source; it refers to the generated Kubernetes PodTemplateSpec schema
+in `schemas/k8s/podtemplatespec.json`. :func:`bundled_schema` inlines the referenced definitions
+into one self-contained 2020-12 schema, which the validator, the CRD generator and
+`tfjob-kit schema json` all use.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+
+from tfjob_kit.findings import Finding, Severity, child_path
+
+TFJOB_SCHEMA = "tfjob-v1.json"
+K8S_SCHEMA = "k8s/podtemplatespec.json"
+QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+INT_OR_STRING_DEF = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+
+
+def schemas_dir() -> Path:
+    """schemas/ of the installed wheel, or of the source tree (editable installs)."""
+    packaged = Path(str(resources.files("tfjob_kit"))) / "schemas"
+    if (packaged / TFJOB_SCHEMA).is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "schemas"
+
+
+def _read(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((schemas_dir() / name).read_text(encoding="utf-8"))
+    return data
+
+
+@functools.cache
+def kubernetes_version() -> str:
+    return str(_read(K8S_SCHEMA)["x-tfjob-kit-kubernetes-version"])
+
+
+@functools.cache
+def _bundle() -> dict[str, Any]:
+    tfjob = _read(TFJOB_SCHEMA)
+    k8s = _read(K8S_SCHEMA)
+    k8s_root = k8s["$ref"]
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "$ref" and value.startswith(K8S_SCHEMA):
+                    fragment = value[len(K8S_SCHEMA):]
+                    out[key] = fragment if fragment else k8s_root
+                else:
+                    out[key] = rewrite(value)
+            return out
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    bundled: dict[str, Any] = rewrite(tfjob)
+    clash = set(bundled["$defs"]) & set(k8s["$defs"])
+    if clash:
+        raise RuntimeError(f"schema definitions defined twice: {sorted(clash)}")
+    bundled["$defs"].update(k8s["$defs"])
+    bundled["$comment"] = (
+        f"Bundled from schemas/{TFJOB_SCHEMA} and schemas/{K8S_SCHEMA} "
+        f"(Kubernetes {k8s['x-tfjob-kit-kubernetes-version']}) by tfjob-kit."
+    )
+    return bundled
+
+
+def bundled_schema() -> dict[str, Any]:
+    """A deep copy of the self-contained TFJob schema."""
+    return copy.deepcopy(_bundle())
+
+
+@functools.cache
+def _validator() -> Any:
+    return jsonschema_rs.Draft202012Validator(_bundle())
+
+
+def _at_def(schema_path: list[Any], name: str) -> bool:
+    return "$defs" in schema_path and name in schema_path
+
+
+def _describe(error: Any) -> tuple[str, str]:
+    """(JSON path, message) for one jsonschema_rs error, pointing at the offending field."""
+    path = "$"
+    for part in error.instance_path:
+        path = child_path(path, part)
+    kind = error.kind
+    kind_name = type(kind).__name__
+    if kind_name == "AdditionalProperties":
+        unexpected = list(kind.unexpected)
+        if len(unexpected) == 1:
+            name = unexpected[0]
+            known = sorted(_properties_at(tuple(error.schema_path)))
+            hint = difflib.get_close_matches(name, known, n=1)
+            message = f"unknown field {name!r}"
+            if hint:
+                message += f": did you mean {hint[0]!r}?"
+            else:
+                message += " (the API server would drop it)"
+            return child_path(path, name), message
+        return path, "unknown fields " + ", ".join(repr(n) for n in unexpected)
+    if kind_name == "Required":
+        return path, f"missing required field {kind.property!r}"
+    schema_path = list(error.schema_path)
+    if kind_name == "OneOfNotValid" and _at_def(schema_path, QUANTITY_DEF):
+        return path, (f"{error.instance!r} is not a Kubernetes quantity "
+                      "(examples: 2, 500m, 1.5, 4Gi, 512Mi, 1e3)")
+    if kind_name == "OneOfNotValid" and _at_def(schema_path, INT_OR_STRING_DEF):
+        return path, f"{error.instance!r} must be an integer or a string"
+    if kind_name == "Enum":
+        options = ", ".join(json.dumps(option) for option in kind.options)
+        return path, f"{json.dumps(error.instance)} is not one of {options}"
+    if kind_name == "Constant":
+        return path, f"must be {json.dumps(kind.expected_value)}, not {json.dumps(error.instance)}"
+    return path, str(error.message)
+
+
+@functools.cache
+def _properties_at(schema_path: tuple[str | int, ...]) -> frozenset[str]:
+    """Property names of the schema object an additionalProperties error came from. jsonschema_rs
+    reports schema paths from the bundle root or from the `$defs` entry a `$ref` led to."""
+    node: Any = _bundle()
+    for part in schema_path[:-1]:  # the last part is "additionalProperties"
+        node = node[part]
+    return frozenset(node.get("properties", {})) if isinstance(node, dict) else frozenset()
+
+
+def validate(content: dict[str, Any]) -> list[Finding]:
+    """Schema findings for one TFJob object (rule id 'schema', severity error)."""
+    validator = _validator()
+    if validator.is_valid(content):
+        return []
+    findings = []
+    for error in validator.iter_errors(content):
+        path, message = _describe(error)
+        findings.append(Finding("schema", Severity.ERROR, message, path))
+    findings.sort(key=lambda f: f.path)
+    return findings

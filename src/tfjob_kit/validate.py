@@ -1,0 +1,124 @@
+"""Validation of documents: JSON Schema plus semantic rules, with rule configuration applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfjob_kit import model, rules, schema
+from tfjob_kit.config import RuleConfig
+from tfjob_kit.findings import Finding, Severity
+from tfjob_kit.manifests import DEFAULT_LIMITS, Document, Limits, load_paths, load_text
+
+CONVERTIBLE_KINDS = {"TensorFlowTrainingJob": "a T9k job: `tfjob-kit convert` makes it a TFJob"}
+
+
+@dataclass
+class DocumentResult:
+    """What validation concluded about one document."""
+
+    source: str
+    index: int
+    line: int
+    kind: str
+    name: str
+    skipped: str | None = None  # why the document was not judged
+    findings: list[Finding] = field(default_factory=list)
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.source,
+            "document": self.index,
+            "line": self.line,
+            "kind": self.kind,
+            "name": self.name,
+            "skipped": self.skipped,
+            "findings": [f.as_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class Report:
+    results: list[DocumentResult]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.results for f in r.findings]
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def failed(self, fail_on: Severity) -> bool:
+        return any(f.severity >= fail_on for f in self.findings)
+
+    @property
+    def checked(self) -> int:
+        return sum(1 for r in self.results if r.skipped is None)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for r in self.results if r.skipped is not None)
+
+
+def _drop_nulls(value: Any) -> Any:
+    """The API server treats null as absent; so does validation."""
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> list[Finding]:
+    """Schema and rule findings for one TFJob object, configured and sorted by path."""
+    config = config or RuleConfig()
+    found = rules.run(content)
+    schema_findings = schema.validate(content)
+    if schema_findings:
+        # Nulls are dropped by the API server: judge the object it would store. A rule that
+        # explains a problem better than the schema at the same path replaces the schema finding.
+        ruled = {f.path for f in found}
+        schema_findings = [f for f in schema.validate(_drop_nulls(content)) if f.path not in ruled]
+    configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
+    configured.sort(key=lambda f: (f.path, -f.severity, f.rule))
+    return configured
+
+
+def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentResult:
+    config = config or RuleConfig()
+    content = doc.content if isinstance(doc.content, dict) else {}
+    name = str(model.as_dict(content.get("metadata")).get("name") or "")
+    result = DocumentResult(doc.source, doc.index, doc.line, doc.kind, name)
+    if doc.error is not None:
+        error = doc.error
+        finding = Finding(error.rule, rules.default_severity(error.rule), error.message,
+                          error.path, line=error.line, column=error.column)
+        applied = config.apply(finding)
+        result.findings = [applied.at(doc.source, doc.index, doc.line)] if applied else []
+        return result
+    if not model.is_tfjob(content):
+        kind = doc.kind or "(no kind)"
+        hint = CONVERTIBLE_KINDS.get(doc.kind)
+        result.skipped = f"{kind} {doc.api_version}".strip() + (f": {hint}" if hint else "")
+        return result
+    result.findings = [f.at(doc.source, doc.index, doc.line)
+                       for f in check_object(content, config)]
+    return result
+
+
+def validate_documents(docs: list[Document], config: RuleConfig | None = None) -> Report:
+    return Report([check_document(doc, config) for doc in docs])
+
+
+def validate_paths(paths: list[str], config: RuleConfig | None = None,
+                   limits: Limits = DEFAULT_LIMITS) -> Report:
+    """Validate files, directories and '-'. Raises manifests.InputError for unreadable paths."""
+    return validate_documents(load_paths(paths, limits), config)
+
+
+def validate_text(text: str, source: str = "<string>", config: RuleConfig | None = None,
+                  limits: Limits = DEFAULT_LIMITS) -> Report:
+    return validate_documents(load_text(text, source, limits), config)
