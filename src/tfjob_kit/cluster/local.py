@@ -285,10 +285,16 @@ def _kwok_env() -> dict[str, str]:
 def _kwokctl(versions: Versions, *args: str, out: TextIO, check: bool = True) -> int:
     kwokctl = build.binary("kwokctl", "kwok", versions)
     proc = subprocess.run(
-        [str(kwokctl), *args], env=_kwok_env(), stdout=out, stderr=out, check=False
+        [str(kwokctl), *args],
+        env=_kwok_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
     )
     if check and proc.returncode != 0:
-        raise ClusterError(f"`kwokctl {' '.join(args)}` failed (exit {proc.returncode})")
+        tail = "\n".join(proc.stdout.splitlines()[-30:])
+        raise ClusterError(f"`kwokctl {' '.join(args)}` failed (exit {proc.returncode}):\n{tail}")
     return proc.returncode
 
 
@@ -652,6 +658,7 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
     _release_cert_dir(name)
     directory = cluster_dir(name)
     if directory.exists():
+        kwok_procs = [(pid, _proc_start_time(pid)) for pid in _kwok_pids(name)]
         try:
             versions = load_versions()
             _kwokctl(
@@ -667,9 +674,19 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
             )
         except ClusterError as exc:  # kwokctl not built: stop its processes ourselves
             _say(out, f"[down] {exc}")
-        for pid in _kwok_pids(name):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+
+        def kwok_gone() -> bool:
+            for pid, _ in kwok_procs:
+                _reap(pid)
+            return all(start is None or _proc_start_time(pid) != start for pid, start in kwok_procs)
+
+        with contextlib.suppress(ClusterError):
+            _wait("kwokctl's processes to exit", kwok_gone, 10, interval=0.1)
+        for pid, start in kwok_procs:
+            if start and _proc_start_time(pid) == start:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        _wait("kwokctl's processes to exit", kwok_gone, 10, interval=0.1)
         shutil.rmtree(directory, ignore_errors=True)
     for path in (directory.parent, kwok_workdir()):
         with contextlib.suppress(OSError):

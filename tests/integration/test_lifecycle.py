@@ -1,0 +1,64 @@
+"""`cluster up` / `down` / `status` / `kubeconfig` on a small cluster of its own."""
+
+from __future__ import annotations
+
+import io
+import socket
+import stat
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.nodes import NodePlan
+
+pytestmark = pytest.mark.integration
+
+NAME = "tfjob-kit-it-lifecycle"
+
+
+def _alive(pid: int) -> bool:
+    """True for a live process; a zombie waiting to be reaped counts as gone."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat_line[stat_line.rindex(")") + 2] != "Z"
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_up_reuse_status_down_leaves_nothing() -> None:
+    opts = local.UpOptions(name=NAME, nodes=NodePlan(cpu_nodes=1, gpu_nodes=1), addons=False)
+    local.down(NAME, out=io.StringIO())  # leftovers of an interrupted run
+    try:
+        kubeconfig = local.up(opts, out=io.StringIO())
+        assert kubeconfig == local.kubeconfig_path(NAME)
+        assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
+        server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        port = urlparse(server).port
+        assert port and _port_open(port)
+
+        info = local.status(NAME)
+        assert info["running"] and info["rss_mib_total"] > 0
+        pids = [p["pid"] for p in info["processes"].values()]
+        assert len(pids) >= 5  # etcd, apiserver, controller-manager, scheduler, kwok
+        assert {n["name"] for n in info["nodes"]} == {"tfjob-kit-cpu-0", "tfjob-kit-gpu-0"}
+
+        log = io.StringIO()
+        assert local.up(opts, out=log) == kubeconfig
+        assert "reusing running cluster" in log.getvalue()
+    finally:
+        local.down(NAME, out=io.StringIO())
+
+    assert not local.cluster_dir(NAME).exists()
+    assert not local.status(NAME)["exists"]
+    for pid in pids:
+        assert not _alive(pid), f"process {pid} survived down"
+    assert not _port_open(port)
