@@ -6,6 +6,9 @@ training-operator and Volcano) and removed at the end. Knobs:
 * ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped.
 * ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test``).
 * ``TFJOB_KIT_KEEP_CLUSTER=1``: leave the session's cluster running afterwards (reused next time).
+
+When the default cluster (``tfjob-kit cluster up``) is already running with its addons, the
+tests use it and leave it running.
 """
 
 from __future__ import annotations
@@ -35,6 +38,12 @@ def cluster() -> Iterator[Cluster]:
         yield Cluster(Path(existing))
         return
     name = os.environ.get("TFJOB_KIT_TEST_CLUSTER", "tfjob-kit-test")
+    default = local.DEFAULT_NAME
+    if name != default and local.is_running(default) and local.status(default).get("addons"):
+        # `tfjob-kit cluster up` is already running (with addons): use it, leave it running.
+        # (The operator's cert directory is machine-wide, so a second one could not start.)
+        yield Cluster(local.kubeconfig_path(default), default)
+        return
     opts = local.UpOptions(name=name, tfjob_run_seconds=3.0)
     kubeconfig = local.up(opts)
     try:

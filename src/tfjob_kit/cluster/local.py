@@ -494,6 +494,7 @@ def _start_addons(
             f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
             f"--listen-address=127.0.0.1:{ports['vc_scheduler_metrics']}",
             f"--cache-dump-dir={_state_dir(name)}",
+            f"--scheduler-conf={repo_root() / 'cluster' / 'volcano' / 'scheduler.yaml'}",
             "--schedule-period=500ms",
             "-v=3",
         ],
@@ -708,6 +709,7 @@ def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
         return info
     info["running"] = is_running(name)
     state = _load_state(name)
+    info["addons"] = state.get("addons")
     info["webhook"] = state.get("webhook")
     procs: dict[str, Any] = {}
     rss = 0
