@@ -452,6 +452,12 @@ def build_all(
     versions = load_versions(root)
     builder = Builder(versions, root, out=out or sys.stderr)
     table = components(versions)
+    todo = [n for n in wanted(names, with_kubectl) if n in table]
+    if (force or not all(builder.is_built(table[n]) for n in todo)) and not shutil.which("go"):
+        raise ClusterError(
+            "building the local cluster needs Go (>= 1.24, see cluster/go/*/go.mod) on PATH; "
+            "the binaries are then cached in " + str(bin_root())
+        )
     results: list[Built] = []
     for name in wanted(names, with_kubectl):
         if name not in table:

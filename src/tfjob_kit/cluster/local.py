@@ -411,7 +411,7 @@ def _claim_cert_dir(name: str) -> None:
                 f"machine can run it (`tfjob-kit cluster down --name {other}`)"
             )
     _release_cert_dir(name, force=True)
-    OPERATOR_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    OPERATOR_CERT_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
     owner.write_text(name + "\n", encoding="utf-8")
 
 
@@ -595,6 +595,15 @@ def _check_addons_alive(name: str) -> None:
             raise ClusterError(f"{record.name} exited; last lines of {log}:\n{tail}")
 
 
+def _restrict(name: str) -> None:
+    """Credentials are for this user only: kubeconfig and private keys 0600, dirs 0700."""
+    directory = cluster_dir(name)
+    directory.chmod(0o700)
+    for path in (kubeconfig_path(name), directory / "kubeconfig", *directory.glob("pki/*.key")):
+        with contextlib.suppress(FileNotFoundError):
+            path.chmod(0o600)
+
+
 # ---- public API ---------------------------------------------------------------------------
 def is_running(name: str = DEFAULT_NAME) -> bool:
     kc = kubeconfig_path(name)
@@ -625,10 +634,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     else:
         _say(out, f"[up] creating kwok cluster {opts.name!r} (Kubernetes {versions.kubernetes})")
         _create_cluster(opts, versions, root, out)
-    kc.chmod(0o600)
-    for extra in ("kubeconfig",):  # kwokctl's in-cluster copy holds the same credentials
-        with contextlib.suppress(OSError):
-            (cluster_dir(opts.name) / extra).chmod(0o600)
+    _restrict(opts.name)
     kubectl = Kubectl(kc)
     _wait("the API server", kubectl.ready, opts.timeout)
 
