@@ -95,7 +95,10 @@ def _replica(rng: random.Random, rtype: str, count: int, gpus: int, job: str) ->
         "restartPolicy": rng.choice(["OnFailure", "ExitCode", "Never"]),
         "template": {
             "metadata": {
-                "labels": {"app.kubernetes.io/part-of": "training", "team": rng.choice(["vision", "nlp"])},
+                "labels": {
+                    "app.kubernetes.io/part-of": "training",
+                    "team": rng.choice(["vision", "nlp"]),
+                },
                 "annotations": {"sidecar.istio.io/inject": "false"},
             },
             "spec": spec,

@@ -273,7 +273,7 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     tasks = []
     for replica in reps:
         template = copy.deepcopy(replica.template)
-        pod_spec = template.setdefault("spec", {})
+        pod_spec = template["spec"] = as_dict(template.get("spec"))
         task: dict[str, Any] = {"name": replica.lower, "replicas": replica.count}
         pod_spec["restartPolicy"] = replica.pod_restart_policy
         policies: list[dict[str, Any]] = []

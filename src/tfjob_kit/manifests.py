@@ -248,11 +248,14 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.M)
 # The fast path (yaml_rs, YAML 1.2) is taken only for texts that read the same under YAML 1.1
 # (PyYAML, go-yaml, hence Kubernetes). Texts with any of these go the careful way: tabs, merge
-# keys, anchors, aliases, tags, directives.
-_CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%")
-# Integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2.
-_LEADING_ZERO = re.compile(r" [-+]?0[0-9_]")
-_LEADING_ZERO_FLOW = re.compile(r"[\[{,][ ]*[-+]?0[0-9_]")
+# keys, anchors, aliases, tags, directives, and the line breaks only YAML 1.1 knows.
+_CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%", "\x85", "\u2028", "\u2029")
+# Characters YAML does not allow; yaml_rs reads some of them as nothing.
+_NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+# Integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
+# octal in 1.2 only.
+_LEADING_ZERO = re.compile(r" [-+]?0[0-9_bo]")
+_LEADING_ZERO_FLOW = re.compile(r"[\[{,][ ]*[-+]?0[0-9_bo]")
 # A float with an exponent is a string to PyYAML; any float makes us look for one.
 _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 # Strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
@@ -268,7 +271,7 @@ _YAML11_NUMBER = re.compile(
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
-    if _LEADING_ZERO.search(text):
+    if _LEADING_ZERO.search(text) or _NON_PRINTABLE.search(text):
         return False
     return not (("[" in text or "," in text) and _LEADING_ZERO_FLOW.search(text))
 
@@ -288,6 +291,8 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
             return None
         if content is None:
             continue
+        if not isinstance(content, dict):
+            return None  # rare; the careful path reads scalars the YAML 1.1 way for the message
         doc = Document(source, len(docs) + 1, line, content)
         if _inspect(doc, limits, text) == "careful":
             return None
@@ -327,6 +332,8 @@ def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str
         for key, child in pairs:
             if isinstance(item, dict):
                 if not isinstance(key, str):
+                    if fast:
+                        return "careful"  # YAML 1.1 may read the key differently
                     problem = where, f"mapping key {key!r} is not a string (quote it)"
                     break
                 if fast and (key in _YAML11_WORDS or _YAML11_NUMBER.fullmatch(key)):
@@ -402,7 +409,9 @@ def _split_documents(text: str) -> Iterator[tuple[int, int, int]]:
     line = 1
     for number, begin in enumerate(starts):
         end = starts[number + 1] if number + 1 < len(starts) else len(text)
-        skip = 3 if text.startswith("...", begin) else 0
+        is_end_marker = text.startswith("...", begin) and (
+            number > 0 or _DOC_MARKER.match(text) is not None)
+        skip = 3 if is_end_marker else 0
         yield begin + skip, end, line
         line += text.count("\n", begin, end)
 

@@ -23,6 +23,7 @@ class DocumentResult:
     kind: str
     name: str
     skipped: str | None = None  # why the document was not judged
+    loaded: bool = True  # False when the document could not be read as a Kubernetes object
     findings: list[Finding] = field(default_factory=list)
 
     def worst(self) -> Severity | None:
@@ -36,6 +37,7 @@ class DocumentResult:
             "kind": self.kind,
             "name": self.name,
             "skipped": self.skipped,
+            "loaded": self.loaded,
             "findings": [f.as_dict() for f in self.findings],
         }
 
@@ -56,7 +58,11 @@ class Report:
 
     @property
     def checked(self) -> int:
-        return sum(1 for r in self.results if r.skipped is None)
+        return sum(1 for r in self.results if r.skipped is None and r.loaded)
+
+    @property
+    def unloadable(self) -> int:
+        return sum(1 for r in self.results if not r.loaded)
 
     @property
     def skipped(self) -> int:
@@ -94,7 +100,12 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     result = DocumentResult(doc.source, doc.index, doc.line, doc.kind, name)
     if doc.error is not None:
         error = doc.error
-        finding = Finding(error.rule, rules.default_severity(error.rule), error.message,
+        result.loaded = False
+        message = error.message
+        if error.line is not None and error.path == "$":
+            where = f"line {error.line}" + (f", column {error.column}" if error.column else "")
+            message = f"{where}: {message}"
+        finding = Finding(error.rule, rules.default_severity(error.rule), message,
                           error.path, line=error.line, column=error.column)
         applied = config.apply(finding)
         result.findings = [applied.at(doc.source, doc.index, doc.line)] if applied else []

@@ -18,6 +18,7 @@ def render(report: Report, fail_on: Severity) -> str:
             "documents": len(report.results),
             "checked": report.checked,
             "skipped": report.skipped,
+            "unreadable": report.unloadable,
             "errors": report.count(Severity.ERROR),
             "warnings": report.count(Severity.WARNING),
             "infos": report.count(Severity.INFO),

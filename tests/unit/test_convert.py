@@ -1,0 +1,137 @@
+"""Conversions carry everything over or say what they could not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfjob_kit import convert, explain
+from tfjob_kit.manifests import load_path
+from tfjob_kit.validate import check_object
+
+SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
+
+
+def seed(name: str, kind: str | None = None) -> dict[str, Any]:
+    docs = [d.content for d in load_path(str(SEEDS / name)) if kind is None or d.kind == kind]
+    return docs[0]
+
+
+def test_v1beta1_master_job() -> None:
+    job, notes = convert.to_v1(seed("seed001-v1beta1-master-gpu.yaml"))
+    assert job["apiVersion"] == "kubeflow.org/v1"
+    master = job["spec"]["tfReplicaSpecs"]["Master"]
+    assert master["restartPolicy"] == "OnFailure"
+    assert "restartPolicy" not in master["template"]["spec"]
+    paths = {n.path for n in notes}
+    assert "$.spec.tfReplicaSpecs.MASTER" in paths
+    rules = {f.rule for f in check_object(job)}
+    assert rules == {"image-placeholder", "master-legacy"}  # the image stays the user's job
+
+
+def test_v1beta1_generate_name_and_spec_level_policies() -> None:
+    source = seed("seed000-v1beta1-generatename.yaml")
+    source["spec"]["cleanPodPolicy"] = "all"
+    source["spec"]["backoffLimit"] = 2
+    source["spec"]["mystery"] = {"x": 1}
+    job, notes = convert.to_v1(source)
+    assert job["metadata"] == {"generateName": "tfjob", "namespace": "kubeflow"}
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 2}
+    dropped = [n for n in notes if n.kind == "dropped"]
+    assert [n.path for n in dropped] == ["$.spec.mystery"] and '{"x": 1}' in dropped[0].message
+    assert any(n.path == "$.metadata.generateName" for n in notes)
+
+
+def test_v1alpha1_list_form() -> None:
+    source = {"apiVersion": "kubeflow.org/v1alpha1", "kind": "TFJob",
+              "metadata": {"name": "old"},
+              "spec": {"tfImage": "x", "replicaSpecs": [
+                  {"tfReplicaType": "MASTER", "replicas": 1, "tfPort": 2223,
+                   "template": {"spec": {"containers": [{"name": "tensorflow", "image": "a:1"}],
+                                         "restartPolicy": "OnFailure"}}},
+                  {"tfReplicaType": "WORKER", "replicas": 2,
+                   "template": {"spec": {"containers": [{"name": "tensorflow",
+                                                         "image": "a:1"}]}}}]}}
+    job, notes = convert.to_v1(source)
+    assert sorted(job["spec"]["tfReplicaSpecs"]) == ["Master", "Worker"]
+    master = job["spec"]["tfReplicaSpecs"]["Master"]
+    assert master["template"]["spec"]["containers"][0]["ports"] == [
+        {"name": "tfjob-port", "containerPort": 2223}]
+    assert {n.path for n in notes if n.kind == "dropped"} == {"$.spec.tfImage"}
+    config = json.loads(explain.tf_config(job, "Worker", 0, "ml") or "{}")
+    assert config["cluster"]["master"] == ["old-master-0.ml.svc:2223"]
+
+
+def test_t9k_cleanup_policy_and_unknown_fields() -> None:
+    source = seed("seed004-t9k-tensorflowtrainingjob.yaml")
+    source["spec"]["runPolicy"] = {"cleanUpPolicy": "Unfinished", "backoffLimit": 3,
+                                   "activeDeadlineSeconds": 600, "extra": True}
+    source["spec"]["replicaSpecs"].append({"type": "ps", "replicas": 1,
+                                           "template": source["spec"]["replicaSpecs"][0]
+                                           ["template"]})
+    job, notes = convert.to_v1(source)
+    assert job["spec"]["runPolicy"] == {"backoffLimit": 3, "activeDeadlineSeconds": 600,
+                                        "cleanPodPolicy": "Running",
+                                        "schedulingPolicy": {"queue": "default"}}
+    assert sorted(job["spec"]["tfReplicaSpecs"]) == ["PS", "Worker"]
+    assert "$.spec.runPolicy.extra" in {n.path for n in notes if n.kind == "dropped"}
+
+
+def test_unsupported_kind() -> None:
+    with pytest.raises(convert.ConversionError, match="cannot convert"):
+        convert.to_v1({"apiVersion": "v1", "kind": "Pod"})
+
+
+def test_to_volcano_shape() -> None:
+    tfjob = seed("seed003-volcano-podgroup.yaml", kind="TFJob")
+    tfjob["spec"]["runPolicy"] = {"backoffLimit": 4, "cleanPodPolicy": "All",
+                                  "schedulingPolicy": {"queue": "research"}}
+    for replica in tfjob["spec"]["tfReplicaSpecs"].values():
+        replica["template"]["spec"]["containers"][0]["command"] = ["python", "/dist_mnist.py"]
+    vcjob, notes = convert.to_volcano(tfjob)
+    spec = vcjob["spec"]
+    assert vcjob["apiVersion"] == "batch.volcano.sh/v1alpha1" and vcjob["kind"] == "Job"
+    assert spec["minAvailable"] == 6 and spec["schedulerName"] == "volcano"
+    assert spec["queue"] == "research" and spec["maxRetry"] == 4
+    assert spec["plugins"] == {"env": [], "svc": []}
+    assert [t["name"] for t in spec["tasks"]] == ["ps", "worker"]
+    worker = spec["tasks"][1]
+    assert {"event": "TaskCompleted", "action": "CompleteJob"} in worker["policies"]
+    container = worker["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["sh", "-c"]
+    assert {"name": "tfjob-port", "containerPort": 2222} in container["ports"]
+    assert "$.spec.runPolicy.cleanPodPolicy" in {n.path for n in notes if n.kind == "dropped"}
+
+
+def test_to_volcano_without_command_reports_it() -> None:
+    tfjob = seed("seed003-volcano-podgroup.yaml", kind="TFJob")
+    _, notes = convert.to_volcano(tfjob)  # the seed's containers rely on the image ENTRYPOINT
+    assert any("ENTRYPOINT" in n.message for n in notes if n.kind == "dropped")
+
+
+def test_volcano_tf_config_script_builds_what_the_operator_would(tmp_path: Path) -> None:
+    tfjob = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
+             "spec": {"tfReplicaSpecs": {
+                 role: {"replicas": count, "template": {"spec": {"containers": [{
+                     "name": "tensorflow", "image": "tf:1",
+                     "command": ["python", "-c"], "args": ["print('hi')"]}]}}}
+                 for role, count in (("PS", 1), ("Worker", 2))}}}
+    vcjob, _ = convert.to_volcano(tfjob)
+    worker = vcjob["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
+    hosts = tmp_path / "volcano"
+    hosts.mkdir()
+    (hosts / "ps.host").write_text("mnist-ps-0.mnist\n")
+    (hosts / "worker.host").write_text("mnist-worker-0.mnist\nmnist-worker-1.mnist\n")
+    script = worker["command"][2].replace("/etc/volcano", str(hosts))
+    command = ["sh", "-c", script, "--", "sh", "-c", 'printf %s "$TF_CONFIG"']
+    result = subprocess.run(command, env={"VK_TASK_INDEX": "1", "PATH": "/usr/bin:/bin"},
+                            capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == {
+        "cluster": {"ps": ["mnist-ps-0.mnist:2222"],
+                    "worker": ["mnist-worker-0.mnist:2222", "mnist-worker-1.mnist:2222"]},
+        "task": {"type": "worker", "index": 1}, "environment": "cloud"}
+    assert worker["command"][3:] == ["--", "python", "-c", "print('hi')"]

@@ -1,0 +1,38 @@
+"""The data-driven corpus: every invalid case names the rule and the JSON path it must produce."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tfjob_kit.findings import Severity
+from tfjob_kit.validate import validate_paths
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
+EXPECT = re.compile(r"^# expect: (\S+) (\S+)$", re.M)
+VALID = sorted((CORPUS / "valid").glob("*.yaml"))
+INVALID = sorted((CORPUS / "invalid").glob("*.yaml"))
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(VALID) + len(INVALID) >= 60
+    assert len(VALID) >= 15 and len(INVALID) >= 45
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_valid_case_has_no_errors(path: Path) -> None:
+    report = validate_paths([str(path)])
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert report.checked == 1
+    assert errors == []
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+def test_invalid_case_reports_rule_at_path(path: Path) -> None:
+    expected = EXPECT.findall(path.read_text())
+    assert expected, f"{path.name} has no '# expect: RULE PATH' line"
+    found = {(f.rule, f.path) for f in validate_paths([str(path)]).findings}
+    for rule, json_path in expected:
+        assert (rule, json_path) in found, f"expected [{rule}] at {json_path}, got {sorted(found)}"

@@ -1,0 +1,96 @@
+"""TF_CONFIG and names, as the training-operator v1.9 computes them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tfjob_kit import explain
+
+
+def job(replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    specs = {}
+    for key, value in replicas.items():
+        count, port = value if isinstance(value, tuple) else (value, None)
+        container: dict[str, Any] = {"name": "tensorflow", "image": "tf:2.15"}
+        if port:
+            container["ports"] = [{"name": "tfjob-port", "containerPort": port}]
+        specs[key] = {"template": {"spec": {"containers": [container]}}}
+        if count is not None:
+            specs[key]["replicas"] = count
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": "mnist", "namespace": "ml"},
+            "spec": {"tfReplicaSpecs": specs, **spec}}
+
+
+def test_exact_string_for_ps_worker() -> None:
+    config = explain.tf_config(job({"PS": 1, "Worker": 2}), "Worker", 1)
+    assert config == (
+        '{"cluster":{"ps":["mnist-ps-0.ml.svc:2222"],"worker":["mnist-worker-0.ml.svc:2222",'
+        '"mnist-worker-1.ml.svc:2222"]},"task":{"type":"worker","index":1},'
+        '"environment":"cloud"}')
+
+
+def test_cluster_keys_are_sorted_and_include_chief_and_evaluator() -> None:
+    data = json.loads(explain.tf_config(
+        job({"Worker": 1, "Evaluator": 1, "Chief": 1, "PS": 1}), "Evaluator", 0) or "")
+    assert list(data["cluster"]) == ["chief", "evaluator", "ps", "worker"]
+    assert data["task"] == {"type": "evaluator", "index": 0}
+
+
+def test_single_replica_gets_no_tf_config() -> None:
+    assert explain.tf_config(job({"Worker": 1}), "Worker", 0) is None
+    assert explain.tf_config(job({"Chief": None}), "Chief", 0) is None  # replicas default 1
+    assert explain.tf_config(job({"Worker": 1, "PS": 0}), "Worker", 0) is None
+
+
+def test_unknown_types_do_not_count_for_distribution_but_appear_in_cluster() -> None:
+    data = json.loads(explain.tf_config(job({"Worker": 2, "Trainer": 1}), "Worker", 0) or "")
+    assert data["cluster"]["trainer"] == ["mnist-trainer-0.ml.svc:2222"]
+
+
+def test_custom_port_and_cluster_domain() -> None:
+    config = explain.tf_config(job({"PS": (1, 3333), "Worker": 1}), "PS", 0,
+                               domain="cluster.local")
+    assert config is not None
+    data = json.loads(config)
+    assert data["cluster"]["ps"] == ["mnist-ps-0.ml.svc.cluster.local:3333"]
+    assert data["cluster"]["worker"] == ["mnist-worker-0.ml.svc.cluster.local:2222"]
+
+
+def test_dynamic_worker_sparse_form() -> None:
+    spec = job({"PS": 2, "Worker": 3}, enableDynamicWorker=True)
+    worker = explain.tf_config(spec, "Worker", 2)
+    assert worker == ('{"cluster":{"worker":{"2":"mnist-worker-2.ml.svc:2222"},"ps":['
+                      '"mnist-ps-0.ml.svc:2222","mnist-ps-1.ml.svc:2222"]},'
+                      '"task":{"type":"worker","index":2}}')
+    assert explain.tf_config(spec, "PS", 1) == (
+        '{"cluster":{"worker":{},"ps":["mnist-ps-1.ml.svc:2222"]},"task":{"type":"ps","index":1}}')
+    no_ps = job({"Worker": 2}, enableDynamicWorker=True)
+    assert '"ps":null' in (explain.tf_config(no_ps, "Worker", 0) or "")
+
+
+def test_plan_names_labels_and_success() -> None:
+    plan = explain.plan(job({"worker": 2, "ps": 1}), namespace="other")
+    assert plan.namespace == "other"
+    assert [(r.type, r.key) for r in plan.replicas] == [("PS", "ps"), ("Worker", "worker")]
+    worker = plan.replicas[1]
+    assert [p.name for p in worker.pods] == ["mnist-worker-0", "mnist-worker-1"]
+    assert worker.decides_success and not plan.replicas[0].decides_success
+    assert worker.pods[0].labels["training.kubeflow.org/job-role"] == "master"
+    assert "training.kubeflow.org/job-role" not in worker.pods[1].labels
+    assert worker.pods[0].labels["training.kubeflow.org/replica-type"] == "worker"
+    assert "worker 0" in plan.success
+    assert plan.defaults["runPolicy.cleanPodPolicy"] == "None"
+    assert plan.defaults["gang.minAvailable"] == 3
+
+
+def test_chief_decides_and_exit_code_pods_never_restart() -> None:
+    spec = job({"Chief": 1, "Worker": 2})
+    spec["spec"]["tfReplicaSpecs"]["Chief"]["restartPolicy"] = "ExitCode"
+    plan = explain.plan(spec)
+    chief = plan.replicas[0]
+    assert chief.decides_success and chief.pod_restart_policy == "Never"
+    assert not plan.replicas[1].decides_success
+    text = explain.render_text(plan)
+    assert "restartPolicy ExitCode (pods: Never)" in text and "TF_CONFIG=" in text

@@ -1,0 +1,150 @@
+"""Safe loading: located errors in bounded time for every kind of bad input."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tfjob_kit import manifests
+from tfjob_kit.manifests import Limits, load_path, load_text
+
+
+def one(text: str, limits: Limits = manifests.DEFAULT_LIMITS) -> manifests.Document:
+    docs = load_text(text, "t.yaml", limits)
+    assert len(docs) == 1, docs
+    return docs[0]
+
+
+def test_multi_document_indexes_and_lines() -> None:
+    docs = load_text("a: 1\n---\nb: 2\n---\n\n---\n...\nc: 3\n", "m.yaml")
+    assert [(d.index, d.line, d.content) for d in docs] == [
+        (1, 1, {"a": 1}), (2, 2, {"b": 2}), (3, 7, {"c": 3})]
+
+
+def test_bad_document_does_not_hide_the_next() -> None:
+    docs = load_text("a: [1, 2\nb: 3\n---\nc: 1\n", "m.yaml")
+    assert docs[0].error is not None and docs[0].error.rule == "yaml-syntax"
+    assert (docs[0].error.line, docs[0].error.column) == (2, 2)
+    assert docs[1].content == {"c": 1} and docs[1].index == 2
+
+
+def test_duplicate_key_is_located() -> None:
+    doc = one("a: 1\nb:\n  c: 1\n  c: 2\n")
+    assert doc.error is not None
+    assert "duplicate key 'c'" in doc.error.message and "line 3" in doc.error.message
+    assert doc.error.line == 4
+
+
+def test_tab_indentation() -> None:
+    doc = one("a:\n\tb: 1\n")
+    assert doc.error is not None and doc.error.rule == "yaml-syntax" and doc.error.line == 2
+
+
+@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system ['id']", "!Ref x",
+                                 "!!python/name:os.system"])
+def test_no_arbitrary_tags(tag: str) -> None:
+    doc = one(f"a: {tag}\n")
+    assert doc.error is not None and doc.error.rule == "yaml-syntax"
+    assert "constructor" in doc.error.message
+
+
+def test_alias_bomb_is_bounded() -> None:
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, cur in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    start = time.monotonic()
+    doc = one("\n".join(lines) + "\n")
+    assert time.monotonic() - start < 2
+    assert doc.error is not None and doc.error.rule == "input-limit"
+    assert "alias bomb" in doc.error.message
+
+
+def test_recursive_alias() -> None:
+    doc = one("&a [*a]\n")
+    assert doc.error is not None and doc.error.message == "recursive alias"
+
+
+def test_small_aliases_and_merge_keys_work() -> None:
+    doc = one("base: &b {x: 1}\nd:\n  <<: *b\n  y: 2\n")
+    assert doc.content == {"base": {"x": 1}, "d": {"x": 1, "y": 2}}
+
+
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000,
+                                  "a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(300))])
+def test_deep_nesting(text: str) -> None:
+    start = time.monotonic()
+    docs = load_text(text, "deep.yaml")
+    assert time.monotonic() - start < 2
+    assert docs[0].error is not None
+    assert docs[0].error.rule in ("yaml-syntax", "input-limit")
+
+
+def test_huge_document_is_refused() -> None:
+    text = "a: " + "x" * 200 + "\n"
+    doc = one(text, Limits(max_document_bytes=100))
+    assert doc.error is not None and doc.error.rule == "input-limit"
+    assert "etcd" in doc.error.message
+
+
+def test_huge_input_is_refused() -> None:
+    doc = one("a: 1\n" * 100, Limits(max_file_bytes=50))
+    assert doc.error is not None and doc.error.rule == "input-limit"
+
+
+def test_too_many_documents() -> None:
+    docs = load_text("a: 1\n---\n" * 10, "many.yaml", Limits(max_documents=3))
+    assert len(docs) == 4 and docs[-1].error is not None
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    path = tmp_path / "bin.yaml"
+    path.write_bytes(b"a: 1\nb: \xff\xfe\x00\n")
+    (doc,) = load_path(str(path))
+    assert doc.error is not None and "not UTF-8" in doc.error.message and doc.error.line == 2
+
+
+def test_binary_control_characters() -> None:
+    doc = one("a: \x00\x01\n")
+    assert doc.error is not None and doc.error.rule == "yaml-syntax"
+
+
+@pytest.mark.parametrize(("text", "rule"), [("hello\n", "not-an-object"),
+                                            ("- a\n- b\n", "not-an-object"),
+                                            ("1: a\n", "yaml-syntax"),
+                                            ("a: !!set {x}\n", "yaml-syntax"),
+                                            ("a: !!binary aGk=\n", "yaml-syntax")])
+def test_not_kubernetes_objects(text: str, rule: str) -> None:
+    doc = one(text)
+    assert doc.error is not None and doc.error.rule == rule
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("v: yes\n", True), ("v: on\n", True), ("v: 'yes'\n", "yes"), ("v: 0644\n", 420),
+    ("v: 1e3\n", "1e3"), ("v: 1_000\n", 1000), ("v: 2001-12-14\n", "2001-12-14"),
+    ("v: 0x1F\n", 31), ("v: ~\n", None), ("v: 1:20\n", 80), ("v: 0.5\n", 0.5),
+    ("v: [yes, 0755]\n", [True, 493]),
+])
+def test_scalars_resolve_as_kubernetes_does(text: str, value: object) -> None:
+    assert one(text).content == {"v": value}
+
+
+def test_bom_and_crlf() -> None:
+    assert one("\ufeffa: 1\r\nb: 2\r\n").content == {"a": 1, "b": 2}
+
+
+def test_directories_are_walked_sorted(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "x.yml").write_text("a: 1\n")
+    (tmp_path / "a.yaml").write_text("a: 1\n")
+    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "h.yaml").write_text("a: 1\n")
+    found = manifests.expand_paths([str(tmp_path)])
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["a.yaml", "b/x.yml"]
+
+
+def test_missing_path_is_an_input_error() -> None:
+    with pytest.raises(manifests.InputError, match="no such file"):
+        manifests.expand_paths(["/nonexistent/x.yaml"])
