@@ -26,6 +26,7 @@ from tfjob_kit.cluster.paths import ClusterError, Versions, bin_root, load_versi
 STAMP = ".stamp.json"
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 TFJOB_CRD = "kubeflow.org_tfjobs.yaml"
+OPERATOR_ROLE = "training-operator-clusterrole.yaml"
 
 
 @dataclass(frozen=True)
@@ -340,6 +341,9 @@ def _build_operator(c: Component, out: Path, b: Builder) -> None:
     crds = out / "crds"
     crds.mkdir()
     shutil.copyfile(src / TFJOB_CRD, crds / TFJOB_CRD)
+    rbac = out / "rbac"
+    rbac.mkdir()
+    shutil.copyfile(src.parent / "rbac" / "role.yaml", rbac / OPERATOR_ROLE)
 
 
 def _build_volcano(c: Component, out: Path, b: Builder) -> None:
@@ -408,7 +412,7 @@ def components(versions: Versions) -> dict[str, Component]:
         Component(
             "training-operator",
             v.training_operator,
-            ("training-operator", f"crds/{TFJOB_CRD}"),
+            ("training-operator", f"crds/{TFJOB_CRD}", f"rbac/{OPERATOR_ROLE}"),
             _build_operator,
             None,
             "Kubeflow training-operator v1",
@@ -500,3 +504,13 @@ def tfjob_crd_path(versions: Versions | None = None) -> Path:
     cache into the build cache at build time (never committed).
     """
     return binary(f"crds/{TFJOB_CRD}", "training-operator", versions)
+
+
+def operator_clusterrole_path(versions: Versions | None = None) -> Path:
+    """The ClusterRole the local training-operator process runs with (never cluster-admin).
+
+    TODO(issue 2): point this at the ClusterRole of charts/training-operator once it exists,
+    so every integration run proves the shipped RBAC is sufficient; until then it is the
+    upstream operator's manifests/base/rbac/role.yaml, copied from the Go module cache.
+    """
+    return binary(f"rbac/{OPERATOR_ROLE}", "training-operator", versions)

@@ -55,6 +55,8 @@ WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
 # serving-certs: we run it with TMPDIR=/tmp so both are the same and write the files there.
 OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 OWNER_FILE = ".tfjob-kit-owner"
+OPERATOR_IDENTITY = "tfjob-kit-local-training-operator"
+MARKER = ("kube-public", "tfjob-kit-local-cluster")
 ADDON_PROCESSES = ("vc-scheduler", "vc-controller-manager", "training-operator")
 
 
@@ -400,6 +402,98 @@ def _webhook_manifests(port: int) -> list[dict[str, Any]]:
     ]
 
 
+def _operator_kubeconfig(name: str, kubectl: Kubectl, versions: Versions) -> Path:
+    """A kubeconfig for the operator: a ServiceAccount bound to the operator's ClusterRole.
+
+    The operator process never gets the admin credentials, so missing RBAC rules show up
+    here as they would in a real cluster.
+    """
+    roles = [
+        doc
+        for doc in yaml.safe_load_all(build.operator_clusterrole_path(versions).read_text("utf-8"))
+        if doc and doc.get("kind") == "ClusterRole"
+    ]
+    if len(roles) != 1:
+        raise ClusterError(f"{build.operator_clusterrole_path(versions)}: expected one ClusterRole")
+    role = roles[0]
+    role["metadata"] = {"name": OPERATOR_IDENTITY}
+    sa = {"kind": "ServiceAccount", "name": OPERATOR_IDENTITY, "namespace": OPERATOR_NAMESPACE}
+    kubectl.apply(
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": OPERATOR_IDENTITY, "namespace": OPERATOR_NAMESPACE},
+            },
+            role,
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": OPERATOR_IDENTITY},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": OPERATOR_IDENTITY,
+                },
+                "subjects": [sa],
+            },
+        ]
+    )
+    token = kubectl.run(
+        "create", "token", OPERATOR_IDENTITY, "-n", OPERATOR_NAMESPACE, "--duration=8760h"
+    ).stdout.strip()
+    admin = yaml.safe_load(kubeconfig_path(name).read_text("utf-8"))
+    cluster = admin["clusters"][0]["cluster"]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": cluster}],
+        "users": [{"name": OPERATOR_IDENTITY, "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": "operator",
+                "context": {
+                    "cluster": "local",
+                    "user": OPERATOR_IDENTITY,
+                    "namespace": OPERATOR_NAMESPACE,
+                },
+            }
+        ],
+        "current-context": "operator",
+    }
+    path = _state_dir(name) / "training-operator.kubeconfig"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _marker(opts: UpOptions, versions: Versions, state: dict[str, Any]) -> dict[str, Any]:
+    """A ConfigMap telling tools (roles, playbooks) they talk to the tfjob-kit local cluster.
+
+    Its data says which components already run as local processes, so a bootstrap role can
+    skip deploying them (their pods would only be simulated by kwok) and must not replace
+    the webhook Service / ValidatingWebhookConfiguration that point at the local operator.
+    """
+    namespace, name = MARKER
+    data = {
+        "cluster": opts.name,
+        "kubernetes": versions.kubernetes,
+        "kwok": versions.kwok,
+        "training-operator": versions.training_operator if opts.addons else "",
+        "volcano": versions.volcano if opts.addons else "",
+        "operator-namespace": OPERATOR_NAMESPACE if opts.addons else "",
+        "webhook": "local" if opts.addons and opts.webhook else "off",
+        "gang-scheduler": "volcano" if opts.addons else "",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data,
+    }
+
+
 def _claim_cert_dir(name: str) -> None:
     owner = OPERATOR_CERT_DIR / OWNER_FILE
     with contextlib.suppress(OSError):
@@ -459,14 +553,12 @@ def _start_addons(
     crds = [p.read_text("utf-8") for p in sorted((volcano_dir / "crds").glob("*.yaml"))]
     crds.append(build.tfjob_crd_path(versions).read_text("utf-8"))
     kubectl.apply("\n---\n".join(crds))
-    kubectl.run(
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/podgroups.scheduling.volcano.sh",
-        "crd/queues.scheduling.volcano.sh",
-        "crd/tfjobs.kubeflow.org",
+    crd_names = (
+        "podgroups.scheduling.volcano.sh",
+        "queues.scheduling.volcano.sh",
+        "tfjobs.kubeflow.org",
     )
+    _wait("the CRDs to be established", lambda: _crds_established(kubectl, crd_names), 60)
 
     ports = {
         k: _free_port()
@@ -535,13 +627,20 @@ def _start_addons(
     state["webhook"] = opts.webhook
     _claim_cert_dir(name)
     env = dict(os.environ)
-    env.update({"TMPDIR": "/tmp", "MY_POD_NAMESPACE": OPERATOR_NAMESPACE, "KUBECONFIG": kubeconfig})
+    operator_kubeconfig = str(_operator_kubeconfig(name, kubectl, versions))
+    env.update(
+        {
+            "TMPDIR": "/tmp",
+            "MY_POD_NAMESPACE": OPERATOR_NAMESPACE,
+            "KUBECONFIG": operator_kubeconfig,
+        }
+    )
     _spawn(
         "training-operator",
         name,
         [
             str(build.binary("training-operator", "training-operator", versions)),
-            f"--kubeconfig={kubeconfig}",
+            f"--kubeconfig={operator_kubeconfig}",
             "--enable-scheme=tfjob",
             "--gang-scheduler-name=volcano",
             "--leader-elect=false",
@@ -583,6 +682,17 @@ def _start_addons(
         )
 
     _wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+
+
+def _crds_established(kubectl: Kubectl, names: Sequence[str]) -> bool:
+    for crd in names:
+        obj = kubectl.get_json("crd", crd) or {}
+        conditions = obj.get("status", {}).get("conditions") or []
+        if not any(
+            c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+        ):
+            return False
+    return True
 
 
 def _check_addons_alive(name: str) -> None:
@@ -652,6 +762,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     if opts.addons:
         _start_addons(opts, versions, kubectl, state, out)
     state["addons"] = opts.addons
+    kubectl.apply([_marker(opts, versions, state)])
     _save_state(opts.name, state)
     _say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")
     return kc
