@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tfjob_kit import explain
+
 from ._cluster import Cluster
 
 pytestmark = pytest.mark.integration
@@ -122,7 +124,9 @@ def test_tfjob_ps_workers_gets_pods_services_tf_config_and_succeeds(
     cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
     job = "dist-mnist"
-    cluster.apply_file(_write(tmp_path, job, _tfjob(job, {"PS": 1, "Worker": 2})), namespace)
+    text = _tfjob(job, {"PS": 1, "Worker": 2})
+    manifest = yaml.safe_load(text)
+    cluster.apply_file(_write(tmp_path, job, text), namespace)
 
     def three_pods() -> list[dict[str, Any]] | None:
         pods = _pods(cluster, namespace, job)
@@ -139,23 +143,24 @@ def test_tfjob_ps_workers_gets_pods_services_tf_config_and_succeeds(
     assert sorted(s["metadata"]["name"] for s in services) == names
     assert all(s["spec"].get("clusterIP") == "None" for s in services), "not headless"
 
-    # TODO(issue 2): compare with `tfjob-kit explain` once the library predicts TF_CONFIG.
+    # Ground truth written out by hand, and the library's prediction (`tfjob-kit explain`):
+    # the operator-injected value must equal both (the library's byte for byte).
     cluster_spec = {
         "ps": [f"{job}-ps-0.{namespace}.svc:2222"],
         "worker": [f"{job}-worker-{i}.{namespace}.svc:2222" for i in range(2)],
     }
     for pod in pods:
         labels = pod["metadata"]["labels"]
+        rtype = labels["training.kubeflow.org/replica-type"]
+        index = int(labels["training.kubeflow.org/replica-index"])
         container = next(c for c in pod["spec"]["containers"] if c["name"] == "tensorflow")
         env = {e["name"]: e.get("value") for e in container.get("env", [])}
         assert json.loads(env["TF_CONFIG"]) == {
             "cluster": cluster_spec,
-            "task": {
-                "type": labels["training.kubeflow.org/replica-type"],
-                "index": int(labels["training.kubeflow.org/replica-index"]),
-            },
+            "task": {"type": rtype, "index": index},
             "environment": "cloud",
         }
+        assert env["TF_CONFIG"] == explain.tf_config(manifest, rtype, index, namespace)
 
     final = cluster.wait_for(
         "TFJob Succeeded",

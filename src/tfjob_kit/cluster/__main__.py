@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)
     args = parser.parse_args(["cluster", *(sys.argv[1:] if argv is None else argv)])
-    rc: int = args.handler(args)
+    rc: int = args.func(args)
     return rc
 
 

@@ -115,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="also build kubectl (default: only when none is on PATH)",
     )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
-    p.set_defaults(handler=_guard(_cmd_build))
+    p.set_defaults(func=_guard(_cmd_build))
 
     p = sub.add_parser("up", help="start or reuse the local cluster")
     named(p)
@@ -141,17 +141,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="how long simulated TFJob pods run before exiting (default 5)",
     )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per step")
-    p.set_defaults(handler=_guard(_cmd_up))
+    p.set_defaults(func=_guard(_cmd_up))
 
     p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
     named(p)
-    p.set_defaults(handler=_guard(_cmd_down))
+    p.set_defaults(func=_guard(_cmd_down))
 
     p = sub.add_parser("status", help="processes, memory, nodes; exit 0 only when running")
     named(p)
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    p.set_defaults(handler=_guard(_cmd_status))
+    p.set_defaults(func=_guard(_cmd_status))
 
     p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
     named(p)
-    p.set_defaults(handler=_guard(_cmd_kubeconfig))
+    p.set_defaults(func=_guard(_cmd_kubeconfig))
