@@ -21,10 +21,16 @@ class Cluster:
     kubeconfig: Path
     name: str | None = None
 
+    def cache_args(self) -> list[str]:
+        """Keep kubectl's discovery cache inside the local cluster's directory."""
+        if self.name is None:
+            return []
+        return ["--cache-dir", str(local.cluster_dir(self.name) / "kubectl-cache")]
+
     def kubectl(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *args]
+        cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *self.cache_args(), *args]
         proc = subprocess.run(
             cmd, input=stdin, capture_output=True, text=True, timeout=120, check=False
         )

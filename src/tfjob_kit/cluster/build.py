@@ -496,6 +496,18 @@ def helm_path(versions: Versions | None = None) -> Path:
     return binary("helm", "helm", versions)
 
 
+def tool_paths(versions: Versions | None = None) -> list[Path]:
+    """The built client tools (helm, and kubectl when it was built), for PATH."""
+    versions = versions or load_versions()
+    table = components(versions)
+    found = []
+    for name in ("helm", "kubectl"):
+        path = bin_root() / table[name].dirname / name
+        if path.exists():
+            found.append(path)
+    return found
+
+
 def tfjob_crd_path(versions: Versions | None = None) -> Path:
     """The TFJob CRD applied by ``cluster up``.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from tfjob_kit.cluster import build, local
@@ -70,6 +71,18 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
         print(f"no local cluster {args.name!r}: run `tfjob-kit cluster up`", file=sys.stderr)
         return 1
     print(path)
+    return 0
+
+
+def _cmd_env(args: argparse.Namespace) -> int:
+    path = local.kubeconfig_path(args.name)
+    if not path.exists():
+        print(f"no local cluster {args.name!r}: run `tfjob-kit cluster up`", file=sys.stderr)
+        return 1
+    dirs = [str(p.parent) for p in build.tool_paths()]
+    print(f"export KUBECONFIG={shlex.quote(str(path))}")
+    if dirs:
+        print(f'export PATH={shlex.quote(":".join(dirs))}:"$PATH"')
     return 0
 
 
@@ -155,3 +168,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
     named(p)
     p.set_defaults(func=_guard(_cmd_kubeconfig))
+
+    p = sub.add_parser(
+        "env", help="print shell exports: KUBECONFIG, and PATH with the built helm (and kubectl)"
+    )
+    named(p)
+    p.set_defaults(func=_guard(_cmd_env))

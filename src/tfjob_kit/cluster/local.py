@@ -127,7 +127,9 @@ class Kubectl:
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [self.binary, "--kubeconfig", str(self.kubeconfig), *args]
+        # Discovery/HTTP caches go next to the kubeconfig (removed by `down`), not ~/.kube.
+        cache = self.kubeconfig.parent / "kubectl-cache"
+        cmd = [self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
         proc = subprocess.run(
             cmd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
         )
@@ -278,17 +280,20 @@ def _load_state(name: str) -> dict[str, Any]:
 
 
 # ---- kwokctl ------------------------------------------------------------------------------
-def _kwok_env() -> dict[str, str]:
+def _kwok_env(name: str) -> dict[str, str]:
     env = dict(os.environ)
     env["KWOK_WORKDIR"] = str(kwok_workdir())
+    # kwokctl (and the components it starts) write client caches under $HOME/.kube: keep
+    # them inside the cluster's directory so `down` removes them.
+    env["HOME"] = str(cluster_dir(name) / "home")
     return env
 
 
-def _kwokctl(versions: Versions, *args: str, out: TextIO, check: bool = True) -> int:
+def _kwokctl(versions: Versions, name: str, *args: str, out: TextIO, check: bool = True) -> int:
     kwokctl = build.binary("kwokctl", "kwok", versions)
     proc = subprocess.run(
         [str(kwokctl), *args],
-        env=_kwok_env(),
+        env=_kwok_env(name),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -329,6 +334,7 @@ def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO
         config.write_text(kwokctl_config(opts, root, versions), encoding="utf-8")
         _kwokctl(
             versions,
+            opts.name,
             "create",
             "cluster",
             "--name",
@@ -781,6 +787,7 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
             versions = load_versions()
             _kwokctl(
                 versions,
+                name,
                 "delete",
                 "cluster",
                 "--name",
