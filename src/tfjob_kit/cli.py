@@ -63,7 +63,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     rule_config = _rule_config(args)
     fail_on = Severity.parse(args.fail_on)
     try:
-        result = validate_paths(args.paths, rule_config)
+        result = validate_paths(args.paths, rule_config, jobs=args.jobs)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     _write(report.render(result, args.format, fail_on), args.output)
@@ -189,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", choices=sorted(report.FORMATS), default="text")
     validate.add_argument("--fail-on", choices=["error", "warning", "info"], default="error")
     validate.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    validate.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                          help="processes to validate files with (default 0: one per CPU "
+                               "when there are many files)")
     _add_rule_options(validate)
     validate.set_defaults(func=cmd_validate)
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from tfjob_kit.findings import child_path
+
 try:  # the fast path is optional: the careful path alone is complete
     import yaml_rs
 except ImportError:  # pragma: no cover - exercised where yaml_rs has no wheel
@@ -264,7 +266,7 @@ _YAML11_WORDS = frozenset(
      "OFF", "=", "~")
 )
 _YAML11_NUMBER = re.compile(
-    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9_]*_[0-9_.]*)"
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9._]*_[0-9._]*)"
 )
 
 
@@ -302,7 +304,47 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
 
 # --------------------------------------------------------------------------- shared checks
 
-_JSON_SCALARS = (str, int, float, bool, type(None))
+class _NeedsCareful(Exception):  # noqa: N818 - a signal, not an error
+    """YAML 1.1 would read something in this document differently from YAML 1.2."""
+
+
+_NUMBER_START = frozenset("+-._0123456789")
+_SCALAR_TYPES = (int, bool, type(None))
+
+
+def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[bool],
+          ) -> tuple[list[str | int], str] | None:
+    """First problem under node as (reversed path, message); raises _NeedsCareful (fast only)."""
+    if depth > limits.max_depth:
+        return [], f"nesting deeper than {limits.max_depth} levels"
+    is_dict = type(node) is dict
+    pairs: Iterable[tuple[Any, Any]] = node.items() if is_dict else enumerate(node)
+    for key, child in pairs:
+        if is_dict:
+            if type(key) is not str:
+                if fast:
+                    raise _NeedsCareful  # YAML 1.1 may read the key differently
+                return [], f"mapping key {key!r} is not a string (quote it)"
+            if fast and (key in _YAML11_WORDS or (
+                    key[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(key))):
+                raise _NeedsCareful
+        kind = type(child)
+        if kind is str:
+            if fast and (child in _YAML11_WORDS or (
+                    child[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(child))):
+                raise _NeedsCareful
+        elif kind is dict or kind is list:
+            found = _scan(child, depth + 1, fast, limits, saw_float)
+            if found is not None:
+                found[0].append(key)
+                return found
+        elif kind is float:
+            if child != child:
+                return [key], "NaN cannot be sent to Kubernetes"
+            saw_float[0] = True
+        elif kind not in _SCALAR_TYPES:
+            return [key], f"value of YAML type {kind.__name__} cannot be sent to Kubernetes"
+    return None
 
 
 def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str | None:
@@ -318,50 +360,20 @@ def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str
             "not-an-object", f"document is a YAML {what}, not a Kubernetes object (a mapping)",
             doc.line)
         return None
-    fast = fast_text is not None
-    saw_float = False
-    stack: list[tuple[Any, str, int]] = [(content, "$", 1)]
-    problem: tuple[str, str] | None = None
-    while stack and problem is None:
-        item, where, depth = stack.pop()
-        if depth > limits.max_depth:
-            problem = where, f"nesting deeper than {limits.max_depth} levels"
-            break
-        pairs: Iterable[tuple[Any, Any]] = item.items() if isinstance(item, dict) \
-            else enumerate(item)
-        for key, child in pairs:
-            if isinstance(item, dict):
-                if not isinstance(key, str):
-                    if fast:
-                        return "careful"  # YAML 1.1 may read the key differently
-                    problem = where, f"mapping key {key!r} is not a string (quote it)"
-                    break
-                if fast and (key in _YAML11_WORDS or _YAML11_NUMBER.fullmatch(key)):
-                    return "careful"
-                child_path = f"{where}.{key}"
-            else:
-                child_path = f"{where}[{key}]"
-            if isinstance(child, str):
-                if fast and (child in _YAML11_WORDS or (
-                        child[:1] in "+-0123456789" and _YAML11_NUMBER.fullmatch(child))):
-                    return "careful"
-            elif isinstance(child, (dict, list)):
-                stack.append((child, child_path, depth + 1))
-            elif isinstance(child, float):
-                if child != child:
-                    problem = child_path, "NaN cannot be sent to Kubernetes"
-                    break
-                saw_float = True
-            elif not isinstance(child, _JSON_SCALARS):
-                problem = (child_path,
-                           f"value of YAML type {type(child).__name__} cannot be sent to "
-                           "Kubernetes")
-                break
-    if fast and saw_float and _EXPONENT.search(fast_text or ""):
+    saw_float = [False]
+    try:
+        problem = _scan(content, 1, fast_text is not None, limits, saw_float)
+    except _NeedsCareful:
+        return "careful"
+    if fast_text is not None and saw_float[0] and _EXPONENT.search(fast_text):
         return "careful"
     if problem is not None:
-        rule = "input-limit" if problem[1].startswith("nesting") else "yaml-syntax"
-        doc.error = LoadError(rule, problem[1], doc.line, path=problem[0])
+        parts, message = problem
+        path = "$"
+        for part in reversed(parts):
+            path = child_path(path, part)
+        rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
+        doc.error = LoadError(rule, message, doc.line, path=path)
     return None
 
 

@@ -6,8 +6,8 @@ never raise on odd input.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from tfjob_kit.findings import json_path
@@ -63,7 +63,7 @@ class Replica:
     spec: dict[str, Any]
     restart_policy: str  # effective replica policy (default Never)
 
-    @property
+    @cached_property
     def path(self) -> str:
         return json_path("spec", "tfReplicaSpecs", self.key)
 
@@ -71,17 +71,28 @@ class Replica:
     def lower(self) -> str:
         return self.type.lower()
 
-    @property
+    @cached_property
     def template(self) -> dict[str, Any]:
         return as_dict(self.spec.get("template"))
 
-    @property
+    @cached_property
     def pod_spec(self) -> dict[str, Any]:
         return as_dict(self.template.get("spec"))
 
-    @property
+    @cached_property
     def containers(self) -> list[Any]:
         return as_list(self.pod_spec.get("containers"))
+
+    @cached_property
+    def all_containers(self) -> list[tuple[str, dict[str, Any]]]:
+        """(JSON path, container) for the init containers and containers of the replica."""
+        spec_path = self.path + ".template.spec"
+        return [
+            (f"{spec_path}.{field}[{index}]", container)
+            for field in ("initContainers", "containers")
+            for index, container in enumerate(as_list(self.pod_spec.get(field)))
+            if isinstance(container, dict)
+        ]
 
     def tensorflow_container(self) -> tuple[int, dict[str, Any]] | None:
         for index, container in enumerate(self.containers):
@@ -165,12 +176,3 @@ def success_decider(content: Any) -> tuple[str, list[str]]:
                     ["Worker"])
         return ("the job succeeds when worker 0 succeeds (no Chief/Master)", ["Worker"])
     return ("nothing can decide success: there is no Chief, Master or Worker replica", [])
-
-
-def iter_containers(replica: Replica) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(JSON path, container) for the containers and init containers of a replica."""
-    spec_path = json_path("spec", "tfReplicaSpecs", replica.key, "template", "spec")
-    for field in ("initContainers", "containers"):
-        for index, container in enumerate(as_list(replica.pod_spec.get(field))):
-            if isinstance(container, dict):
-                yield f"{spec_path}.{field}[{index}]", container

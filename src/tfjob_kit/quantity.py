@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 from typing import Any
@@ -28,6 +29,11 @@ def parse(value: Any) -> Fraction | None:
         return Fraction(str(value)) if value == value and abs(value) != float("inf") else None
     if not isinstance(value, str):
         return None
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Fraction | None:
     match = _QUANTITY.match(value.strip())
     if match is None:
         return None

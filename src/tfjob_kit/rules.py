@@ -262,7 +262,7 @@ def _tensorflow_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tu
 @rule("image-missing", Severity.ERROR, "Every container needs an image.")
 def _image_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             image = container.get("image")
             if image is None or (isinstance(image, str) and not image.strip()):
                 yield path + ".image", f"container {container.get('name')!r} has no image"
@@ -275,7 +275,7 @@ _PLACEHOLDER = re.compile(
 @rule("image-placeholder", Severity.ERROR, "The image is a placeholder left from a tutorial.")
 def _image_placeholder(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             image = container.get("image")
             if isinstance(image, str) and _PLACEHOLDER.search(image):
                 yield path + ".image", (
@@ -286,7 +286,7 @@ def _image_placeholder(job: dict[str, Any], reps: list[Replica]) -> Iterator[tup
 @rule("image-latest", Severity.WARNING, "Images should be pinned to a tag or digest.")
 def _image_latest(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             image = container.get("image")
             if not isinstance(image, str) or not image or _PLACEHOLDER.search(image):
                 continue
@@ -318,7 +318,7 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
 def _duplicate_container(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
         seen: set[str] = set()
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             name = container.get("name")
             if isinstance(name, str):
                 if name in seen:
@@ -329,7 +329,7 @@ def _duplicate_container(job: dict[str, Any], reps: list[Replica]) -> Iterator[t
 @rule("duplicate-env", Severity.WARNING, "An environment variable is defined twice.")
 def _duplicate_env(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             seen: set[str] = set()
             for index, env in enumerate(as_list(container.get("env"))):
                 name = as_dict(env).get("name")
@@ -352,7 +352,7 @@ def _resources(container: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
       "GPU requests must equal limits (extended resources cannot be overcommitted).")
 def _gpu_mismatch(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             requests, limits = _resources(container)
             if model.GPU_RESOURCE not in requests:
                 continue
@@ -370,7 +370,7 @@ def _gpu_mismatch(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[st
 @rule("gpu-not-integer", Severity.ERROR, "GPUs are whole devices.")
 def _gpu_not_integer(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             for kind, values in zip(("requests", "limits"), _resources(container), strict=True):
                 if model.GPU_RESOURCE in values:
                     amount = quantity.parse(values[model.GPU_RESOURCE])
@@ -385,7 +385,7 @@ def _gpu_on_ps(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, 
     for replica in reps:
         if replica.type != "PS":
             continue
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             limits = _resources(container)[1]
             amount = quantity.parse(limits.get(model.GPU_RESOURCE))
             if amount:
@@ -397,7 +397,7 @@ def _gpu_on_ps(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, 
 @rule("request-exceeds-limit", Severity.ERROR, "A resource request may not exceed its limit.")
 def _request_exceeds(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        for path, container in model.iter_containers(replica):
+        for path, container in replica.all_containers:
             requests, limits = _resources(container)
             for name, value in requests.items():
                 if name == model.GPU_RESOURCE or name not in limits:

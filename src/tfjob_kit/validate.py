@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from tfjob_kit import model, rules, schema
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
-from tfjob_kit.manifests import DEFAULT_LIMITS, Document, Limits, load_paths, load_text
+from tfjob_kit.manifests import DEFAULT_LIMITS, Document, Limits, expand_paths, load_path, load_text
 
 CONVERTIBLE_KINDS = {"TensorFlowTrainingJob": "a T9k job: `tfjob-kit convert` makes it a TFJob"}
 
@@ -124,10 +128,31 @@ def validate_documents(docs: list[Document], config: RuleConfig | None = None) -
     return Report([check_document(doc, config) for doc in docs])
 
 
+def _validate_file(path: str, config: RuleConfig | None, limits: Limits) -> list[DocumentResult]:
+    return [check_document(doc, config) for doc in load_path(path, limits)]
+
+
+def _worker_count(jobs: int, files: int) -> int:
+    """jobs > 0: that many processes; 0: one per CPU when there are enough files to share."""
+    if jobs > 0:
+        return min(jobs, max(files, 1))
+    return min(os.cpu_count() or 1, files // 4) or 1
+
+
 def validate_paths(paths: list[str], config: RuleConfig | None = None,
-                   limits: Limits = DEFAULT_LIMITS) -> Report:
-    """Validate files, directories and '-'. Raises manifests.InputError for unreadable paths."""
-    return validate_documents(load_paths(paths, limits), config)
+                   limits: Limits = DEFAULT_LIMITS, jobs: int = 1) -> Report:
+    """Validate files, directories and '-', in order, over `jobs` processes (0: automatic).
+    Raises manifests.InputError for paths that do not exist."""
+    files = expand_paths(paths)
+    workers = _worker_count(jobs, len(files))
+    if workers <= 1 or "-" in files:
+        return Report([r for path in files for r in _validate_file(path, config, limits)])
+    context = multiprocessing.get_context("fork" if "fork" in
+                                          multiprocessing.get_all_start_methods() else None)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        chunks = pool.map(_validate_file, files, repeat(config), repeat(limits),
+                          chunksize=max(1, len(files) // (workers * 4)))
+        return Report([r for chunk in chunks for r in chunk])
 
 
 def validate_text(text: str, source: str = "<string>", config: RuleConfig | None = None,
