@@ -30,12 +30,15 @@ class Rule:
 
 RULES: dict[str, Rule] = {}
 
-# Findings the loader and the schema produce; listed so that they can be re-levelled too.
+# Findings the loader, the schema and cross-document checks produce; listed so that they can be
+# re-levelled too.
 BUILTIN = {
     "yaml-syntax": (Severity.ERROR, "The document is not valid YAML, or not JSON-compatible."),
     "input-limit": (Severity.ERROR, "The input exceeds a size, depth or alias-expansion limit."),
     "not-an-object": (Severity.ERROR, "The document is not a mapping (a Kubernetes object)."),
     "schema": (Severity.ERROR, "The TFJob does not match the kubeflow.org/v1 JSON Schema."),
+    "podgroup-by-hand": (Severity.WARNING,
+                         "A PodGroup written next to a TFJob collides with the operator's."),
 }
 
 

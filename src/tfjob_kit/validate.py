@@ -93,8 +93,12 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         ruled = {f.path for f in found}
         schema_findings = [f for f in schema.validate(_drop_nulls(content)) if f.path not in ruled]
     configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
-    configured.sort(key=lambda f: (f.path, -f.severity, f.rule))
+    configured.sort(key=_finding_order)
     return configured
+
+
+def _finding_order(finding: Finding) -> tuple[str, int, str]:
+    return finding.path, -finding.severity, finding.rule
 
 
 def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentResult:
@@ -124,12 +128,47 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     return result
 
 
+PODGROUP_GROUPS = ("scheduling.volcano.sh/", "scheduling.incubator.k8s.io/",
+                   "scheduling.x-k8s.io/")
+
+
+def _podgroups_by_hand(docs: list[Document], results: list[DocumentResult],
+                       config: RuleConfig) -> None:
+    """A PodGroup written next to a TFJob (seed 003) collides with the one the operator makes."""
+    groups = {str(model.as_dict(d.content.get("metadata")).get("name")): d for d in docs
+              if d.ok and d.kind == "PodGroup" and d.api_version.startswith(PODGROUP_GROUPS)}
+    if not groups:
+        return
+    for doc, result in zip(docs, results, strict=True):
+        if result.skipped is not None or not result.loaded:
+            continue
+        referenced = {result.name} | {
+            str(model.as_dict(model.as_dict(r.template.get("metadata")).get("annotations"))
+                .get("scheduling.k8s.io/group-name"))
+            for r in model.replicas(doc.content)}
+        for name in sorted(referenced & set(groups)):
+            group = groups[name]
+            finding = Finding(
+                "podgroup-by-hand", rules.default_severity("podgroup-by-hand"),
+                f"PodGroup {name!r} (document {group.index}, {group.api_version}) is written by "
+                "hand: with --gang-scheduler-name the operator creates and deletes the job's "
+                "PodGroup itself, and a hand-made one outlives the job or fights it; drop it "
+                "and set spec.runPolicy.schedulingPolicy", "$.metadata.name")
+            applied = config.apply(finding)
+            if applied is not None:
+                result.findings.append(applied.at(doc.source, doc.index, doc.line))
+                result.findings.sort(key=_finding_order)
+
+
 def validate_documents(docs: list[Document], config: RuleConfig | None = None) -> Report:
-    return Report([check_document(doc, config) for doc in docs])
+    config = config or RuleConfig()
+    results = [check_document(doc, config) for doc in docs]
+    _podgroups_by_hand(docs, results, config)
+    return Report(results)
 
 
 def _validate_file(path: str, config: RuleConfig | None, limits: Limits) -> list[DocumentResult]:
-    return [check_document(doc, config) for doc in load_path(path, limits)]
+    return validate_documents(load_path(path, limits), config).results
 
 
 def _worker_count(jobs: int, files: int) -> int:

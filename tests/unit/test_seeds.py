@@ -44,16 +44,18 @@ def test_seed003_kube_batch_by_hand() -> None:
     podgroup, tfjob = report.results
     assert podgroup.skipped is not None and "PodGroup" in podgroup.skipped
     rules = {f.rule for f in tfjob.findings}
-    assert rules == {"gang-scheduling-by-hand", "kube-batch-scheduler"}
+    assert rules == {"gang-scheduling-by-hand", "kube-batch-scheduler", "podgroup-by-hand"}
     assert all(str(f.severity) == "warning" for f in tfjob.findings)
 
 
-def test_seed003_volcano_tfjob_is_clean_and_volcano_job_skipped() -> None:
+def test_seed003_volcano_podgroup_by_hand_and_volcano_job_skipped() -> None:
     report = validate_paths([str(SEEDS / "seed003-volcano-podgroup.yaml"),
                              str(SEEDS / "seed003-volcano-job.yaml")])
     kinds = [(r.kind, r.skipped is None) for r in report.results]
     assert kinds == [("PodGroup", False), ("TFJob", True), ("Job", False)]
-    assert report.findings == []
+    (finding,) = report.findings
+    assert (finding.rule, finding.path, finding.document) == ("podgroup-by-hand",
+                                                              "$.metadata.name", 2)
 
 
 def test_seed003_tfconfig_matches_the_tutorials_shape() -> None:
