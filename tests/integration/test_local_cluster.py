@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tfjob_kit import explain
+from tfjob_kit.cluster import local
 
 from ._cluster import Cluster
 
@@ -298,3 +299,28 @@ def test_operator_webhook_rejects_invalid_tfjob(
     assert proc.returncode != 0
     assert "denied the request" in proc.stderr
     assert "tensorflow" in proc.stderr
+
+
+def test_addons_run_as_least_privilege_service_accounts(cluster: Cluster) -> None:
+    accounts = {
+        "kubeflow": "tfjob-kit-local-training-operator",
+        "volcano-system": "tfjob-kit-local-vc-scheduler",
+    }
+    bindings = {b["metadata"]["name"]: b for b in cluster.items("clusterrolebindings")}
+    for namespace, account in accounts.items():
+        user = f"system:serviceaccount:{namespace}:{account}"
+        binding = bindings[account]
+        assert binding["roleRef"]["name"] == account  # its own role, never cluster-admin
+        can = cluster.kubectl("auth", "can-i", "*", "*", "--as", user, check=False)
+        assert can.stdout.strip() == "no", f"{user} is cluster-admin"
+    operator = "system:serviceaccount:kubeflow:tfjob-kit-local-training-operator"
+    for verb, resource in (("create", "pods"), ("update", "tfjobs.kubeflow.org/status")):
+        can = cluster.kubectl("auth", "can-i", verb, resource, "--as", operator, check=False)
+        assert can.stdout.strip() == "yes", f"operator cannot {verb} {resource}"
+    can = cluster.kubectl("auth", "can-i", "delete", "nodes", "--as", operator, check=False)
+    assert can.stdout.strip() == "no"
+    if cluster.name:
+        logs = local.cluster_dir(cluster.name) / "logs"
+        for process in ("training-operator", "vc-scheduler", "vc-controller-manager"):
+            text = (logs / f"{process}.log").read_text(errors="replace")
+            assert "forbidden" not in text.lower(), f"{process} hit an RBAC denial"

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
+
 from tfjob_kit.cluster.paths import ClusterError, Versions, bin_root, load_versions, repo_root
 
 STAMP = ".stamp.json"
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 TFJOB_CRD = "kubeflow.org_tfjobs.yaml"
 OPERATOR_ROLE = "training-operator-clusterrole.yaml"
+VOLCANO_ROLES = ("volcano-scheduler", "volcano-controllers")
 
 
 @dataclass(frozen=True)
@@ -371,17 +374,25 @@ def _build_volcano(c: Component, out: Path, b: Builder) -> None:
             ],
             cwd=b.module_dir(c),
         )
-    src = (
-        b.module_download_dir("volcano.sh/volcano", c.version)
-        / "config"
-        / "crd"
-        / "volcano"
-        / "bases"
-    )
+    module_dir = b.module_download_dir("volcano.sh/volcano", c.version)
     crds = out / "crds"
     crds.mkdir()
-    for path in sorted(src.glob("*.yaml")):
+    for path in sorted((module_dir / "config" / "crd" / "volcano" / "bases").glob("*.yaml")):
         shutil.copyfile(path, crds / path.name)
+    # The ClusterRoles of Volcano's rendered install manifest, so the local processes run
+    # with exactly the permissions a real install grants them.
+    rendered = module_dir / "installer" / "volcano-development.yaml"
+    roles = {
+        doc["metadata"]["name"]: doc
+        for doc in yaml.safe_load_all(rendered.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("kind") == "ClusterRole"
+    }
+    rbac = out / "rbac"
+    rbac.mkdir()
+    for role in VOLCANO_ROLES:
+        if role not in roles:
+            raise ClusterError(f"{rendered}: no ClusterRole {role}")
+        (rbac / f"{role}.yaml").write_text(yaml.safe_dump(roles[role]), encoding="utf-8")
 
 
 def _build_helm(c: Component, out: Path, b: Builder) -> None:
@@ -420,7 +431,12 @@ def components(versions: Versions) -> dict[str, Component]:
         Component(
             "volcano",
             v.volcano,
-            ("vc-scheduler", "vc-controller-manager", "crds"),
+            (
+                "vc-scheduler",
+                "vc-controller-manager",
+                "crds",
+                *(f"rbac/{r}.yaml" for r in VOLCANO_ROLES),
+            ),
             _build_volcano,
             "volcano",
             "Volcano scheduler + controller-manager (wrapper module)",
@@ -526,3 +542,12 @@ def operator_clusterrole_path(versions: Versions | None = None) -> Path:
     upstream operator's manifests/base/rbac/role.yaml, copied from the Go module cache.
     """
     return binary(f"rbac/{OPERATOR_ROLE}", "training-operator", versions)
+
+
+def volcano_clusterrole_path(role: str, versions: Versions | None = None) -> Path:
+    """ClusterRole ``volcano-scheduler`` or ``volcano-controllers`` for the local processes.
+
+    TODO(issue 2): point at charts/volcano's ClusterRoles once they exist (see
+    operator_clusterrole_path); until then Volcano's own rendered install manifest.
+    """
+    return binary(f"rbac/{role}.yaml", "volcano", versions)

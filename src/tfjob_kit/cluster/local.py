@@ -7,9 +7,13 @@ processes. Everything of one cluster lives in ``<cache>/kwok/clusters/<name>/``:
 files, ``kubeconfig.yaml`` (0600), ``logs/<component>.log`` and ``tfjob-kit/`` (our process
 records and state). ``down`` stops every process and removes that directory.
 
-The operator's validating webhook works locally: the operator serves it on 127.0.0.1, a
-Service ``kubeflow/training-operator`` of type ExternalName points the API server at
-``localhost`` and the operator's own cert rotator injects the CA bundle.
+The operator's validating webhook works locally: the operator process serves it on a free
+port, a Service ``kubeflow/training-operator`` of type ExternalName points the API server at
+``localhost``, and the operator's own cert rotator injects the CA bundle.
+
+No addon runs with admin credentials: each gets a ServiceAccount token bound to the
+ClusterRole its real install uses (see build.operator_clusterrole_path and
+build.volcano_clusterrole_path).
 """
 
 from __future__ import annotations
@@ -56,6 +60,11 @@ WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
 OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 OWNER_FILE = ".tfjob-kit-owner"
 OPERATOR_IDENTITY = "tfjob-kit-local-training-operator"
+VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_IDENTITIES = {
+    "vc-scheduler": ("tfjob-kit-local-vc-scheduler", "volcano-scheduler"),
+    "vc-controller-manager": ("tfjob-kit-local-vc-controllers", "volcano-controllers"),
+}
 MARKER = ("kube-public", "tfjob-kit-local-cluster")
 ADDON_PROCESSES = ("vc-scheduler", "vc-controller-manager", "training-operator")
 
@@ -408,66 +417,62 @@ def _webhook_manifests(port: int) -> list[dict[str, Any]]:
     ]
 
 
-def _operator_kubeconfig(name: str, kubectl: Kubectl, versions: Versions) -> Path:
-    """A kubeconfig for the operator: a ServiceAccount bound to the operator's ClusterRole.
+def _identity_kubeconfig(
+    name: str, kubectl: Kubectl, identity: str, namespace: str, role_file: Path
+) -> Path:
+    """A kubeconfig for one local process: a ServiceAccount bound to its component's ClusterRole.
 
-    The operator process never gets the admin credentials, so missing RBAC rules show up
-    here as they would in a real cluster.
+    The addon processes never get the admin credentials, so a missing RBAC rule fails here
+    as it would in a real cluster.
     """
     roles = [
         doc
-        for doc in yaml.safe_load_all(build.operator_clusterrole_path(versions).read_text("utf-8"))
-        if doc and doc.get("kind") == "ClusterRole"
+        for doc in yaml.safe_load_all(role_file.read_text("utf-8"))
+        if isinstance(doc, dict) and doc.get("kind") == "ClusterRole"
     ]
     if len(roles) != 1:
-        raise ClusterError(f"{build.operator_clusterrole_path(versions)}: expected one ClusterRole")
-    role = roles[0]
-    role["metadata"] = {"name": OPERATOR_IDENTITY}
-    sa = {"kind": "ServiceAccount", "name": OPERATOR_IDENTITY, "namespace": OPERATOR_NAMESPACE}
+        raise ClusterError(f"{role_file}: expected exactly one ClusterRole")
+    role = {**roles[0], "metadata": {"name": identity}}
     kubectl.apply(
         [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
             {
                 "apiVersion": "v1",
                 "kind": "ServiceAccount",
-                "metadata": {"name": OPERATOR_IDENTITY, "namespace": OPERATOR_NAMESPACE},
+                "metadata": {"name": identity, "namespace": namespace},
             },
             role,
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRoleBinding",
-                "metadata": {"name": OPERATOR_IDENTITY},
+                "metadata": {"name": identity},
                 "roleRef": {
                     "apiGroup": "rbac.authorization.k8s.io",
                     "kind": "ClusterRole",
-                    "name": OPERATOR_IDENTITY,
+                    "name": identity,
                 },
-                "subjects": [sa],
+                "subjects": [{"kind": "ServiceAccount", "name": identity, "namespace": namespace}],
             },
         ]
     )
     token = kubectl.run(
-        "create", "token", OPERATOR_IDENTITY, "-n", OPERATOR_NAMESPACE, "--duration=8760h"
+        "create", "token", identity, "-n", namespace, "--duration=8760h"
     ).stdout.strip()
     admin = yaml.safe_load(kubeconfig_path(name).read_text("utf-8"))
-    cluster = admin["clusters"][0]["cluster"]
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "local", "cluster": cluster}],
-        "users": [{"name": OPERATOR_IDENTITY, "user": {"token": token}}],
+        "clusters": [{"name": "local", "cluster": admin["clusters"][0]["cluster"]}],
+        "users": [{"name": identity, "user": {"token": token}}],
         "contexts": [
             {
-                "name": "operator",
-                "context": {
-                    "cluster": "local",
-                    "user": OPERATOR_IDENTITY,
-                    "namespace": OPERATOR_NAMESPACE,
-                },
+                "name": identity,
+                "context": {"cluster": "local", "user": identity, "namespace": namespace},
             }
         ],
-        "current-context": "operator",
+        "current-context": identity,
     }
-    path = _state_dir(name) / "training-operator.kubeconfig"
+    path = _state_dir(name) / f"{identity}.kubeconfig"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600)
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -544,7 +549,6 @@ def _start_addons(
     opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
 ) -> None:
     name = opts.name
-    kubeconfig = str(kubeconfig_path(name))
     volcano = build.components(versions)["volcano"]
     volcano_dir = bin_root() / volcano.dirname
     alive = {r.name for r in _records(name) if r.alive()}
@@ -581,12 +585,22 @@ def _start_addons(
     state["ports"] = ports
     logs = _logs_dir(name)
     _say(out, f"[up] starting Volcano scheduler + controller-manager (logs in {logs})")
+    vc_kubeconfig = {
+        process: _identity_kubeconfig(
+            name,
+            kubectl,
+            identity,
+            VOLCANO_NAMESPACE,
+            build.volcano_clusterrole_path(role, versions),
+        )
+        for process, (identity, role) in VOLCANO_IDENTITIES.items()
+    }
     _spawn(
         "vc-scheduler",
         name,
         [
             str(volcano_dir / "vc-scheduler"),
-            f"--kubeconfig={kubeconfig}",
+            f"--kubeconfig={vc_kubeconfig['vc-scheduler']}",
             "--leader-elect=false",
             "--enable-healthz=true",
             f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
@@ -602,7 +616,7 @@ def _start_addons(
         name,
         [
             str(volcano_dir / "vc-controller-manager"),
-            f"--kubeconfig={kubeconfig}",
+            f"--kubeconfig={vc_kubeconfig['vc-controller-manager']}",
             "--leader-elect=false",
             "--controllers=job-controller,pg-controller,queue-controller,gc-controller",
             "--enable-healthz=true",
@@ -633,7 +647,15 @@ def _start_addons(
     state["webhook"] = opts.webhook
     _claim_cert_dir(name)
     env = dict(os.environ)
-    operator_kubeconfig = str(_operator_kubeconfig(name, kubectl, versions))
+    operator_kubeconfig = str(
+        _identity_kubeconfig(
+            name,
+            kubectl,
+            OPERATOR_IDENTITY,
+            OPERATOR_NAMESPACE,
+            build.operator_clusterrole_path(versions),
+        )
+    )
     env.update(
         {
             "TMPDIR": "/tmp",
