@@ -799,6 +799,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
 def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
     """Stop every process of the cluster and remove all of its files."""
     out = out or sys.stderr
+    existed = cluster_dir(name).exists()
     for record in reversed(_records(name)):
         record.stop()
     _release_cert_dir(name)
@@ -838,7 +839,7 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
     for path in (directory.parent, kwok_workdir()):
         with contextlib.suppress(OSError):
             path.rmdir()  # only when empty
-    _say(out, f"[down] cluster {name!r} removed")
+    _say(out, f"[down] cluster {name!r} removed" if existed else f"[down] no cluster {name!r}")
 
 
 def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
@@ -863,9 +864,9 @@ def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
         kib = _rss_kib(pid)
         rss += kib
         cmd = ""
-        with contextlib.suppress(OSError):
-            cmd = Path(f"/proc/{pid}/comm").read_text().strip()
-        procs[f"{cmd or 'kwok'}[{pid}]"] = {"pid": pid, "alive": kib > 0, "rss_mib": kib // 1024}
+        with contextlib.suppress(OSError, IndexError):
+            cmd = Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name
+        procs[cmd or f"pid-{pid}"] = {"pid": pid, "alive": kib > 0, "rss_mib": kib // 1024}
     for record in _records(name):
         alive = record.alive()
         kib = _rss_kib(record.pid) if alive else 0
