@@ -12,8 +12,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}"
-# Two cores: keep the Go builds from starving everything else.
-export GOFLAGS="${GOFLAGS:-} -p=2"
+# Builds run one at a time with `go build -p 2 -trimpath` under nice (see build.py).
 
 case "${1:-test}" in
   build)
