@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import socket
 import stat
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 import yaml
 
-from tfjob_kit.cluster import local
+from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
 
 pytestmark = pytest.mark.integration
@@ -62,3 +63,15 @@ def test_up_reuse_status_down_leaves_nothing() -> None:
     for pid in pids:
         assert not _alive(pid), f"process {pid} survived down"
     assert not _port_open(port)
+
+
+def test_second_build_builds_nothing() -> None:
+    build.build_all(out=io.StringIO())  # whatever is missing gets built (once)
+    log = io.StringIO()
+    start = time.monotonic()
+    results = build.build_all(out=log)
+    assert all(r.cached for r in results), [r.component.name for r in results if not r.cached]
+    assert log.getvalue() == ""
+    assert time.monotonic() - start < 10
+    for r in results:
+        assert all((r.path / name).exists() for name in r.component.outputs)

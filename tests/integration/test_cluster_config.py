@@ -1,0 +1,76 @@
+"""Pure logic of the local cluster (no cluster, no Go): nodes, kwok config, version lock."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from tfjob_kit.cluster import build, local
+from tfjob_kit.cluster.nodes import NodePlan, node_manifests
+from tfjob_kit.cluster.paths import load_versions, repo_root
+
+
+def test_node_plan_counts_and_gpu_labels() -> None:
+    nodes = node_manifests(NodePlan(cpu_nodes=1, gpu_nodes=3, gpus_per_node=8))
+    assert [n["metadata"]["name"] for n in nodes] == [
+        "tfjob-kit-cpu-0",
+        "tfjob-kit-gpu-0",
+        "tfjob-kit-gpu-1",
+        "tfjob-kit-gpu-2",
+    ]
+    cpu, gpu = nodes[0], nodes[1]
+    assert "nvidia.com/gpu" not in cpu["status"]["allocatable"]
+    assert gpu["status"]["allocatable"]["nvidia.com/gpu"] == "8"
+    assert gpu["status"]["capacity"] == gpu["status"]["allocatable"]
+    labels = gpu["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.present"] == "true"
+    assert labels["nvidia.com/gpu.count"] == "8"
+    assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
+    assert all(n["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake" for n in nodes)
+
+
+@pytest.mark.parametrize(("cpu", "gpu", "per_node"), [(-1, 0, 4), (0, 1, 0), (1, -2, 4)])
+def test_node_plan_rejects_impossible_counts(cpu: int, gpu: int, per_node: int) -> None:
+    with pytest.raises(ValueError):
+        NodePlan(cpu_nodes=cpu, gpu_nodes=gpu, gpus_per_node=per_node)
+
+
+def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
+    versions = load_versions()
+    opts = local.UpOptions(tfjob_run_seconds=7.5, job_run_seconds=1)
+    docs = list(yaml.safe_load_all(local.kwokctl_config(opts, repo_root(), versions)))
+    header, stages = docs[0], docs[1:]
+    assert header["kind"] == "KwokctlConfiguration"
+    assert header["options"]["kubeVersion"] == versions.kubernetes
+    names = {s["metadata"]["name"]: s for s in stages}
+    assert set(names) == {
+        "tfjob-kit-pod-start",
+        "tfjob-kit-tfjob-pod-finish",
+        "tfjob-kit-job-pod-finish",
+        "tfjob-kit-pod-delete",
+    }
+    assert all(s["spec"]["resourceRef"]["kind"] == "Pod" for s in stages)
+    assert names["tfjob-kit-tfjob-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 7500
+    assert names["tfjob-kit-job-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 1000
+    assert names["tfjob-kit-pod-delete"]["spec"]["next"] == {
+        "finalizers": {"empty": True},
+        "delete": True,
+    }
+
+
+def test_version_lock_covers_every_component() -> None:
+    versions = load_versions()
+    table = build.components(versions)
+    assert set(build.DEFAULT) | {"kubectl"} == set(table)
+    assert table["kube"].version == versions.kubernetes == versions.kubectl
+    assert all(c.dirname == f"{c.name}-{c.version}" for c in table.values())
+
+
+def test_kubectl_is_built_only_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    assert "kubectl" in build.wanted(None, None)
+    monkeypatch.setattr(shutil, "which", lambda _name: "/usr/bin/kubectl")
+    assert "kubectl" not in build.wanted(None, None)
+    assert build.wanted(["etcd"], True) == ["etcd", "kubectl"]
