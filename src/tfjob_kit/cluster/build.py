@@ -263,6 +263,7 @@ def _build_kube(c: Component, out: Path, b: Builder) -> None:
             "-p",
             str(b.jobs),
             "-trimpath",
+            "-buildvcs=false",
             "-ldflags",
             flags,
             "-o",
@@ -286,6 +287,7 @@ def _build_kubectl(c: Component, out: Path, b: Builder) -> None:
             "-p",
             str(b.jobs),
             "-trimpath",
+            "-buildvcs=false",
             "-ldflags",
             flags,
             "-o",
@@ -306,6 +308,7 @@ def _build_etcd(c: Component, out: Path, b: Builder) -> None:
             "-p",
             str(b.jobs),
             "-trimpath",
+            "-buildvcs=false",
             "-ldflags",
             "-s -w",
             "-o",
@@ -319,7 +322,17 @@ def _build_etcd(c: Component, out: Path, b: Builder) -> None:
 def _go_install(b: Builder, label: str, out: Path, pkgs: Iterable[str], ldflags: str) -> None:
     b.go_run(
         label,
-        ["install", "-v", "-p", str(b.jobs), "-trimpath", "-ldflags", ldflags, *pkgs],
+        [
+            "install",
+            "-v",
+            "-p",
+            str(b.jobs),
+            "-trimpath",
+            "-buildvcs=false",
+            "-ldflags",
+            ldflags,
+            *pkgs,
+        ],
         env=b.env(GOBIN=str(out)),
     )
 
@@ -366,6 +379,7 @@ def _build_volcano(c: Component, out: Path, b: Builder) -> None:
                 "-p",
                 str(b.jobs),
                 "-trimpath",
+                "-buildvcs=false",
                 "-ldflags",
                 flags,
                 "-o",
