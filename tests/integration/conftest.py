@@ -14,6 +14,7 @@ tests use it and leave it running.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,12 +46,14 @@ def cluster() -> Iterator[Cluster]:
         yield Cluster(local.kubeconfig_path(default), default)
         return
     opts = local.UpOptions(name=name, tfjob_run_seconds=3.0)
-    kubeconfig = local.up(opts)
+    # Progress (a cold build takes minutes) goes to the real stderr, past pytest's capture.
+    progress = sys.__stderr__ or sys.stderr
+    kubeconfig = local.up(opts, out=progress)
     try:
         yield Cluster(kubeconfig, name)
     finally:
         if os.environ.get("TFJOB_KIT_KEEP_CLUSTER") != "1":
-            local.down(name)
+            local.down(name, out=progress)
 
 
 @pytest.fixture
