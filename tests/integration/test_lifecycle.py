@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import socket
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -75,3 +79,39 @@ def test_second_build_builds_nothing() -> None:
     assert time.monotonic() - start < 10
     for r in results:
         assert all((r.path / name).exists() for name in r.component.outputs)
+
+
+def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
+    """`tfjob-kit cluster ...` end to end, through the module entry point."""
+    name = "tfjob-kit-it-cli"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tfjob_kit.cluster", *args, "--name", name],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=False,
+        )
+
+    assert cli("status").returncode == 1
+    assert cli("kubeconfig").returncode == 1
+    try:
+        up = cli(
+            "up", "--no-addons", "--cpu-nodes", "0", "--gpu-nodes", "3", "--gpus-per-node", "2"
+        )
+        assert up.returncode == 0, up.stderr
+        kubeconfig = Path(up.stdout.strip().splitlines()[-1])
+        assert cli("kubeconfig").stdout.strip() == str(kubeconfig)
+        status = cli("status", "-o", "json")
+        assert status.returncode == 0
+        info = json.loads(status.stdout)
+        assert [n["gpus"] for n in info["nodes"]] == ["2", "2", "2"]
+        env_lines = cli("env").stdout
+        assert f"export KUBECONFIG={kubeconfig}" in env_lines
+    finally:
+        down = cli("down")
+    assert down.returncode == 0, down.stderr
+    assert cli("status").returncode == 1
