@@ -9,7 +9,8 @@ The bundled 2020-12 schema is turned into a structural openAPIV3Schema:
   the quantity pattern left to the API server's own Quantity parsing;
 * `default`s are dropped (the operator defaults in memory, and so does validation);
 * `additionalProperties: false` is dropped: structural schemas prune unknown fields instead;
-* `$schema`, `$comment`, `title` and `x-tfjob-kit-*` annotations are dropped;
+* keywords JSONSchemaProps does not have (`$schema`, `$comment`, `title`, `propertyNames`,
+  `x-tfjob-kit-*`) are dropped;
 * the pod template's `metadata` is left open (`x-kubernetes-preserve-unknown-fields`), as
   controller-gen does for embedded ObjectMeta.
 """
@@ -22,7 +23,12 @@ from tfjob_kit import schema
 
 GROUP = "kubeflow.org"
 PLURAL = "tfjobs"
-_DROP = {"$schema", "$comment", "title", "$defs", "$id", "additionalProperties", "format"}
+# What apiextensions.k8s.io/v1 JSONSchemaProps can say (plus x-kubernetes-* extensions).
+_SUPPORTED = {"description", "type", "format", "maximum", "exclusiveMaximum", "minimum",
+              "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+              "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required",
+              "items", "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties",
+              "nullable"}
 _KEEP_FORMATS = {"int32", "int64", "date-time"}
 
 
@@ -59,8 +65,10 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
         return int_or_string
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DROP and not (key == "format" and value in _KEEP_FORMATS):
-            if key == "additionalProperties" and isinstance(value, dict):
+        if key == "format" and value not in _KEEP_FORMATS:
+            continue
+        if key == "additionalProperties":
+            if isinstance(value, dict):  # a map's value schema; `false` is what pruning does
                 out[key] = _structural(value, (*path, key))
             continue
         if key == "const":
@@ -71,7 +79,7 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
             continue  # the operator defaults in memory; the API server stores what was written
         elif key == "properties":
             out[key] = {name: _structural(prop, (*path, name)) for name, prop in value.items()}
-        else:
+        elif key in _SUPPORTED:
             out[key] = _structural(value, (*path, key))
     if "enum" in out and "type" not in out:
         types = {type(v).__name__ for v in out["enum"]}
