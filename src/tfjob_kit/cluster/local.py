@@ -298,20 +298,38 @@ def _kwok_env(name: str) -> dict[str, str]:
     return env
 
 
-def _kwokctl(versions: Versions, name: str, *args: str, out: TextIO, check: bool = True) -> int:
+def _kwokctl(
+    versions: Versions,
+    name: str,
+    *args: str,
+    out: TextIO,
+    check: bool = True,
+    timeout: float = 600.0,
+) -> int:
+    """Run kwokctl with its output in a temporary file (shown only on failure).
+
+    A file rather than a pipe: nothing kwokctl leaves running can keep us waiting for EOF.
+    """
     kwokctl = build.binary("kwokctl", "kwok", versions)
-    proc = subprocess.run(
-        [str(kwokctl), *args],
-        env=_kwok_env(name),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
-    if check and proc.returncode != 0:
-        tail = "\n".join(proc.stdout.splitlines()[-30:])
-        raise ClusterError(f"`kwokctl {' '.join(args)}` failed (exit {proc.returncode}):\n{tail}")
-    return proc.returncode
+    with tempfile.TemporaryFile(mode="w+", prefix="tfjob-kit-kwokctl-") as log:
+        try:
+            rc = subprocess.run(
+                [str(kwokctl), *args],
+                env=_kwok_env(name),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+            ).returncode
+        except subprocess.TimeoutExpired:
+            rc = -1
+        if check and rc != 0:
+            log.seek(0)
+            tail = "\n".join(log.read().splitlines()[-30:])
+            what = "timed out" if rc == -1 else f"failed (exit {rc})"
+            raise ClusterError(f"`kwokctl {' '.join(args)}` {what}:\n{tail}")
+    return rc
 
 
 def kwokctl_config(opts: UpOptions, root: Path, versions: Versions) -> str:
@@ -367,6 +385,7 @@ def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO
             "--wait",
             f"{int(opts.timeout)}s",
             out=out,
+            timeout=opts.timeout + 60,
         )
     finally:
         config.unlink(missing_ok=True)
@@ -819,6 +838,7 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
                 "",
                 out=out,
                 check=False,
+                timeout=120,
             )
         except ClusterError as exc:  # kwokctl not built: stop its processes ourselves
             _say(out, f"[down] {exc}")
