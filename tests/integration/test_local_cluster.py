@@ -326,3 +326,58 @@ def test_addons_run_as_least_privilege_service_accounts(cluster: Cluster) -> Non
         for process in ("training-operator", "vc-scheduler", "vc-controller-manager"):
             text = (logs / f"{process}.log").read_text(errors="replace")
             assert "forbidden" not in text.lower(), f"{process} hit an RBAC denial"
+
+
+def test_volcano_job_with_env_and_svc_plugins_completes(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Seed 003's shape: a batch.volcano.sh Job with ps/worker tasks (no TFJob operator)."""
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "tf-dist"},
+        "spec": {
+            "minAvailable": 3,
+            "schedulerName": "volcano",
+            "queue": "default",
+            "plugins": {"env": [], "svc": []},
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "tasks": [
+                {
+                    "name": name,
+                    "replicas": replicas,
+                    **(
+                        {"policies": [{"event": "TaskCompleted", "action": "CompleteJob"}]}
+                        if name == "worker"
+                        else {}
+                    ),
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "tensorflow", "image": "tensorflow"}],
+                        }
+                    },
+                }
+                for name, replicas in (("ps", 1), ("worker", 2))
+            ],
+        },
+    }
+    path = _write(tmp_path, "vcjob", yaml.safe_dump(job))
+    cluster.apply_file(path, namespace)
+
+    def pods() -> list[dict[str, Any]] | None:
+        return _count(cluster.items("pods", "-n", namespace, "-l", "volcano.sh/job-name"), 3)
+
+    found = cluster.wait_for("3 Volcano Job pods", pods, namespace)
+    worker = next(p for p in found if p["metadata"]["name"] == "tf-dist-worker-1")
+    container = worker["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["VK_TASK_INDEX"]["value"] == "1"  # env plugin
+    assert "VC_WORKER_HOSTS" in env  # svc plugin
+    assert any(m["mountPath"] == "/etc/volcano" for m in container["volumeMounts"])
+
+    def completed() -> bool:
+        vcjob = cluster.get("jobs.batch.volcano.sh", "-n", namespace, "tf-dist")
+        return bool(vcjob.get("status", {}).get("state", {}).get("phase") == "Completed")
+
+    cluster.wait_for("the Volcano Job to complete", completed, namespace)
