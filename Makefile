@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck unit schemas schemas-check bench clean
+.PHONY: venv demo test lint typecheck unit integration schemas schemas-check bench clean \
+	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
 
@@ -26,7 +27,21 @@ typecheck: venv
 unit: venv
 	$(BIN)/python -m pytest tests/unit
 
-test: lint typecheck
+# The local cluster: real control plane, kwok nodes, training-operator and Volcano processes.
+# The build is cached per version (a no-op when cached; ~10-20 min cold on 2 cores).
+cluster-build: venv
+	$(BIN)/tfjob-kit cluster build
+
+cluster-up: cluster-build
+	$(BIN)/tfjob-kit cluster up
+
+cluster-down: venv
+	$(BIN)/tfjob-kit cluster down
+
+integration: cluster-build
+	$(BIN)/python -m pytest tests/integration
+
+test: lint typecheck cluster-build
 	$(BIN)/python -m pytest tests
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).

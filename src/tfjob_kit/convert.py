@@ -318,8 +318,7 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
         "tasks": tasks,
     }
-    if "queue" in scheduling:
-        vc_spec["queue"] = scheduling["queue"]
+    vc_spec["queue"] = scheduling.get("queue", "default")  # no admission webhook may default it
     if "priorityClass" in scheduling:
         vc_spec["priorityClassName"] = scheduling["priorityClass"]
     if "backoffLimit" in run_policy:

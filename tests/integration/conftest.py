@@ -26,12 +26,6 @@ from tfjob_kit.cluster import local
 from ._cluster import Cluster
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "integration: runs against the real local cluster (tfjob-kit cluster up)"
-    )
-
-
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     existing = os.environ.get("TFJOB_KIT_KUBECONFIG")

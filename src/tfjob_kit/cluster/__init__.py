@@ -1,6 +1,6 @@
 """The embedded local cluster (kwok + real control plane + training-operator + Volcano)."""
 
-from tfjob_kit.cluster.build import build_all, kubectl_path, tfjob_crd_path
+from tfjob_kit.cluster.build import build_all, kubectl_path
 from tfjob_kit.cluster.local import (
     UpOptions,
     cluster_dir,
@@ -24,6 +24,5 @@ __all__ = [
     "kubeconfig_path",
     "kubectl_path",
     "status",
-    "tfjob_crd_path",
     "up",
 ]

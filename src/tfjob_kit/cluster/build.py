@@ -27,7 +27,6 @@ from tfjob_kit.cluster.paths import ClusterError, Versions, bin_root, load_versi
 
 STAMP = ".stamp.json"
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-TFJOB_CRD = "kubeflow.org_tfjobs.yaml"
 OPERATOR_ROLE = "training-operator-clusterrole.yaml"
 VOLCANO_ROLES = ("volcano-scheduler", "volcano-controllers")
 
@@ -353,13 +352,10 @@ def _build_operator(c: Component, out: Path, b: Builder) -> None:
         b, "training-operator", out, [f"{module}/cmd/training-operator.v1@{c.version}"], "-s -w"
     )
     (out / "training-operator.v1").rename(out / "training-operator")
-    src = b.module_download_dir(module, c.version) / "manifests" / "base" / "crds"
-    crds = out / "crds"
-    crds.mkdir()
-    shutil.copyfile(src / TFJOB_CRD, crds / TFJOB_CRD)
+    manifests = b.module_download_dir(module, c.version) / "manifests" / "base"
     rbac = out / "rbac"
     rbac.mkdir()
-    shutil.copyfile(src.parent / "rbac" / "role.yaml", rbac / OPERATOR_ROLE)
+    shutil.copyfile(manifests / "rbac" / "role.yaml", rbac / OPERATOR_ROLE)
 
 
 def _build_volcano(c: Component, out: Path, b: Builder) -> None:
@@ -437,7 +433,7 @@ def components(versions: Versions) -> dict[str, Component]:
         Component(
             "training-operator",
             v.training_operator,
-            ("training-operator", f"crds/{TFJOB_CRD}", f"rbac/{OPERATOR_ROLE}"),
+            ("training-operator", f"rbac/{OPERATOR_ROLE}"),
             _build_operator,
             None,
             "Kubeflow training-operator v1",
@@ -536,16 +532,6 @@ def tool_paths(versions: Versions | None = None) -> list[Path]:
         if path.exists():
             found.append(path)
     return found
-
-
-def tfjob_crd_path(versions: Versions | None = None) -> Path:
-    """The TFJob CRD applied by ``cluster up``.
-
-    TODO(issue 2): point this at the CRD generated from schemas/ once it exists; until
-    then it is the upstream CRD of the pinned training-operator, copied from the Go module
-    cache into the build cache at build time (never committed).
-    """
-    return binary(f"crds/{TFJOB_CRD}", "training-operator", versions)
 
 
 def operator_clusterrole_path(versions: Versions | None = None) -> Path:

@@ -38,6 +38,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from tfjob_kit import crd as tfjob_crd
 from tfjob_kit.cluster import build
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
 from tfjob_kit.cluster.paths import (
@@ -580,7 +581,7 @@ def _start_addons(
 
     _say(out, "[up] applying CRDs (Volcano, TFJob)")
     crds = [p.read_text("utf-8") for p in sorted((volcano_dir / "crds").glob("*.yaml"))]
-    crds.append(build.tfjob_crd_path(versions).read_text("utf-8"))
+    crds.append(yaml.safe_dump(tfjob_crd.crd(), sort_keys=False))  # generated from schemas/
     kubectl.apply("\n---\n".join(crds))
     crd_names = (
         "podgroups.scheduling.volcano.sh",
