@@ -95,7 +95,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     jobs = _tfjobs([args.path])
     if not jobs:
         raise UsageError(f"{args.path}: no TFJob found")
-    plans = [explain.plan(job, args.namespace, args.cluster_domain) for _, _, job in jobs]
+    try:
+        plans = [explain.plan(job, args.namespace, args.cluster_domain) for _, _, job in jobs]
+    except explain.ExplainError as exc:
+        print(f"tfjob-kit: error: {args.path}: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
     if args.format == "json":
         data: Any = [p.as_dict() for p in plans]
         _write(json.dumps(data if len(data) > 1 else data[0], indent=2) + "\n", None)

@@ -17,6 +17,11 @@ from tfjob_kit import model
 from tfjob_kit.model import Replica, as_dict
 
 OPERATOR_NAME = "tfjob-controller"
+MAX_PODS = 2000  # TF_CONFIG grows with the square of the pod count; beyond this, refuse
+
+
+class ExplainError(ValueError):
+    """The job cannot be explained (too large to list)."""
 
 
 @dataclass
@@ -87,6 +92,7 @@ def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None
               domain: str = "") -> str | None:
     """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set."""
     reps = model.replicas(content)
+    _check_size(reps)
     if not is_distributed(reps):
         return None
     job = model.job_name(content)
@@ -120,9 +126,16 @@ def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str
     return labels
 
 
+def _check_size(reps: list[Replica]) -> None:
+    total = sum(r.count for r in reps)
+    if total > MAX_PODS:
+        raise ExplainError(f"the job has {total} pods; explain lists at most {MAX_PODS}")
+
+
 def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
     """Everything the operator derives from a TFJob, replica by replica."""
     reps = model.replicas(content)
+    _check_size(reps)
     job = model.job_name(content)
     ns = namespace or model.namespace(content)
     success, deciders = model.success_decider(content)

@@ -247,7 +247,6 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
 
 # --------------------------------------------------------------------------- fast path
 
-_DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.M)
 # The fast path (yaml_rs, YAML 1.2) is taken only for texts that read the same under YAML 1.1
 # (PyYAML, go-yaml, hence Kubernetes). Texts with any of these go the careful way: tabs, merge
 # keys, anchors, aliases, tags, directives, and the line breaks only YAML 1.1 knows.
@@ -256,8 +255,7 @@ _CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%", "\x85", "\u2028", "\u2029"
 _NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
 # Integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
 # octal in 1.2 only.
-_LEADING_ZERO = re.compile(r" [-+]?0[0-9_bo]")
-_LEADING_ZERO_FLOW = re.compile(r"[\[{,][ ]*[-+]?0[0-9_bo]")
+_ZERO_STARTS = tuple(f"{before}{sign}0" for before in " \n[{," for sign in ("", "-", "+"))
 # A float with an exponent is a string to PyYAML; any float makes us look for one.
 _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 # Strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
@@ -270,12 +268,33 @@ _YAML11_NUMBER = re.compile(
 )
 
 
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+
+
+def _has_leading_zero_number(text: str) -> bool:
+    for start in _ZERO_STARTS:
+        index = text.find(start)
+        while index != -1:
+            after = index + len(start)
+            if text[after:after + 1] in _OCTAL_FOLLOWERS:
+                return True
+            index = text.find(start, after)
+    return False
+
+
+_OCTAL_FOLLOWERS = frozenset("0123456789_bo")
+
+
+def _has_non_printable(text: str) -> bool:
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_PRINTABLE))
+    return _NON_PRINTABLE.search(text) is not None
+
+
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
-    if _LEADING_ZERO.search(text) or _NON_PRINTABLE.search(text):
-        return False
-    return not (("[" in text or "," in text) and _LEADING_ZERO_FLOW.search(text))
+    return not (_has_leading_zero_number(text) or _has_non_printable(text))
 
 
 def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
@@ -409,21 +428,37 @@ def load_text(text: str, source: str = "<string>", limits: Limits = DEFAULT_LIMI
     return docs
 
 
+def _marker_at(text: str, start: int) -> bool:
+    """A document marker ('---' or '...') starts at the beginning of a line at `start`."""
+    end = start + 3
+    return text.startswith(("---", "..."), start) and (end >= len(text) or text[end] in " \t\r\n")
+
+
+def _marker_starts(text: str) -> list[int]:
+    found = [0] if _marker_at(text, 0) else []
+    for needle in ("\n---", "\n..."):
+        index = text.find(needle)
+        while index != -1:
+            if _marker_at(text, index + 1):
+                found.append(index + 1)
+            index = text.find(needle, index + 1)
+    return sorted(found)
+
+
 def _split_documents(text: str) -> Iterator[tuple[int, int, int]]:
     """(begin, end, first line) of each document chunk, split at '---' and '...' markers, so one
     bad document does not hide the next ones and size limits apply per document. A '---' or '...'
     at the start of a line always ends a document (YAML forbids it inside scalars); only
     directives ('%YAML') need the stream whole."""
-    if re.search(r"^%", text, re.M):
+    if text.startswith("%") or "\n%" in text:
         yield 0, len(text), 1
         return
-    starts = [0] + [m.start() for m in _DOC_MARKER.finditer(text)]
+    markers = _marker_starts(text)
+    starts = [0, *markers] if markers[:1] != [0] else markers
     line = 1
     for number, begin in enumerate(starts):
         end = starts[number + 1] if number + 1 < len(starts) else len(text)
-        is_end_marker = text.startswith("...", begin) and (
-            number > 0 or _DOC_MARKER.match(text) is not None)
-        skip = 3 if is_end_marker else 0
+        skip = 3 if text.startswith("...", begin) and _marker_at(text, begin) else 0
         yield begin + skip, end, line
         line += text.count("\n", begin, end)
 

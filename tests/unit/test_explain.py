@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tfjob_kit import explain
 
 
@@ -94,3 +96,10 @@ def test_chief_decides_and_exit_code_pods_never_restart() -> None:
     assert not plan.replicas[1].decides_success
     text = explain.render_text(plan)
     assert "restartPolicy ExitCode (pods: Never)" in text and "TF_CONFIG=" in text
+
+
+def test_huge_jobs_are_refused_not_listed() -> None:
+    with pytest.raises(explain.ExplainError, match="at most"):
+        explain.plan(job({"Worker": 2**31 - 1}))
+    with pytest.raises(explain.ExplainError):
+        explain.tf_config(job({"Worker": 10**6}), "Worker", 0)

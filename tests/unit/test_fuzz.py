@@ -75,7 +75,8 @@ def test_mutated_tfjobs(base: dict[str, Any], mutations: list[tuple[list[int], A
     report = validate_documents(load_text(text, "fuzz.yaml"))
     check(report)
     if isinstance(document, dict):
-        explain.plan(document)
+        with contextlib.suppress(explain.ExplainError):  # more pods than explain lists
+            explain.plan(document)
         with contextlib.suppress(convert.ConversionError):
             convert.to_volcano(document)
     assert time.monotonic() - start < 2
