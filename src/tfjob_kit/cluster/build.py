@@ -254,23 +254,7 @@ def _kube_expected(v: Versions) -> dict[str, str]:
 def _build_kube(c: Component, out: Path, b: Builder) -> None:
     b.check_requires(c, _kube_expected(b.versions))
     flags = _ldflags(*_kube_version_flags(c.version))
-    b.go_run(
-        "kube",
-        [
-            "build",
-            "-v",
-            "-p",
-            str(b.jobs),
-            "-trimpath",
-            "-buildvcs=false",
-            "-ldflags",
-            flags,
-            "-o",
-            str(out / "kube"),
-            ".",
-        ],
-        cwd=b.module_dir(c),
-    )
+    _go_build(b, "kube", out / "kube", ".", flags, b.module_dir(c))
     for name in KUBE_COMPONENTS:
         (out / name).symlink_to("kube")
 
@@ -278,62 +262,27 @@ def _build_kube(c: Component, out: Path, b: Builder) -> None:
 def _build_kubectl(c: Component, out: Path, b: Builder) -> None:
     b.check_requires(c, _kube_expected(b.versions))
     flags = _ldflags(*_kube_version_flags(c.version))
-    b.go_run(
-        "kubectl",
-        [
-            "build",
-            "-v",
-            "-p",
-            str(b.jobs),
-            "-trimpath",
-            "-buildvcs=false",
-            "-ldflags",
-            flags,
-            "-o",
-            str(out / "kubectl"),
-            "./kubectl",
-        ],
-        cwd=b.module_dir(c),
-    )
+    _go_build(b, "kubectl", out / "kubectl", "./kubectl", flags, b.module_dir(c))
 
 
 def _build_etcd(c: Component, out: Path, b: Builder) -> None:
     b.check_requires(c, {"go.etcd.io/etcd/server/v3": c.version})
-    b.go_run(
-        "etcd",
-        [
-            "build",
-            "-v",
-            "-p",
-            str(b.jobs),
-            "-trimpath",
-            "-buildvcs=false",
-            "-ldflags",
-            "-s -w",
-            "-o",
-            str(out / "etcd"),
-            ".",
-        ],
-        cwd=b.module_dir(c),
-    )
+    _go_build(b, "etcd", out / "etcd", ".", "-s -w", b.module_dir(c))
+
+
+def _go_flags(b: Builder, ldflags: str) -> list[str]:
+    return ["-v", "-p", str(b.jobs), "-trimpath", "-buildvcs=false", "-ldflags", ldflags]
+
+
+def _go_build(b: Builder, label: str, output: Path, package: str, ldflags: str, cwd: Path
+              ) -> None:
+    """`go build` of a package of a wrapper module into one binary."""
+    b.go_run(label, ["build", *_go_flags(b, ldflags), "-o", str(output), package], cwd=cwd)
 
 
 def _go_install(b: Builder, label: str, out: Path, pkgs: Iterable[str], ldflags: str) -> None:
-    b.go_run(
-        label,
-        [
-            "install",
-            "-v",
-            "-p",
-            str(b.jobs),
-            "-trimpath",
-            "-buildvcs=false",
-            "-ldflags",
-            ldflags,
-            *pkgs,
-        ],
-        env=b.env(GOBIN=str(out)),
-    )
+    """`go install` of published commands (no wrapper module) into the directory out."""
+    b.go_run(label, ["install", *_go_flags(b, ldflags), *pkgs], env=b.env(GOBIN=str(out)))
 
 
 def _build_kwok(c: Component, out: Path, b: Builder) -> None:
@@ -367,23 +316,7 @@ def _build_volcano(c: Component, out: Path, b: Builder) -> None:
         ("vc-scheduler", "volcano.sh/volcano/cmd/scheduler"),
         ("vc-controller-manager", "volcano.sh/volcano/cmd/controller-manager"),
     ):
-        b.go_run(
-            binary,
-            [
-                "build",
-                "-v",
-                "-p",
-                str(b.jobs),
-                "-trimpath",
-                "-buildvcs=false",
-                "-ldflags",
-                flags,
-                "-o",
-                str(out / binary),
-                pkg,
-            ],
-            cwd=b.module_dir(c),
-        )
+        _go_build(b, binary, out / binary, pkg, flags, b.module_dir(c))
     module_dir = b.module_download_dir("volcano.sh/volcano", c.version)
     crds = out / "crds"
     crds.mkdir()
