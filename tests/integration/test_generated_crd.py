@@ -55,7 +55,8 @@ def test_server_rejects_what_validate_reports(cluster: Cluster, namespace: str,
 def test_valid_job_is_accepted_by_both(cluster: Cluster, namespace: str) -> None:
     text = _job("good-policy", cleanPodPolicy="Running", backoffLimit=2)
     assert [f for f in validate_text(text).findings if str(f.severity) == "error"] == []
-    cluster.kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=text)
+    cluster.kubectl("apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-",
+                    stdin=text)
 
 
 def test_example_dist_mnist_succeeds_with_predicted_tf_config(cluster: Cluster,
