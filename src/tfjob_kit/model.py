@@ -159,10 +159,6 @@ def pod_name(job: str, replica_type: str, index: int) -> str:
     return f"{job}-{replica_type.lower()}-{index}"
 
 
-def total_replicas(content: Any) -> int:
-    return sum(r.count for r in replicas(content))
-
-
 def success_decider(content: Any) -> tuple[str, list[str]]:
     """(explanation, replica types whose completion decides success)."""
     reps = {r.type: r for r in replicas(content) if r.count > 0}

@@ -30,9 +30,6 @@ class DocumentResult:
     loaded: bool = True  # False when the document could not be read as a Kubernetes object
     findings: list[Finding] = field(default_factory=list)
 
-    def worst(self) -> Severity | None:
-        return max((f.severity for f in self.findings), default=None)
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "file": self.source,
