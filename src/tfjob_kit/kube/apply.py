@@ -1,0 +1,152 @@
+"""Idempotent, all-or-nothing server-side apply and deletion of prepared items.
+
+apply: every object is first applied with dryRun=All (the API server validates, defaults and
+admits it, nothing is stored); only when all of them pass are the changed ones applied for real.
+Whether an object changes is decided by comparing what the server holds with what the dry run
+returns, without the fields the server manages (resourceVersion, managedFields, status, ...).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.jobs import Item
+
+T = TypeVar("T")
+R = TypeVar("R")
+WORKERS = 8
+_SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "generation",
+                    "creationTimestamp", "selfLink", "deletionTimestamp",
+                    "deletionGracePeriodSeconds")
+
+
+@dataclass
+class Outcome:
+    item: Item
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    action: str  # created | updated | unchanged | deleted | absent
+
+    @property
+    def changed(self) -> bool:
+        return self.action not in ("unchanged", "absent")
+
+    def diff(self) -> dict[str, Any]:
+        header = f"{self.item.describe()} ({self.item.where})"
+        return {"before": comparable(self.before) if self.before else {},
+                "after": comparable(self.after) if self.after else {},
+                "before_header": header, "after_header": header}
+
+
+def comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without what the server manages: what a user's change can affect."""
+    out = {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict):
+        out["metadata"] = {k: v for k, v in metadata.items() if k not in _SERVER_METADATA}
+    return out
+
+
+def _owns(obj: dict[str, Any], field_manager: str) -> bool:
+    return any(entry.get("manager") == field_manager and entry.get("operation") == "Apply"
+               for entry in obj.get("metadata", {}).get("managedFields") or [])
+
+
+def parallel(function: Callable[[T], R], items: Iterable[T], workers: int = WORKERS) -> list[R]:
+    """function over items on a thread pool, results in order. Every call runs; the first
+    KubeError (in item order) is raised with the count of the others."""
+    todo = list(items)
+    if len(todo) <= 1:
+        return [function(x) for x in todo]
+
+    def attempt(x: T) -> tuple[R | None, KubeError | None]:
+        try:
+            return function(x), None
+        except KubeError as exc:
+            return None, exc
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+        results = list(pool.map(attempt, todo))
+    errors = [e for _, e in results if e is not None]
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more failures like it)" if len(errors) > 1 else ""
+        raise KubeError(f"{first}{more}", first.reason, first.status)
+    return [r for r, _ in results]  # type: ignore[misc]
+
+
+def _existing(client: Client, items: list[Item]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """What the server holds now, one list per resource and namespace."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for resource, namespace in {(i.resource, i.namespace) for i in items}:
+        for obj in client.list_objects(resource, namespace):
+            found[(resource.plural, namespace, obj["metadata"]["name"])] = obj
+    return found
+
+
+def _key(item: Item) -> tuple[str, str, str]:
+    return item.resource.plural, item.namespace, item.name
+
+
+def apply_items(client: Client, items: list[Item], *, field_manager: str,
+                force: bool = False, check_mode: bool = False) -> list[Outcome]:
+    """Apply all items or none. In check mode nothing is stored; the outcomes say what would
+    change."""
+    existing = _existing(client, items)
+
+    def dry_run(item: Item) -> dict[str, Any]:
+        return client.apply(item.resource, item.body, field_manager=field_manager, force=force,
+                            dry_run=True)
+
+    planned = parallel(dry_run, items)
+    outcomes = []
+    for item, after in zip(items, planned, strict=True):
+        before = existing.get(_key(item))
+        if before is None:
+            action = "created"
+        elif comparable(before) != comparable(after):
+            action = "updated"
+        else:
+            action = "unchanged"
+        outcomes.append(Outcome(item, before, after, action))
+    if check_mode:
+        return outcomes
+    # Apply what changes, and what this field manager does not own yet (so that a later
+    # removal of a field from the manifest removes it from the object).
+    todo = [o for o in outcomes
+            if o.changed or o.before is None or not _owns(o.before, field_manager)]
+
+    def really(outcome: Outcome) -> dict[str, Any]:
+        return client.apply(outcome.item.resource, outcome.item.body,
+                            field_manager=field_manager, force=force)
+
+    for outcome, after in zip(todo, parallel(really, todo), strict=True):
+        outcome.after = after
+    return outcomes
+
+
+def delete_items(client: Client, items: list[Item], *, check_mode: bool = False
+                 ) -> list[Outcome]:
+    """Delete the items' objects; the garbage collector removes their pods and services
+    (foreground propagation: the job disappears after what it owns)."""
+    existing = _existing(client, items)
+    outcomes = [Outcome(i, existing.get(_key(i)), None,
+                        "deleted" if _key(i) in existing else "absent") for i in items]
+    if check_mode:
+        return outcomes
+
+    def remove(outcome: Outcome) -> bool:
+        item = outcome.item
+        return client.delete(item.resource, item.namespace, item.name)
+
+    todo = [o for o in outcomes if o.action == "deleted"]
+    for outcome, was_there in zip(todo, parallel(remove, todo), strict=True):
+        if not was_there:
+            outcome.action = "absent"
+    return outcomes

@@ -1,0 +1,237 @@
+"""A small client over kubernetes.client: JSON in, JSON out, clear errors.
+
+Only what the toolkit needs: server-side apply (optionally dry-run), get, list, delete of its
+custom resources, and the pods, services, events and logs around a job. Responses are read as
+plain JSON (no model classes), which keeps the per-request cost low.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.errors import KubeError, from_api_exception, unreachable
+from tfjob_kit.kube.resources import Resource
+
+T = TypeVar("T")
+REQUEST_TIMEOUT = 60.0
+
+
+def _configuration(conn: Connection) -> Any:
+    from kubernetes import client
+    from kubernetes import config as loader
+
+    config: Any = loader
+    cfg = client.Configuration()
+    explicit_host = conn.host and not conn.kubeconfig
+    if not explicit_host:
+        try:
+            if isinstance(conn.kubeconfig, dict):
+                config.load_kube_config_from_dict(conn.kubeconfig, context=conn.context,
+                                                  client_configuration=cfg,
+                                                  persist_config=False)
+            elif conn.kubeconfig or _default_kubeconfig_exists():
+                config.load_kube_config(conn.kubeconfig, context=conn.context,
+                                        client_configuration=cfg, persist_config=False)
+            elif "KUBERNETES_SERVICE_HOST" in os.environ:
+                config.load_incluster_config(cfg)
+            else:
+                raise KubeError(
+                    "no kubeconfig to use: set kubeconfig (or K8S_AUTH_KUBECONFIG or KUBECONFIG) "
+                    "or host and api_key; ~/.kube/config does not exist and this is not a pod "
+                    "in a cluster", "kubeconfig")
+        except config.ConfigException as exc:
+            where = conn.kubeconfig if isinstance(conn.kubeconfig, str) else "kubeconfig"
+            raise KubeError(f"cannot use {where}: {exc}", "kubeconfig") from None
+        except OSError as exc:
+            raise KubeError(f"cannot read kubeconfig {conn.kubeconfig}: {exc.strerror}",
+                            "kubeconfig") from None
+    if conn.host:
+        cfg.host = conn.host.rstrip("/")
+    if conn.api_key:
+        cfg.api_key = {"authorization": f"Bearer {conn.api_key}"}
+    if conn.validate_certs is not None:
+        cfg.verify_ssl = conn.validate_certs
+    for option, attribute in (("ca_cert", "ssl_ca_cert"), ("client_cert", "cert_file"),
+                              ("client_key", "key_file"), ("proxy", "proxy"),
+                              ("no_proxy", "no_proxy")):
+        value = getattr(conn, option)
+        if value:
+            setattr(cfg, attribute, value)
+    cfg.retries = 1
+    return cfg
+
+
+def _default_kubeconfig_exists() -> bool:
+    paths = os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)
+    return any(Path(p).expanduser().is_file() for p in paths if p)
+
+
+class Client:
+    """One connection to one cluster; safe to share between threads."""
+
+    def __init__(self, conn: Connection | None = None) -> None:
+        from kubernetes import client
+
+        self.connection = conn or Connection()
+        cfg = _configuration(self.connection)
+        self.host = str(cfg.host)
+        api: Any = client.ApiClient(cfg)
+        if self.connection.impersonate_user:
+            api.set_default_header("Impersonate-User", self.connection.impersonate_user)
+        for group in self.connection.impersonate_groups:
+            # Several groups need several headers; urllib3 joins repeated values with ", ".
+            previous = api.default_headers.get("Impersonate-Group")
+            api.set_default_header("Impersonate-Group",
+                                   f"{previous}, {group}" if previous else group)
+        self._api = api
+        self._custom: Any = client.CustomObjectsApi(api)
+        self._core: Any = client.CoreV1Api(api)
+        self._version: Any = client.VersionApi(api)
+
+    def close(self) -> None:
+        self._api.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _errors(self, action: str, resource: Resource | None = None,
+                namespace: str | None = None, name: str | None = None) -> Iterator[None]:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            yield
+        except ApiException as exc:
+            raise from_api_exception(exc, action, resource, namespace, name) from None
+        except HTTPError as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise unreachable(self.host, str(reason)) from None
+
+    def _json(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        response = call(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT,
+                        **kwargs)
+        return json.loads(response.data) if response.data else {}
+
+    # -- the cluster ---------------------------------------------------------------------
+
+    def server_version(self) -> dict[str, Any]:
+        with self._errors("reading the server version of"):
+            result: dict[str, Any] = self._json(self._version.get_code)
+            return result
+
+    # -- custom resources ----------------------------------------------------------------
+
+    def apply(self, resource: Resource, body: dict[str, Any], *, field_manager: str,
+              force: bool = False, dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply of one namespaced object; returns the object the server holds
+        (or would hold, with dry_run)."""
+        metadata = body["metadata"]
+        namespace, name = metadata["namespace"], metadata["name"]
+        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        with self._errors("dry-run apply of" if dry_run else "applying", resource, namespace,
+                          name):
+            result: dict[str, Any] = self._json(
+                self._custom.patch_namespaced_custom_object, resource.group, resource.version,
+                namespace, resource.plural, name, body, field_manager=field_manager,
+                force=force, _content_type="application/apply-patch+yaml", **extra)
+            return result
+
+    def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        with self._errors("reading", resource, namespace, name):
+            try:
+                result: dict[str, Any] = self._json(
+                    self._custom.get_namespaced_custom_object, resource.group,
+                    resource.version, namespace, resource.plural, name)
+            except ApiException as exc:
+                if exc.status == 404 and _names_object(exc):
+                    return None
+                raise
+            return result
+
+    def list_objects(self, resource: Resource, namespace: str | None = None,
+             label_selector: str | None = None) -> list[dict[str, Any]]:
+        selector = {"label_selector": label_selector} if label_selector else {}
+        with self._errors("listing", resource):
+            if namespace:
+                data = self._json(self._custom.list_namespaced_custom_object, resource.group,
+                                  resource.version, namespace, resource.plural, **selector)
+            else:
+                data = self._json(self._custom.list_cluster_custom_object, resource.group,
+                                  resource.version, resource.plural, **selector)
+        items: list[dict[str, Any]] = data.get("items", [])
+        for item in items:  # list items carry no apiVersion/kind
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+        return items
+
+    def delete(self, resource: Resource, namespace: str, name: str,
+               propagation: str = "Foreground", dry_run: bool = False) -> bool:
+        """Delete one object and (by propagation) what it owns; False when it was not there."""
+        from kubernetes.client.exceptions import ApiException
+
+        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        with self._errors("deleting", resource, namespace, name):
+            try:
+                self._json(self._custom.delete_namespaced_custom_object, resource.group,
+                           resource.version, namespace, resource.plural, name,
+                           propagation_policy=propagation, **extra)
+            except ApiException as exc:
+                if exc.status == 404 and _names_object(exc):
+                    return False
+                raise
+        return True
+
+    # -- what a job owns -----------------------------------------------------------------
+
+    def pods(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
+        with self._errors(f"listing pods ({label_selector}) in namespace {namespace!r} for"):
+            items: list[dict[str, Any]] = self._json(
+                self._core.list_namespaced_pod, namespace,
+                label_selector=label_selector).get("items", [])
+            return items
+
+    def services(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
+        with self._errors(f"listing services ({label_selector}) in namespace {namespace!r} for"):
+            items: list[dict[str, Any]] = self._json(
+                self._core.list_namespaced_service, namespace,
+                label_selector=label_selector).get("items", [])
+            return items
+
+    def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        with self._errors(f"listing events in namespace {namespace!r} for"):
+            items: list[dict[str, Any]] = self._json(
+                self._core.list_namespaced_event, namespace,
+                field_selector=selector).get("items", [])
+            return items
+
+    def pod_log(self, namespace: str, name: str, tail_lines: int,
+                container: str | None = None) -> str:
+        extra = {"container": container} if container else {}
+        with self._errors(f"reading the log of pod {namespace}/{name} for"):
+            response = self._core.read_namespaced_pod_log(
+                name, namespace, tail_lines=tail_lines, _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT, **extra)
+            data: bytes = response.data or b""
+            return data.decode("utf-8", "replace")
+
+
+def _names_object(exc: Any) -> bool:
+    """A 404 about a named object (as opposed to an unknown resource type)."""
+    try:
+        details = json.loads(exc.body).get("details") or {}
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return bool(details.get("name"))

@@ -1,0 +1,49 @@
+"""The custom resources the toolkit applies, addressed without API discovery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    installed_by: str  # what installs the CRD, named in the "not installed" error
+    job_label: str  # the label its pods and services carry, valued with the job's name
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+    def selector(self, name: str) -> str:
+        return f"{self.job_label}={name}"
+
+    def describe(self, namespace: str, name: str) -> str:
+        return f"{self.kind} {namespace}/{name}"
+
+
+TFJOB = Resource("kubeflow.org", "v1", "tfjobs", "TFJob",
+                 "the tfjob.kit.training_operator role (playbooks/site.yml)",
+                 "training.kubeflow.org/job-name")
+VOLCANO_JOB = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job",
+                       "the tfjob.kit.volcano role (playbooks/site.yml with "
+                       "tfjob_kit_scheduler: volcano)", "volcano.sh/job-name")
+
+RESOURCES = (TFJOB, VOLCANO_JOB)
+
+
+def resource_of(content: dict[str, Any]) -> Resource | None:
+    """The Resource for an object's apiVersion and kind, or None when it is not one of ours."""
+    for resource in RESOURCES:
+        if content.get("apiVersion") == resource.api_version and content.get("kind") == \
+                resource.kind:
+            return resource
+    return None

@@ -1,0 +1,129 @@
+"""The whole tfjob task: load, convert, validate, apply or delete, wait; one result.
+
+The Ansible module and the CLI call run(); they only map their arguments to a Request and the
+Result (or TaskError) to their own output.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tfjob_kit.config import ConfigError, RuleConfig, from_settings
+from tfjob_kit.findings import Severity
+from tfjob_kit.kube import apply, jobs, status
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.errors import KubeError
+
+DEFAULT_FIELD_MANAGER = "tfjob-kit"
+
+
+@dataclass
+class Request:
+    src: list[str] | None = None
+    definition: Any = None
+    state: Literal["present", "absent"] = "present"
+    namespace: str | None = None
+    field_manager: str = DEFAULT_FIELD_MANAGER
+    force_conflicts: bool = False
+    validate: jobs.ValidateMode = "strict"
+    rules: dict[str, str] = field(default_factory=dict)  # rule id -> off|error|warning|info
+    backend: jobs.Backend = "kubeflow"
+    convert: bool = False
+    wait: bool = False
+    wait_for: list[str] = field(default_factory=lambda: ["Succeeded"])
+    fail_on: list[str] = field(default_factory=lambda: ["Failed"])
+    wait_timeout: float = 600.0
+    check_mode: bool = False
+    diff: bool = False
+    connection: Connection = field(default_factory=Connection)
+
+
+class TaskError(Exception):
+    """The task failed; `result` holds what is known (findings, jobs applied so far...)."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def _rule_config(settings: dict[str, str]) -> RuleConfig:
+    try:
+        return from_settings(dict(settings), "rules")
+    except ConfigError as exc:
+        raise jobs.InvalidInputError([str(exc)]) from None
+
+
+def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> dict[str, Any]:
+    item = outcome.item
+    obj = outcome.after or outcome.before
+    current = job_status or status.job_status(item.resource, obj)
+    return {
+        "kind": item.resource.kind, "api_version": item.resource.api_version,
+        "namespace": item.namespace, "name": item.name, "source": item.source,
+        "document": item.document, "action": outcome.action, "changed": outcome.changed,
+        "tf_config": item.tf_config(), **current.as_dict(),
+    }
+
+
+def run(request: Request) -> dict[str, Any]:
+    """Do the task; returns the result, raises TaskError (with the partial result)."""
+    started = time.monotonic()
+    result: dict[str, Any] = {"changed": False, "jobs": [], "objects": [], "findings": [],
+                              "warnings": []}
+
+    def failed(message: str) -> TaskError:
+        result["duration"] = round(time.monotonic() - started, 3)
+        return TaskError(message, result)
+
+    try:
+        docs = jobs.load_input(request.src, request.definition)
+        default_namespace = request.connection.namespace() or "default"
+        items = jobs.prepare(
+            docs, namespace=request.namespace, default_namespace=default_namespace,
+            backend=request.backend, validate=request.validate,
+            rules=_rule_config(request.rules), allow_convert=request.convert,
+            for_delete=request.state == "absent")
+    except jobs.InvalidInputError as exc:
+        result["findings"] = [f.as_dict() for f in exc.findings]
+        raise failed(str(exc)) from None
+    result["findings"] = [f.as_dict() for i in items for f in i.findings]
+    result["warnings"] = [
+        f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
+        for i in items for f in i.findings
+        if f.severity >= Severity.WARNING and not (request.validate == "strict" and
+                                                   f.severity >= Severity.ERROR)
+    ] + [note for i in items for note in i.notes]
+    if not items:
+        raise failed("nothing to apply: the input holds no TFJob")
+    try:
+        with Client(request.connection) as client:
+            if request.state == "absent":
+                outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
+            else:
+                outcomes = apply.apply_items(client, items, field_manager=request.field_manager,
+                                             force=request.force_conflicts,
+                                             check_mode=request.check_mode)
+            result["changed"] = any(o.changed for o in outcomes)
+            if request.diff:
+                result["diff"] = [o.diff() for o in outcomes if o.changed]
+            result["objects"] = [o.after for o in outcomes if o.after is not None]
+            result["jobs"] = [_job_result(o, None) for o in outcomes]
+            if request.wait and not request.check_mode:
+                keys = [(o.item.resource, o.item.namespace, o.item.name) for o in outcomes]
+                if request.state == "absent":
+                    status.wait_gone(client, keys, timeout=request.wait_timeout)
+                    result["jobs"] = [_job_result(o, status.job_status(o.item.resource, None))
+                                      for o in outcomes]
+                else:
+                    reached = status.wait(client, keys, wait_for=request.wait_for,
+                                          fail_on=request.fail_on,
+                                          timeout=request.wait_timeout)
+                    result["jobs"] = [_job_result(o, reached[k])
+                                      for o, k in zip(outcomes, keys, strict=True)]
+    except KubeError as exc:
+        raise failed(str(exc)) from None
+    result["duration"] = round(time.monotonic() - started, 3)
+    return result
