@@ -29,7 +29,7 @@ class Request:
     field_manager: str = DEFAULT_FIELD_MANAGER
     force_conflicts: bool = False
     validate: jobs.ValidateMode = "strict"
-    rules: dict[str, str] = field(default_factory=dict)  # rule id -> off|error|warning|info
+    rules: dict[str, Any] = field(default_factory=dict)  # rule id -> off|error|warning|info
     backend: jobs.Backend = "kubeflow"
     convert: bool = False
     wait: bool = False
@@ -49,7 +49,7 @@ class TaskError(Exception):
         self.result = result
 
 
-def _rule_config(settings: dict[str, str]) -> RuleConfig:
+def _rule_config(settings: dict[str, Any]) -> RuleConfig:
     try:
         return from_settings(dict(settings), "rules")
     except ConfigError as exc:

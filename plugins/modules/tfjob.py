@@ -1,0 +1,353 @@
+#!/usr/bin/python
+# Copyright: tfjob-kit developers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""tfjob.kit.tfjob: validate TFJobs, then apply (or delete) them idempotently."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: tfjob
+short_description: Validate Kubeflow TFJobs, then apply or delete them idempotently
+version_added: 0.1.0
+description:
+  - Loads TFJobs from files, directories or a definition, validates every document with the
+    tfjob-kit library (the JSON Schema of C(kubeflow.org/v1) TFJobs plus the training-operator's
+    own rules and known pitfalls), and only when all of them pass applies them with server-side
+    apply.
+  - All or nothing. Every object is first applied as a server-side dry run. Only when the API
+    server accepts all of them are the changed ones applied. An invalid document fails the task,
+    naming file, document and JSON path, and nothing is created.
+  - Can convert the jobs to Volcano C(batch.volcano.sh) Jobs (O(backend=volcano)), convert legacy
+    and T9k jobs (O(convert=true)), and wait until the jobs reach any of several conditions,
+    ending the wait at once on a failure condition.
+  - Check mode is a server-side dry run. Diff mode shows each object before and after.
+author:
+  - tfjob-kit developers
+extends_documentation_fragment:
+  - tfjob.kit.connection
+options:
+  src:
+    description:
+      - Files or directories of YAML manifests (several documents per file allowed; directories
+        are read for C(*.yaml), C(*.yml) and C(*.json)).
+      - Mutually exclusive with O(definition).
+    type: list
+    elements: path
+  definition:
+    description:
+      - The TFJobs themselves, as a dictionary, a list of dictionaries, or YAML text (several
+        documents allowed).
+      - Mutually exclusive with O(src).
+    type: raw
+  state:
+    description:
+      - V(present) applies the jobs. V(absent) deletes them, and the garbage collector removes
+        their pods and services.
+    type: str
+    choices: [present, absent]
+    default: present
+  namespace:
+    description:
+      - Namespace for documents that do not name one. A document naming a different namespace
+        fails the task.
+      - Defaults to the namespace of the kubeconfig context, then V(default).
+    type: str
+  field_manager:
+    description:
+      - The field manager of the server-side apply.
+    type: str
+    default: tfjob-kit
+  force_conflicts:
+    description:
+      - Take over fields that another field manager owns instead of failing with a conflict.
+    type: bool
+    default: false
+  validate:
+    description:
+      - V(strict) fails the task on error-level findings. Warnings are returned and shown.
+      - V(warn) shows every finding as a warning and applies anyway. The API server still has
+        the last word.
+      - V(off) skips validation.
+      - Documents that are not valid YAML, or not TFJobs, always fail the task.
+    type: str
+    choices: [strict, warn, off]
+    default: strict
+  rules:
+    description:
+      - Rule overrides, as a mapping from rule id to V(off), V(error), V(warning) or V(info).
+      - Run C(tfjob-kit rules) to list the rule ids.
+    type: dict
+    default: {}
+  backend:
+    description:
+      - V(kubeflow) applies TFJobs, which the training-operator runs.
+      - V(volcano) converts each TFJob to a Volcano C(batch.volcano.sh/v1alpha1) Job and applies
+        that. Its pods build C(TF_CONFIG) from Volcano's host files.
+    type: str
+    choices: [kubeflow, volcano]
+    default: kubeflow
+  convert:
+    description:
+      - Convert legacy TFJobs (C(kubeflow.org/v1alpha1), C(v1alpha2), C(v1beta1), C(v1beta2)) and
+        T9k C(TensorFlowTrainingJob)s to C(kubeflow.org/v1) TFJobs before validating them.
+      - Without it such documents fail the task.
+    type: bool
+    default: false
+  wait:
+    description:
+      - Wait until every job reaches one of the O(wait_for) conditions. With O(state=absent),
+        wait until the jobs, their pods and their services are gone.
+    type: bool
+    default: false
+  wait_for:
+    description:
+      - The conditions that end the wait successfully; any one of them is enough.
+      - For Volcano Jobs, C(Completed) also counts as V(Succeeded), and C(Aborted) and
+        C(Terminated) also count as V(Failed).
+    type: list
+    elements: str
+    choices: [Created, Running, Restarting, Succeeded, Failed, Suspended, Pending, Completed,
+              Aborted, Terminated]
+    default: [Succeeded]
+  fail_on:
+    description:
+      - Conditions that end the wait at once and fail the task, with the job's reason and the
+        failed pods.
+    type: list
+    elements: str
+    choices: [Created, Running, Restarting, Succeeded, Failed, Suspended, Pending, Completed,
+              Aborted, Terminated]
+    default: [Failed]
+  wait_timeout:
+    description:
+      - Seconds to wait before failing.
+    type: int
+    default: 600
+attributes:
+  check_mode:
+    support: full
+    description: A server-side dry run of every object. It reports what would change and stores nothing.
+  diff_mode:
+    support: full
+    description: Each changed object before and after, without the fields the server manages.
+seealso:
+  - module: tfjob.kit.tfjob_info
+  - module: kubernetes.core.k8s
+"""
+
+EXAMPLES = r"""
+- name: Apply every TFJob of a directory and wait until they all succeed
+  tfjob.kit.tfjob:
+    src: jobs/
+    namespace: training
+    wait: true
+    wait_for: [Succeeded]
+    fail_on: [Failed]
+    wait_timeout: 1800
+
+- name: Apply one job defined inline; a warning-level rule becomes an error
+  tfjob.kit.tfjob:
+    kubeconfig: "{{ lookup('ansible.builtin.env', 'HOME') }}/.kube/config"
+    context: gpu-cluster
+    definition:
+      apiVersion: kubeflow.org/v1
+      kind: TFJob
+      metadata:
+        name: mnist
+        namespace: training
+      spec:
+        tfReplicaSpecs:
+          Worker:
+            replicas: 2
+            restartPolicy: OnFailure
+            template:
+              spec:
+                containers:
+                  - name: tensorflow
+                    image: registry.example.com/mnist:1.0
+    rules:
+      image-latest: error
+
+- name: Run the same training as a Volcano gang-scheduled Job
+  tfjob.kit.tfjob:
+    src: jobs/dist-mnist.yaml
+    backend: volcano
+    wait: true
+
+- name: Submit a T9k TensorFlowTrainingJob, converted to a TFJob
+  tfjob.kit.tfjob:
+    src: legacy/t9k-job.yaml
+    convert: true
+
+- name: Remove the jobs with their pods and services
+  tfjob.kit.tfjob:
+    src: jobs/
+    namespace: training
+    state: absent
+    wait: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether any job was created, updated or deleted (or would be, in check mode).
+  returned: always
+  type: bool
+jobs:
+  description: One entry per job, in input order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: C(TFJob) or, with O(backend=volcano), the Volcano C(Job).
+      type: str
+      sample: TFJob
+    api_version:
+      description: The job's API version.
+      type: str
+      sample: kubeflow.org/v1
+    namespace:
+      description: The job's namespace.
+      type: str
+    name:
+      description: The job's name.
+      type: str
+    source:
+      description: The file the job came from (V(definition) for O(definition)).
+      type: str
+    document:
+      description: The document's 1-based position in its source.
+      type: int
+    action:
+      description: What happened (or would happen, in check mode).
+      type: str
+      sample: created
+      choices: [created, updated, unchanged, deleted, absent]
+    changed:
+      description: Whether this job changed.
+      type: bool
+    tf_config:
+      description:
+        - The TF_CONFIG each pod receives from the training-operator, parsed, by pod name.
+        - Empty for Volcano Jobs, whose pods build it from Volcano's host files.
+      type: dict
+      sample:
+        mnist-worker-0:
+          cluster:
+            worker: ["mnist-worker-0.training.svc:2222", "mnist-worker-1.training.svc:2222"]
+          task: {type: worker, index: 0}
+          environment: cloud
+    phase:
+      description: The job's latest true condition (TFJob) or phase (Volcano), C(Pending) before any.
+      type: str
+      sample: Succeeded
+    reason:
+      description: The reason of that condition.
+      type: str
+    message:
+      description: The message of that condition.
+      type: str
+    conditions:
+      description: The job's status conditions, as the server reports them.
+      type: list
+      elements: dict
+    replica_statuses:
+      description: Pods per replica type and state (TFJob), or per task and state (Volcano).
+      type: dict
+      sample: {Worker: {succeeded: 2}}
+    start_time:
+      description: When the job started, if it has.
+      type: str
+    completion_time:
+      description: When the job completed, if it has.
+      type: str
+objects:
+  description: The objects as the API server holds them after the apply (or would hold them, in check mode).
+  returned: when O(state=present)
+  type: list
+  elements: dict
+findings:
+  description: Validation findings of every document, with rule id, severity, message, file, document and JSON path.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - rule: image-latest
+      severity: warning
+      message: "image 'tensorflow/tensorflow:latest' uses the latest tag"
+      path: $.spec.tfReplicaSpecs.Worker.template.spec.containers[0].image
+      file: jobs/mnist.yaml
+      document: 1
+      line: 1
+      column: null
+duration:
+  description: Seconds the task took, waiting included.
+  returned: always
+  type: float
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.tfjob.kit.plugins.module_utils.common import (
+    connection,
+    connection_spec,
+    require_library,
+)
+
+CONDITIONS = ["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Pending",
+              "Completed", "Aborted", "Terminated"]
+
+
+def argument_spec() -> dict:
+    spec = {
+        "src": {"type": "list", "elements": "path"},
+        "definition": {"type": "raw"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "namespace": {"type": "str"},
+        "field_manager": {"type": "str", "default": "tfjob-kit"},
+        "force_conflicts": {"type": "bool", "default": False},
+        "validate": {"type": "str", "choices": ["strict", "warn", "off"], "default": "strict"},
+        "rules": {"type": "dict", "default": {}},
+        "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
+        "convert": {"type": "bool", "default": False},
+        "wait": {"type": "bool", "default": False},
+        "wait_for": {"type": "list", "elements": "str", "choices": CONDITIONS,
+                     "default": ["Succeeded"]},
+        "fail_on": {"type": "list", "elements": "str", "choices": CONDITIONS,
+                    "default": ["Failed"]},
+        "wait_timeout": {"type": "int", "default": 600},
+    }
+    spec.update(connection_spec())
+    return spec
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           mutually_exclusive=[("src", "definition")],
+                           required_one_of=[("src", "definition")])
+    require_library(module)
+    from tfjob_kit.kube.task import Request, TaskError, run
+
+    params = module.params
+    request = Request(
+        src=params["src"], definition=params["definition"], state=params["state"],
+        namespace=params["namespace"], field_manager=params["field_manager"],
+        force_conflicts=params["force_conflicts"], validate=params["validate"],
+        rules=dict(params["rules"]), backend=params["backend"],
+        convert=params["convert"], wait=params["wait"], wait_for=params["wait_for"],
+        fail_on=params["fail_on"], wait_timeout=float(params["wait_timeout"]),
+        check_mode=module.check_mode, diff=module._diff, connection=connection(module))
+    try:
+        result = run(request)
+    except TaskError as exc:
+        for warning in exc.result.pop("warnings", []):
+            module.warn(warning)
+        module.fail_json(msg=str(exc), **exc.result)
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+#!/usr/bin/python
+# Copyright: tfjob-kit developers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""tfjob.kit.tfjob_info: what TFJobs (or Volcano Jobs) are doing."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: tfjob_info
+short_description: Report what TFJobs are doing - phase, conditions, replicas, pods, events, logs
+version_added: 0.1.0
+description:
+  - Reads one job, or every job of a namespace (or of the cluster) that matches a label selector.
+  - For each job it returns the phase, the conditions, the replica statuses, the pods with
+    their node and phase, the most recent events, and optionally the last lines of the chief's
+    log (worker 0's log when there is no chief).
+author:
+  - tfjob-kit developers
+extends_documentation_fragment:
+  - tfjob.kit.connection
+options:
+  name:
+    description:
+      - The job to read. Without it, every job matching O(namespace) and O(label_selector).
+    type: str
+  namespace:
+    description:
+      - The job's namespace. Without O(name), leave it out to list every namespace.
+      - With O(name), defaults to V(default).
+    type: str
+  label_selector:
+    description:
+      - Only jobs whose labels match, for example C(team=vision,stage!=dev).
+    type: str
+  backend:
+    description:
+      - V(kubeflow) reads TFJobs; V(volcano) reads Volcano C(batch.volcano.sh) Jobs.
+    type: str
+    choices: [kubeflow, volcano]
+    default: kubeflow
+  events:
+    description:
+      - How many of each job's most recent events to return (V(0) for none).
+    type: int
+    default: 10
+  log_lines:
+    description:
+      - Return this many last lines of the chief's log, or worker 0's (V(0) for none).
+    type: int
+    default: 0
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to show.
+seealso:
+  - module: tfjob.kit.tfjob
+"""
+
+EXAMPLES = r"""
+- name: Read one job with the tail of its chief's log
+  tfjob.kit.tfjob_info:
+    name: mnist
+    namespace: training
+    log_lines: 50
+  register: mnist
+
+- name: Show where its pods run
+  ansible.builtin.debug:
+    msg: "{{ mnist.jobs[0].pods | map(attribute='node') | list }}"
+
+- name: Every failed job of a team
+  tfjob.kit.tfjob_info:
+    label_selector: team=vision
+  register: vision
+
+- name: Fail when any of them failed
+  ansible.builtin.assert:
+    that: vision.jobs | selectattr('phase', 'equalto', 'Failed') | list | length == 0
+"""
+
+RETURN = r"""
+jobs:
+  description: The jobs found, sorted by namespace and name; empty when none matches.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: C(TFJob) or C(Job) (Volcano).
+      type: str
+    api_version:
+      description: The job's API version.
+      type: str
+    namespace:
+      description: The job's namespace.
+      type: str
+    name:
+      description: The job's name.
+      type: str
+    created:
+      description: The job's creation timestamp.
+      type: str
+    phase:
+      description: The latest true condition (TFJob) or phase (Volcano); C(Pending) before any.
+      type: str
+      sample: Running
+    reason:
+      description: The reason of that condition.
+      type: str
+    message:
+      description: The message of that condition.
+      type: str
+    conditions:
+      description: The status conditions.
+      type: list
+      elements: dict
+    replica_statuses:
+      description: Pods per replica type and state.
+      type: dict
+      sample: {PS: {active: 1}, Worker: {active: 2}}
+    start_time:
+      description: When the job started.
+      type: str
+    completion_time:
+      description: When the job completed.
+      type: str
+    pods:
+      description: The job's pods.
+      type: list
+      elements: dict
+      sample:
+        - name: mnist-worker-0
+          replica_type: worker
+          replica_index: "0"
+          node: gpu-node-1
+          phase: Running
+          restarts: 0
+          exit_codes: []
+    events:
+      description: The most recent events about the job, oldest first.
+      type: list
+      elements: dict
+    log:
+      description: The chosen pod's name and the last lines of its log.
+      type: dict
+      returned: when O(log_lines) > 0
+      sample: {pod: mnist-chief-0, lines: ["step 100, loss 0.21"]}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.tfjob.kit.plugins.module_utils.common import (
+    connection,
+    connection_spec,
+    require_library,
+)
+
+
+def argument_spec() -> dict:
+    spec = {
+        "name": {"type": "str"},
+        "namespace": {"type": "str"},
+        "label_selector": {"type": "str"},
+        "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
+        "events": {"type": "int", "default": 10},
+        "log_lines": {"type": "int", "default": 0},
+    }
+    spec.update(connection_spec())
+    return spec
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    require_library(module)
+    from tfjob_kit.kube.errors import KubeError
+    from tfjob_kit.kube.info import Query, read
+
+    params = module.params
+    query = Query(name=params["name"], namespace=params["namespace"],
+                  label_selector=params["label_selector"], backend=params["backend"],
+                  events=params["events"], log_lines=params["log_lines"])
+    try:
+        jobs = read(connection(module), query)
+    except KubeError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, jobs=jobs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""What a job is doing: phase, conditions, replica statuses, pods, recent events, a log tail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tfjob_kit.kube import status
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
+
+# Pod labels (TFJob) or annotations (Volcano) naming a pod's replica type and index.
+_REPLICA_KEYS = {TFJOB.kind: ("training.kubeflow.org/replica-type",
+                              "training.kubeflow.org/replica-index")}
+_VOLCANO_KEYS = ("volcano.sh/task-spec", "volcano.sh/task-index")
+
+
+@dataclass
+class Query:
+    name: str | None = None
+    namespace: str | None = None  # None: all namespaces (only without a name)
+    label_selector: str | None = None
+    backend: str = "kubeflow"  # kubeflow: TFJobs; volcano: Volcano Jobs
+    events: int = 10  # most recent events per job (0: none)
+    log_lines: int = 0  # the chief's (else worker-0's) log tail (0: none)
+
+
+def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
+    metadata = pod.get("metadata", {})
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    type_key, index_key = _REPLICA_KEYS.get(resource.kind, _VOLCANO_KEYS)
+    pod_status = pod.get("status", {})
+    containers = pod_status.get("containerStatuses") or []
+    exit_codes = [((c.get("state") or {}).get("terminated") or {}).get("exitCode")
+                  for c in containers]
+    return {
+        "name": metadata.get("name"),
+        "replica_type": labels.get(type_key) or annotations.get(type_key),
+        "replica_index": labels.get(index_key) or annotations.get(index_key),
+        "node": pod.get("spec", {}).get("nodeName"),
+        "phase": pod_status.get("phase"),
+        "restarts": sum(int(c.get("restartCount") or 0) for c in containers),
+        "exit_codes": [c for c in exit_codes if c is not None],
+    }
+
+
+def _log_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The chief (or master), else worker 0, else the first pod."""
+    def rank(pod: dict[str, Any]) -> tuple[int, str]:
+        kind = str(pod.get("replica_type") or "").lower()
+        index = str(pod.get("replica_index") or "0")
+        if kind in ("chief", "master") and index == "0":
+            return 0, ""
+        if kind == "worker" and index == "0":
+            return 1, ""
+        return 2, str(pod.get("name"))
+    return min(pods, key=rank, default=None)
+
+
+def _events(client: Client, resource: Resource, namespace: str, name: str,
+            limit: int) -> list[dict[str, Any]]:
+    items = client.events(namespace, resource.kind, name)
+    items.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
+    return [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
+             "count": e.get("count"),
+             "last_seen": e.get("lastTimestamp") or e.get("eventTime")}
+            for e in items[-limit:]]
+
+
+def describe(client: Client, resource: Resource, obj: dict[str, Any],
+             query: Query) -> dict[str, Any]:
+    metadata = obj["metadata"]
+    namespace, name = metadata["namespace"], metadata["name"]
+    pods = [_pod_summary(p, resource)
+            for p in client.pods(namespace, resource.selector(name))]
+    pods.sort(key=lambda p: str(p["name"]))
+    result: dict[str, Any] = {
+        "kind": resource.kind, "api_version": resource.api_version,
+        "namespace": namespace, "name": name,
+        "created": metadata.get("creationTimestamp"),
+        **status.job_status(resource, obj).as_dict(),
+        "pods": pods,
+        "events": _events(client, resource, namespace, name, query.events)
+        if query.events else [],
+    }
+    if query.log_lines:
+        chosen = _log_pod(pods)
+        log: dict[str, Any] = {"pod": None, "lines": []}
+        if chosen is not None:
+            log["pod"] = chosen["name"]
+            try:
+                text = client.pod_log(namespace, str(chosen["name"]), query.log_lines)
+                log["lines"] = text.splitlines()
+            except KubeError as exc:  # a pod without a log yet is not a failure of the query
+                log["error"] = str(exc)
+        result["log"] = log
+    return result
+
+
+def jobs(client: Client, resource: Resource, query: Query) -> list[dict[str, Any]]:
+    """One job (name and namespace) or every job matching namespace and selector."""
+    if query.name:
+        obj = client.get(resource, query.namespace or "default", query.name)
+        found = [obj] if obj is not None else []
+    else:
+        found = client.list_objects(resource, query.namespace, query.label_selector)
+        found.sort(key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
+    return [describe(client, resource, obj, query) for obj in found]
+
+
+def read(conn: Connection, query: Query) -> list[dict[str, Any]]:
+    """The query's jobs, described. Raises KubeError."""
+    resource = VOLCANO_JOB if query.backend == "volcano" else TFJOB
+    with Client(conn) as client:
+        return jobs(client, resource, query)
