@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck unit integration schemas schemas-check bench clean \
+.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench clean \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
@@ -19,7 +19,13 @@ demo: venv
 	$(BIN)/python examples/demo.py
 
 lint: venv
-	$(BIN)/ruff check src tests bench tools examples
+	$(BIN)/ruff check src tests bench tools examples plugins
+
+# The Ansible collection: ansible-test sanity (validate-modules, ansible-doc, import, ...) and
+# ansible-lint's production profile.
+sanity: venv
+	$(BIN)/python tools/sanity.py
+	$(BIN)/ansible-lint
 
 typecheck: venv
 	$(BIN)/mypy
@@ -41,7 +47,7 @@ cluster-down: venv
 integration: cluster-build
 	$(BIN)/python -m pytest tests/integration
 
-test: lint typecheck cluster-build
+test: lint typecheck sanity cluster-build
 	$(BIN)/python -m pytest tests
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).

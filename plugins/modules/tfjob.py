@@ -23,7 +23,7 @@ description:
     ending the wait at once on a failure condition.
   - Check mode is a server-side dry run. Diff mode shows each object before and after.
 author:
-  - tfjob-kit developers
+  - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
   - tfjob.kit.connection
 options:
@@ -71,7 +71,7 @@ options:
       - V(off) skips validation.
       - Documents that are not valid YAML, or not TFJobs, always fail the task.
     type: str
-    choices: [strict, warn, off]
+    choices: [strict, warn, 'off']
     default: strict
   rules:
     description:
@@ -288,7 +288,6 @@ duration:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     connection,
     connection_spec,

@@ -16,7 +16,7 @@ description:
     their node and phase, the most recent events, and optionally the last lines of the chief's
     log (worker 0's log when there is no chief).
 author:
-  - tfjob-kit developers
+  - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
   - tfjob.kit.connection
 options:
@@ -152,7 +152,6 @@ jobs:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     connection,
     connection_spec,

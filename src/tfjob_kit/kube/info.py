@@ -7,8 +7,8 @@ from typing import Any
 
 from tfjob_kit.kube import status
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
 
 # Pod labels (TFJob) or annotations (Volcano) naming a pod's replica type and index.

@@ -1,0 +1,72 @@
+"""Run real playbooks with ansible-playbook against the local cluster and read their results.
+
+Each task of a play is registered (r0, r1, ...) and may fail (ignore_errors); a last task writes
+every registered result to a JSON file, which the test reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class PlayResult:
+    rc: int
+    output: str
+    results: list[dict[str, Any]]
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.results[index]
+
+
+def ansible_env(kubeconfig: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "K8S_AUTH_KUBECONFIG": str(kubeconfig),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+    })
+    env.pop("KUBECONFIG", None)
+    return env
+
+
+def run_tasks(tmp_path: Path, kubeconfig: Path, tasks: list[dict[str, Any]],
+              *args: str, timeout: float = 600) -> PlayResult:
+    """Run the tasks in one play on localhost; every task's result is returned, in order."""
+    out = tmp_path / "results.json"
+    registered = []
+    play_tasks = []
+    for index, task in enumerate(tasks):
+        name = f"r{index}"
+        registered.append(name)
+        play_tasks.append({**task, "register": name, "ignore_errors": True})
+    dump = "{{ {" + ", ".join(f"'{n}': {n}" for n in registered) + "} | to_json }}"
+    play_tasks.append({"name": "Write the results", "ansible.builtin.copy": {
+        "content": dump, "dest": str(out), "mode": "0600"}, "check_mode": False,
+        "diff": False})
+    playbook = tmp_path / "playbook.yml"
+    playbook.write_text(yaml.safe_dump([{"name": "test", "hosts": "localhost",
+                                         "gather_facts": False, "tasks": play_tasks}],
+                                       sort_keys=False))
+    proc = subprocess.run(
+        [str(BIN / "ansible-playbook"), str(playbook), *args], cwd=tmp_path,
+        env=ansible_env(kubeconfig), capture_output=True, text=True, timeout=timeout,
+        check=False)
+    output = proc.stdout + proc.stderr
+    if not out.exists():
+        raise AssertionError(f"the playbook did not finish (rc {proc.returncode}):\n{output}")
+    data = json.loads(out.read_text())
+    return PlayResult(proc.returncode, output, [data[n] for n in registered])
