@@ -44,7 +44,8 @@ def ansible_env(kubeconfig: Path) -> dict[str, str]:
 
 
 def run_tasks(tmp_path: Path, kubeconfig: Path, tasks: list[dict[str, Any]],
-              *args: str, timeout: float = 600) -> PlayResult:
+              *args: str, timeout: float = 600, env: dict[str, str] | None = None
+              ) -> PlayResult:
     """Run the tasks in one play on localhost; every task's result is returned, in order."""
     out = tmp_path / "results.json"
     registered = []
@@ -63,7 +64,7 @@ def run_tasks(tmp_path: Path, kubeconfig: Path, tasks: list[dict[str, Any]],
                                        sort_keys=False))
     proc = subprocess.run(
         [str(BIN / "ansible-playbook"), str(playbook), *args], cwd=tmp_path,
-        env=ansible_env(kubeconfig), capture_output=True, text=True, timeout=timeout,
+        env=env or ansible_env(kubeconfig), capture_output=True, text=True, timeout=timeout,
         check=False)
     output = proc.stdout + proc.stderr
     if not out.exists():

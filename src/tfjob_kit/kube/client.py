@@ -54,7 +54,10 @@ def _configuration(conn: Connection) -> Any:
     if conn.host:
         cfg.host = conn.host.rstrip("/")
     if conn.api_key:
+        # The token replaces the kubeconfig user's credentials.
         cfg.api_key = {"authorization": f"Bearer {conn.api_key}"}
+        cfg.api_key_prefix = {}
+        cfg.cert_file = cfg.key_file = None
     if conn.validate_certs is not None:
         cfg.verify_ssl = conn.validate_certs
     for option, attribute in (("ca_cert", "ssl_ca_cert"), ("client_cert", "cert_file"),

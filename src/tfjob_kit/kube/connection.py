@@ -52,8 +52,13 @@ class Connection:
         """Options (None = unset) completed from the K8S_AUTH_* environment."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
+        # Explicit host or api_key options mean "this server, this token": a kubeconfig from
+        # the environment would add its own user and credentials.
+        explicit_server = bool(options.get("host") or options.get("api_key"))
         for spec in fields(cls):
             value = options.get(spec.name)
+            if spec.name == "kubeconfig" and explicit_server and not value:
+                continue
             if value in (None, [], "") and ENVIRONMENT[spec.name] in env:
                 raw = env[ENVIRONMENT[spec.name]]
                 if spec.name == "validate_certs":

@@ -181,6 +181,7 @@ def prepare(docs: list[Document], *, namespace: str | None = None,
             default_namespace
         items.append(Item(doc.source, doc.index, TFJOB, body, body,
                           findings=list(doc_findings)))
+    problems.extend(_duplicates(items))
     if problems:
         raise InvalidInputError(problems, findings)
     if backend == "volcano":
@@ -192,18 +193,16 @@ def prepare(docs: list[Document], *, namespace: str | None = None,
             job.setdefault("metadata", {})["namespace"] = item.namespace
             item.resource, item.body = VOLCANO_JOB, job
             item.notes = [f"{item.where}: {n.path}: {n.kind}: {n.message}" for n in notes]
-    _refuse_duplicates(items)
     return items
 
 
-def _refuse_duplicates(items: list[Item]) -> None:
-    seen: dict[tuple[str, str, str], Item] = {}
+def _duplicates(items: list[Item]) -> list[str]:
+    seen: dict[tuple[str, str], Item] = {}
     problems = []
     for item in items:
-        key = (item.resource.kind, item.namespace, item.name)
+        key = (item.namespace, item.name)
         if key in seen:
             problems.append(f"{item.where}: {item.describe()} is also defined in "
                             f"{seen[key].where}")
         seen[key] = item
-    if problems:
-        raise InvalidInputError(problems)
+    return problems
