@@ -9,6 +9,9 @@ The bundled 2020-12 schema is turned into a structural openAPIV3Schema:
   the quantity pattern left to the API server's own Quantity parsing;
 * `default`s are dropped (the operator defaults in memory, and so does validation);
 * `additionalProperties: false` is dropped: structural schemas prune unknown fields instead;
+* int64 bounds are dropped: JSONSchemaProps holds minimum/maximum as float64, where 2^63-1
+  rounds up and overflows to -2^63 when the API server compares integers (every runAsUser
+  would be rejected); the API server checks the int64 range itself;
 * keywords JSONSchemaProps does not have (`$schema`, `$comment`, `title`, `propertyNames`,
   `x-tfjob-kit-*`) are dropped;
 * the pod template's `metadata` is left open (`x-kubernetes-preserve-unknown-fields`), as
@@ -30,6 +33,7 @@ _SUPPORTED = {"description", "type", "format", "maximum", "exclusiveMaximum", "m
               "items", "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties",
               "nullable"}
 _KEEP_FORMATS = {"int32", "int64", "date-time"}
+_FLOAT64_EXACT = 2**53  # the largest integer bound a float64 holds exactly
 
 
 def _inline(node: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) -> Any:
@@ -66,6 +70,8 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "format" and value not in _KEEP_FORMATS:
+            continue
+        if key in ("minimum", "maximum") and abs(value) > _FLOAT64_EXACT:
             continue
         if key == "additionalProperties":
             if isinstance(value, dict):  # a map's value schema; `false` is what pruning does

@@ -4,6 +4,7 @@ runnable example reaches Succeeded with the TF_CONFIG `tfjob-kit explain` predic
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,20 @@ def test_example_dist_mnist_succeeds_with_predicted_tf_config(cluster: Cluster,
         return job if done else None
 
     cluster.wait_for("the example to succeed", succeeded, namespace, timeout=120)
+
+
+def test_realistic_valid_jobs_are_accepted_by_the_server(cluster: Cluster,
+                                                        namespace: str) -> None:
+    """The benchmark corpus (security contexts, probes, volumes, GPUs...) is valid for
+    `validate`; the served CRD must accept every job too (a float64 int64 bound once
+    rejected every runAsUser)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from corpus import tfjob
+
+    jobs = [tfjob(index) for index in range(40)]
+    for job in jobs:
+        job["metadata"]["namespace"] = namespace
+    text = yaml.safe_dump_all(jobs)
+    assert [f for f in validate_text(text).findings if str(f.severity) == "error"] == []
+    cluster.kubectl("apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-",
+                    stdin=text)
