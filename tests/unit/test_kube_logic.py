@@ -196,3 +196,17 @@ def test_conversion_is_opt_in_and_volcano_is_a_backend() -> None:
     (item,) = jobs.prepare(docs(job()), backend="volcano")
     assert resource_of(item.body) is VOLCANO_JOB
     assert item.tfjob["kind"] == "TFJob" and item.tf_config() == {}
+
+
+def test_digest_ignores_itself_and_contains_allows_more_keys() -> None:
+    body = job()
+    first = apply.digest(body)
+    body["metadata"]["annotations"] = {apply.DIGEST_ANNOTATION: first}
+    assert apply.digest(body) == first
+    body["spec"]["runPolicy"] = {"backoffLimit": 2}
+    assert apply.digest(body) != first
+    held = {"a": {"b": [{"c": 1, "server": "x"}], "extra": True}}
+    assert apply.contains(held, {"a": {"b": [{"c": 1}]}})
+    assert not apply.contains(held, {"a": {"b": [{"c": 2}]}})
+    assert not apply.contains(held, {"a": {"b": [{"c": 1}, {"c": 1}]}})
+    assert not apply.contains({"n": 1}, {"n": True})

@@ -7,10 +7,9 @@ in any document raises InvalidInputError naming file, document and JSON path, so
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import yaml
 
 from tfjob_kit import convert, explain, model
 from tfjob_kit.config import RuleConfig
@@ -74,7 +73,7 @@ class Item:
         for replica in plan.replicas:
             for pod in replica.pods:
                 if pod.tf_config is not None:
-                    result[pod.name] = yaml.safe_load(pod.tf_config)
+                    result[pod.name] = json.loads(pod.tf_config)
         return result
 
 
