@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench clean \
+.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply clean \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
@@ -59,6 +59,11 @@ schemas-check: venv
 
 bench: venv
 	$(BIN)/python bench/validate_bench.py
+
+# Applying 200 TFJobs: tfjob.kit.tfjob vs kubectl apply --server-side vs a kubernetes.core.k8s
+# loop, on the local cluster (started if needed).
+bench-apply: cluster-build
+	$(BIN)/python bench/apply_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -11,7 +11,8 @@ each in a fresh namespace:
   the usual way to apply a directory with the kubernetes.core collection;
 
 and then the same again on the populated namespace (nothing changes: the idempotent re-run of a
-pipeline). Prints best-of-3 wall times and ratios to kubectl; the target is tfjob.kit.tfjob within 1.5x.
+pipeline). Prints best-of-3 wall times and ratios to kubectl; the target is tfjob.kit.tfjob
+within 1.5x of kubectl.
 Not a test: `make bench-apply` or `python bench/apply_bench.py [--jobs N] [--skip-k8s]`.
 """
 
@@ -123,7 +124,7 @@ def main() -> int:
     write_jobs(jobs, args.jobs)
     bench = Bench(kubeconfig, work)
     bench.kubectl("version")  # warm kubectl's discovery cache
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, command in contenders(bench, jobs, args.skip_k8s).items():
         repeat = 1 if "k8s" in name else args.repeat
         first, again = [], []

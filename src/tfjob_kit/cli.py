@@ -15,7 +15,18 @@ from typing import Any
 
 import yaml
 
-from tfjob_kit import __version__, config, convert, crd, explain, model, report, rules, schema
+from tfjob_kit import (
+    __version__,
+    config,
+    convert,
+    crd,
+    explain,
+    gpu,
+    model,
+    report,
+    rules,
+    schema,
+)
 from tfjob_kit.findings import Severity
 from tfjob_kit.manifests import InputError, load_paths
 from tfjob_kit.report.text import summary_line
@@ -178,6 +189,28 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+def cmd_gpu_preflight(args: argparse.Namespace) -> int:
+    try:
+        facts = gpu.collect(args.nvidia_smi)
+    except gpu.PreflightError as exc:
+        print(f"GPU preflight failed: {exc}", file=sys.stderr)
+        return 1
+    problems = gpu.check(facts, args.min_driver, args.min_cuda, args.min_gpus)
+    if args.format == "json":
+        print(json.dumps({**facts.as_dict(), "problems": problems}, indent=2))
+    else:
+        print(f"driver {facts.driver_version}, CUDA {facts.cuda_version or 'unknown'}, "
+              f"{facts.count} GPUs")
+        for g in facts.gpus:
+            print(f"  {g.index}: {g.name} ({g.memory_mib} MiB, compute {g.compute_capability}, "
+                  f"{g.pci_bus_id}) {g.uuid}")
+        for name, value in gpu.node_labels(facts).items():
+            print(f"  label {name}={value}")
+    for problem in problems:
+        print(f"GPU preflight failed: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tfjob-kit",
@@ -235,6 +268,20 @@ def build_parser() -> argparse.ArgumentParser:
                                help="for crd")
     schema_parser.add_argument("-o", "--output", metavar="FILE")
     schema_parser.set_defaults(func=cmd_schema)
+
+    gpu_parser = sub.add_parser("gpu", help="GPU node preflight (run on the GPU host)")
+    gpu_sub = gpu_parser.add_subparsers(dest="gpu_command", required=True, metavar="COMMAND")
+    preflight = gpu_sub.add_parser(
+        "preflight", help="driver, CUDA and GPUs as nvidia-smi reports them, checked",
+        description="Ask the NVIDIA driver (nvidia-smi) for its version, the CUDA version it "
+                    "supports and the GPUs; print them with the Node labels they imply. Exit 1 "
+                    "when the driver is missing or not loaded, or a requirement is not met.")
+    preflight.add_argument("--nvidia-smi", default="nvidia-smi", metavar="PATH")
+    preflight.add_argument("--min-driver", metavar="VERSION")
+    preflight.add_argument("--min-cuda", metavar="VERSION")
+    preflight.add_argument("--min-gpus", type=int, default=1, metavar="N")
+    preflight.add_argument("--format", choices=["text", "json"], default="text")
+    preflight.set_defaults(func=cmd_gpu_preflight)
 
     try:
         from tfjob_kit.cluster.cli import register

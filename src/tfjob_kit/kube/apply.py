@@ -155,7 +155,7 @@ def apply_items(client: Client, items: list[Item], *, field_manager: str,
         after = planned.get(id(item), before)
         if before is None:
             action = "created"
-        elif comparable(before) != comparable(after):
+        elif after is not None and comparable(before) != comparable(after):
             action = "updated"
         else:
             action = "unchanged"

@@ -1,0 +1,36 @@
+"""The README's collection section: its playbook is the example file, and it runs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ._ansible import BIN, REPO, ansible_env
+from ._cluster import Cluster
+
+pytestmark = pytest.mark.integration
+PLAYBOOK = REPO / "examples" / "playbooks" / "train.yml"
+
+
+def test_readme_shows_the_example_playbook() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert PLAYBOOK.read_text() in blocks
+
+
+@pytest.mark.parametrize("mode", [["--check", "--diff"], []])
+def test_example_playbook_runs(cluster: Cluster, tmp_path: Path, mode: list[str]) -> None:
+    proc = subprocess.run([str(BIN / "ansible-playbook"), str(PLAYBOOK), *mode], cwd=REPO,
+                          env=ansible_env(cluster.kubeconfig), capture_output=True, text=True,
+                          timeout=600, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "failed=0" in output
+    if mode:  # check mode: the job would be created, and is not
+        assert '"kind": "TFJob"' in output or "kind: TFJob" in output or "+++" in output
+    else:
+        assert '"type": "worker"' in output  # the TF_CONFIG worker 0 received
+    assert cluster.items("tfjobs", "-n", "default", "--field-selector",
+                         "metadata.name=dist-mnist") == []
