@@ -102,7 +102,6 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.tfjob.kit.plugins.module_utils.common import require_library
 
 
