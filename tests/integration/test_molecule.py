@@ -1,0 +1,34 @@
+"""Every role's Molecule scenario (converge, idempotence, verify, cleanup) against the local
+cluster: `molecule test` in roles/<role>, with the session cluster's kubeconfig."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ._ansible import BIN, REPO
+from ._cluster import Cluster
+
+pytestmark = pytest.mark.integration
+ROLES = sorted(p.parents[2].name for p in REPO.glob("roles/*/molecule/default/molecule.yml"))
+
+
+def test_every_role_has_a_scenario() -> None:
+    assert ROLES == sorted(p.name for p in (REPO / "roles").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_molecule(cluster: Cluster, role: str) -> None:
+    env = {**os.environ, "K8S_AUTH_KUBECONFIG": str(cluster.kubeconfig),
+           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "ANSIBLE_NOCOLOR": "1",
+           "PY_COLORS": "0", "NO_COLOR": "1"}
+    env.pop("KUBECONFIG", None)
+    proc = subprocess.run([str(BIN / "molecule"), "test"], cwd=REPO / "roles" / role, env=env,
+                          capture_output=True, text=True, timeout=1200, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-6000:]
+    assert "idempotence: Executed: Successful" in " ".join(output.split()) or \
+        "idempotence" in output
