@@ -29,6 +29,6 @@ def test_molecule(cluster: Cluster, role: str) -> None:
     proc = subprocess.run([str(BIN / "molecule"), "test"], cwd=REPO / "roles" / role, env=env,
                           capture_output=True, text=True, timeout=1200, check=False)
     output = proc.stdout + proc.stderr
+    # molecule exits non-zero when any step fails, idempotence included (a second converge
+    # that reports a change).
     assert proc.returncode == 0, output[-6000:]
-    assert "idempotence: Executed: Successful" in " ".join(output.split()) or \
-        "idempotence" in output
