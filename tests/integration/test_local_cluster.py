@@ -303,18 +303,16 @@ def test_operator_webhook_rejects_invalid_tfjob(
 
 
 def test_addons_run_as_least_privilege_service_accounts(cluster: Cluster) -> None:
-    accounts = {
-        "kubeflow": "tfjob-kit-local-training-operator",
-        "volcano-system": "tfjob-kit-local-vc-scheduler",
-    }
+    # The local processes' identities live in their own namespace (local.LOCAL_NAMESPACE).
+    accounts = ["tfjob-kit-local-training-operator", "tfjob-kit-local-vc-scheduler"]
     bindings = {b["metadata"]["name"]: b for b in cluster.items("clusterrolebindings")}
-    for namespace, account in accounts.items():
-        user = f"system:serviceaccount:{namespace}:{account}"
+    for account in accounts:
+        user = f"system:serviceaccount:{local.LOCAL_NAMESPACE}:{account}"
         binding = bindings[account]
         assert binding["roleRef"]["name"] == account  # its own role, never cluster-admin
         can = cluster.kubectl("auth", "can-i", "*", "*", "--as", user, check=False)
         assert can.stdout.strip() == "no", f"{user} is cluster-admin"
-    operator = "system:serviceaccount:kubeflow:tfjob-kit-local-training-operator"
+    operator = f"system:serviceaccount:{local.LOCAL_NAMESPACE}:tfjob-kit-local-training-operator"
     for verb, resource in (("create", "pods"), ("update", "tfjobs.kubeflow.org/status")):
         can = cluster.kubectl("auth", "can-i", verb, resource, "--as", operator, check=False)
         assert can.stdout.strip() == "yes", f"operator cannot {verb} {resource}"

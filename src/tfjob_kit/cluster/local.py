@@ -51,7 +51,11 @@ from tfjob_kit.cluster.paths import (
 )
 
 DEFAULT_NAME = "tfjob-kit"
-OPERATOR_NAMESPACE = "kubeflow"
+# The local processes' own objects (identities, webhook Secret and Service) live in a namespace
+# of their own, so that installing the charts (namespaces kubeflow, volcano-system) and tearing
+# them down never collides with the local cluster's machinery.
+LOCAL_NAMESPACE = "tfjob-kit-local"
+OPERATOR_NAMESPACE = LOCAL_NAMESPACE
 WEBHOOK_SECRET = "training-operator-webhook-cert"
 WEBHOOK_SERVICE = "training-operator"
 WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
@@ -61,7 +65,7 @@ WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
 OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 OWNER_FILE = ".tfjob-kit-owner"
 OPERATOR_IDENTITY = "tfjob-kit-local-training-operator"
-VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_NAMESPACE = LOCAL_NAMESPACE
 VOLCANO_IDENTITIES = {
     "vc-scheduler": ("tfjob-kit-local-vc-scheduler", "volcano-scheduler"),
     "vc-controller-manager": ("tfjob-kit-local-vc-controllers", "volcano-controllers"),
