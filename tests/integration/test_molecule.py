@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tfjob_kit.cluster.build import helm_path
+
 from ._ansible import BIN, REPO
 from ._cluster import Cluster
 
@@ -22,10 +24,12 @@ def test_every_role_has_a_scenario() -> None:
 
 @pytest.mark.parametrize("role", ROLES)
 def test_molecule(cluster: Cluster, role: str) -> None:
+    # The roles find helm on PATH (the one `make cluster-build` built, as `tfjob-kit cluster
+    # env` puts it there for users).
+    path = os.pathsep.join([str(BIN), str(helm_path().parent), os.environ["PATH"]])
     env = {**os.environ, "K8S_AUTH_KUBECONFIG": str(cluster.kubeconfig),
-           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "ANSIBLE_NOCOLOR": "1",
+           "KUBECONFIG": str(cluster.kubeconfig), "PATH": path, "ANSIBLE_NOCOLOR": "1",
            "PY_COLORS": "0", "NO_COLOR": "1"}
-    env.pop("KUBECONFIG", None)
     proc = subprocess.run([str(BIN / "molecule"), "test"], cwd=REPO / "roles" / role, env=env,
                           capture_output=True, text=True, timeout=1200, check=False)
     output = proc.stdout + proc.stderr
