@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ ROLES = sorted(p.parents[2].name for p in REPO.glob("roles/*/molecule/default/mo
 
 
 def test_every_role_has_a_scenario() -> None:
-    assert ROLES == sorted(p.name for p in (REPO / "roles").iterdir() if p.is_dir())
+    assert sorted(p.name for p in (REPO / "roles").iterdir() if p.is_dir()) == ROLES
 
 
 @pytest.mark.parametrize("role", ROLES)
