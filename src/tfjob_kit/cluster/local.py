@@ -867,6 +867,14 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
     _say(out, f"[down] cluster {name!r} removed" if existed else f"[down] no cluster {name!r}")
 
 
+def _built_helm() -> str | None:
+    """The helm `make cluster-build` built (the roles and playbooks use it locally)."""
+    try:
+        return str(build.helm_path())
+    except ClusterError:
+        return None
+
+
 def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
     directory = cluster_dir(name)
     info: dict[str, Any] = {
@@ -876,6 +884,7 @@ def status(name: str = DEFAULT_NAME) -> dict[str, Any]:
         "kubeconfig": str(kubeconfig_path(name)),
         "dir": str(directory),
         "logs": str(_logs_dir(name)),
+        "helm": _built_helm(),
     }
     if not directory.exists():
         return info
