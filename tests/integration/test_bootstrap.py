@@ -1,0 +1,178 @@
+"""playbooks/site.yml, submit.yml and teardown.yml with inventories/local, on the local cluster:
+idempotent bootstrap, least-privilege operator, Volcano gang scheduling of GPU jobs, and a
+teardown that leaves the cluster as it found it."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tfjob_kit.cluster.build import helm_path
+
+from ._ansible import BIN, REPO, ansible_env
+from ._cluster import Cluster
+
+pytestmark = pytest.mark.integration
+OPERATOR = "system:serviceaccount:kubeflow:training-operator"
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+KINDS = ("namespaces", "crds", "clusterroles", "clusterrolebindings",
+         "validatingwebhookconfigurations", "mutatingwebhookconfigurations")
+
+
+def playbook(cluster: Cluster, name: str, *extra: str) -> str:
+    """Run playbooks/<name> with inventories/local against the session's cluster."""
+    if cluster.name:
+        target = ["-e", f"local_cluster_name={cluster.name}"]
+    else:  # an external cluster (TFJOB_KIT_KUBECONFIG): no embedded cluster to start
+        target = ["-e", "tfjob_kit_local_cluster=false", "-e",
+                  f"tfjob_kit_kubeconfig={cluster.kubeconfig}", "-e",
+                  f"local_cluster_helm={helm_path()}"]
+    proc = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", "inventories/local", f"playbooks/{name}",
+         *target, *extra], cwd=REPO, env=ansible_env(cluster.kubeconfig),
+        capture_output=True, text=True, timeout=1200, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-8000:]
+    return output
+
+
+def recap_changed(output: str) -> int:
+    line = next(x for x in output.splitlines() if x.startswith("localhost "))
+    return int(line.split("changed=")[1].split()[0])
+
+
+def snapshot(cluster: Cluster) -> dict[str, set[str]]:
+    """Cluster-wide objects by kind (test namespaces, created and removed by other tests
+    without waiting, are left out)."""
+    return {kind: {o["metadata"]["name"] for o in cluster.items(kind)
+                   if not (kind == "namespaces" and o["metadata"]["name"].startswith("it-"))}
+            for kind in KINDS}
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(cluster: Cluster) -> Iterator[dict[str, Any]]:
+    before = snapshot(cluster)
+    first = playbook(cluster, "site.yml")
+    second = playbook(cluster, "site.yml")
+    state: dict[str, Any] = {"before": before, "first": first, "second": second}
+    yield state
+    state["teardown"] = playbook(cluster, "teardown.yml")
+    after = snapshot(cluster)
+    assert after == before, {k: (before[k] ^ after[k]) for k in KINDS if before[k] != after[k]}
+
+
+def test_site_twice_changes_nothing_the_second_time(bootstrapped: dict[str, Any]) -> None:
+    assert recap_changed(bootstrapped["first"]) > 0
+    assert recap_changed(bootstrapped["second"]) == 0, bootstrapped["second"][-3000:]
+    assert "Succeeded" in bootstrapped["second"]  # the smoke TFJob ran again, to the end
+
+
+def _can(cluster: Cluster, verb: str, resource: str, namespace: str | None) -> bool:
+    name, _, sub = resource.partition("/")
+    args = ["auth", "can-i", verb, name, "--as", OPERATOR]
+    args += ["--subresource", sub] if sub else []
+    args += ["-n", namespace] if namespace else ["--all-namespaces"]
+    return cluster.kubectl(*args, check=False).stdout.strip() == "yes"
+
+
+def _grants(rules: list[dict[str, Any]]) -> dict[str, set[str]]:
+    grants: dict[str, set[str]] = {}
+    for rule in rules:
+        if rule.get("resourceNames"):
+            continue  # named objects only: checked below through the broad verbs they lack
+        for group in rule.get("apiGroups", []):
+            for resource in rule.get("resources", []):
+                key = f"{resource.split('/')[0]}.{group}".rstrip(".") + (
+                    f"/{resource.split('/')[1]}" if "/" in resource else "")
+                grants.setdefault(key, set()).update(rule["verbs"])
+    return grants
+
+
+def test_operator_can_do_exactly_what_its_roles_list(cluster: Cluster,
+                                                    bootstrapped: dict[str, Any]) -> None:
+    role = cluster.get("clusterrole", "training-operator")
+    bindings = cluster.items("clusterrolebindings")
+    assert not [b for b in bindings if b["roleRef"]["name"] == "cluster-admin"
+                and any(s.get("kind") == "ServiceAccount" for s in b.get("subjects") or [])]
+    grants = _grants(role["rules"])
+    assert grants and all("*" not in verbs for verbs in grants.values())
+    # Rules for resources this cluster does not serve (scheduler-plugins' PodGroups, for a
+    # scheduler not installed) cannot be asked about; the rest are.
+    served = set(cluster.kubectl("api-resources", "-o", "name").stdout.split())
+    grants = {r: v for r, v in grants.items() if r.split("/")[0] in served}
+    assert "tfjobs.kubeflow.org" in grants and "podgroups.scheduling.volcano.sh" in grants
+    checks = [(verb, resource, "default", verb in verbs)
+              for resource, verbs in grants.items() for verb in VERBS]
+    namespaced = _grants(cluster.get("role", "training-operator", "-n", "kubeflow")["rules"])
+    checks += [(verb, resource, "kubeflow", True)
+               for resource, verbs in namespaced.items() for verb in verbs]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda c: _can(cluster, c[0], c[1], c[2]), checks))
+    wrong = [(verb, resource, ns, expected) for (verb, resource, ns, expected), got
+             in zip(checks, answers, strict=True) if got != expected]
+    assert not wrong, f"can-i disagrees with the roles (verb, resource, namespace, listed): {wrong}"
+    for verb, resource in (("delete", "nodes"), ("get", "secrets"), ("create", "clusterroles"),
+                           ("impersonate", "users")):
+        assert not _can(cluster, verb, resource, "default"), f"operator can {verb} {resource}"
+
+
+def gpu_job(name: str, namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"runPolicy": {"cleanPodPolicy": "None",
+                                   "schedulingPolicy": {"minAvailable": 6}},
+                     "tfReplicaSpecs": {"Worker": {
+                         "replicas": 6, "restartPolicy": "Never", "template": {"spec": {
+                             "containers": [{
+                                 "name": "tensorflow", "image": "registry.example.com/resnet:1",
+                                 "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "1",
+                                                          "memory": "1Gi"}}}]}}}}}}
+
+
+def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: str,
+                                                   tmp_path: Path,
+                                                   bootstrapped: dict[str, Any]) -> None:
+    """Two jobs of 6 GPUs each on 8 GPUs: gang scheduling places one whole job, then the other;
+    never a part of both (the default scheduler would place 6 + 2 and deadlock)."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for name in ("gang-a", "gang-b"):
+        (jobs / f"{name}.yaml").write_text(yaml.safe_dump(gpu_job(name, namespace)))
+    playbook(cluster, "submit.yml", "-e", f"tfjob_kit_jobs_dir={jobs}", "-e",
+             "tfjob_kit_wait=false")
+    running_together = []
+    groups: dict[str, dict[str, Any]] = {}  # the operator deletes them when a job ends
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        pods = cluster.items("pods", "-n", namespace)
+        active: dict[str, int] = {}
+        for pod in pods:
+            if pod["spec"].get("nodeName") and pod["status"].get("phase") in ("Pending",
+                                                                              "Running"):
+                job = pod["metadata"]["labels"]["training.kubeflow.org/job-name"]
+                active[job] = active.get(job, 0) + 1
+        if len(active) > 1:
+            running_together.append(active)
+        for group in cluster.items("podgroups.scheduling.volcano.sh", "-n", namespace):
+            groups.setdefault(group["metadata"]["name"], group)
+        states = {j["metadata"]["name"]: [c["type"] for c in j.get("status", {}).get(
+            "conditions", []) if c["status"] == "True"] for j in cluster.items("tfjobs", "-n",
+                                                                                namespace)}
+        if all("Succeeded" in s for s in states.values()) and len(states) == 2:
+            break
+        time.sleep(0.3)
+    else:
+        raise AssertionError(f"the jobs did not both succeed: {states}\n"
+                             f"{cluster.diagnostics(namespace)}")
+    assert not running_together, f"both jobs held GPUs at once: {running_together[:3]}"
+    assert set(groups) == {"gang-a", "gang-b"}
+    for name, group in groups.items():
+        assert group["spec"]["minMember"] == 6
+        assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob", name
