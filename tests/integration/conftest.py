@@ -59,3 +59,14 @@ def namespace(cluster: Cluster) -> Iterator[str]:
         yield name
     finally:
         cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="session")
+def bare_cluster() -> Iterator[Cluster]:
+    """A second local cluster without addons: no TFJob or Volcano CRDs, no operator."""
+    name = "tfjob-kit-bare"
+    kubeconfig = local.up(local.UpOptions(name=name, addons=False))
+    try:
+        yield Cluster(kubeconfig, name)
+    finally:
+        local.down(name)

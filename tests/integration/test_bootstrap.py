@@ -26,9 +26,10 @@ KINDS = ("namespaces", "crds", "clusterroles", "clusterrolebindings",
          "validatingwebhookconfigurations", "mutatingwebhookconfigurations")
 
 
-def playbook(cluster: Cluster, name: str, *extra: str) -> str:
-    """Run playbooks/<name> with inventories/local against the session's cluster."""
-    if cluster.name:
+def playbook(cluster: Cluster, name: str, *extra: str, embedded: bool = True) -> str:
+    """Run playbooks/<name> with inventories/local against the session's cluster (embedded:
+    the local cluster by name; otherwise by kubeconfig, with no cluster to start)."""
+    if cluster.name and embedded:
         target = ["-e", f"local_cluster_name={cluster.name}"]
     else:  # an external cluster (TFJOB_KIT_KUBECONFIG): no embedded cluster to start
         target = ["-e", "tfjob_kit_local_cluster=false", "-e",
@@ -176,3 +177,19 @@ def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: 
     for name, group in groups.items():
         assert group["spec"]["minMember"] == 6
         assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob", name
+
+
+def test_teardown_removes_the_crds_it_installed(bare_cluster: Cluster) -> None:
+    """On a cluster without the local addons, site.yml installs the CRDs too; teardown with
+    tfjob_kit_teardown_keep_crds=false removes them and leaves the cluster as it found it."""
+    before = snapshot(bare_cluster)
+    assert "tfjobs.kubeflow.org" not in before["crds"]
+    options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false")
+    playbook(bare_cluster, "site.yml", *options, embedded=False)
+    installed = snapshot(bare_cluster)
+    assert {"tfjobs.kubeflow.org"} <= installed["crds"]
+    assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
+    output = playbook(bare_cluster, "teardown.yml", "-e", "tfjob_kit_teardown_keep_crds=false",
+                      embedded=False)
+    assert "nothing the toolkit installed is left" in output
+    assert snapshot(bare_cluster) == before

@@ -26,7 +26,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for shipped in ("ansible_collections/tfjob/kit/galaxy.yml",
                     "ansible_collections/tfjob/kit/meta/runtime.yml",
                     "ansible_collections/tfjob/kit/plugins/modules/tfjob.py",
-                    "ansible_collections/tfjob/kit/plugins/module_utils/common.py"):
+                    "ansible_collections/tfjob/kit/plugins/module_utils/common.py",
+                    "ansible_collections/tfjob/kit/roles/training_operator/tasks/main.yml",
+                    "ansible_collections/tfjob/kit/playbooks/site.yml",
+                    "ansible_collections/tfjob/kit/charts/training-operator/crds/"
+                    "tfjobs.kubeflow.org.yaml"):
         assert shipped in names
     target = out / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",

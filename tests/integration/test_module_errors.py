@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-
-from tfjob_kit.cluster import local
 
 from ._ansible import PlayResult, run_tasks
 from ._cluster import Cluster
@@ -85,17 +82,6 @@ def test_conflict_with_another_field_manager(cluster: Cluster, namespace: str,
     assert result[1]["changed"] and result[1]["jobs"][0]["action"] == "updated"
     held = cluster.get("tfjob", "shared", "-n", namespace)
     assert held["metadata"]["labels"]["team"] == "speech"
-
-
-@pytest.fixture(scope="module")
-def bare_cluster() -> Iterator[Cluster]:
-    """A second local cluster without addons: no TFJob or Volcano CRDs."""
-    name = "tfjob-kit-bare"
-    kubeconfig = local.up(local.UpOptions(name=name, addons=False))
-    try:
-        yield Cluster(kubeconfig, name)
-    finally:
-        local.down(name)
 
 
 def test_crd_not_installed_names_the_role(bare_cluster: Cluster, tmp_path: Path) -> None:
