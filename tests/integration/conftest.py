@@ -61,9 +61,10 @@ def namespace(cluster: Cluster) -> Iterator[str]:
         cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def bare_cluster() -> Iterator[Cluster]:
-    """A second local cluster without addons: no TFJob or Volcano CRDs, no operator."""
+    """A second local cluster without addons: no TFJob or Volcano CRDs, no operator. Only for
+    the module that asks for it (a cluster left running would hold ports other tests check)."""
     name = "tfjob-kit-bare"
     kubeconfig = local.up(local.UpOptions(name=name, addons=False))
     try:

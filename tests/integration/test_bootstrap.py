@@ -179,6 +179,18 @@ def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: 
         assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob", name
 
 
+LEFTOVER_WEBHOOK = {
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    "metadata": {"name": "volcano-admission-service-pods-validate"},
+    "webhooks": [{
+        "name": "validatepod.volcano.sh", "admissionReviewVersions": ["v1"],
+        "sideEffects": "None", "failurePolicy": "Ignore",
+        "clientConfig": {"service": {"name": "volcano-admission-service",
+                                     "namespace": "volcano-system", "path": "/pods/validate"}},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                   "resources": ["pods"]}]}]}
+
+
 def test_teardown_removes_the_crds_it_installed(bare_cluster: Cluster) -> None:
     """On a cluster without the local addons, site.yml installs the CRDs too; teardown with
     tfjob_kit_teardown_keep_crds=false removes them and leaves the cluster as it found it."""
@@ -189,6 +201,9 @@ def test_teardown_removes_the_crds_it_installed(bare_cluster: Cluster) -> None:
     installed = snapshot(bare_cluster)
     assert {"tfjobs.kubeflow.org"} <= installed["crds"]
     assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
+    # What an upstream Volcano install leaves behind (its admission pod registers these at
+    # runtime, outside any release); left in place they fail every pod creation.
+    bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
     output = playbook(bare_cluster, "teardown.yml", "-e", "tfjob_kit_teardown_keep_crds=false",
                       embedded=False)
     assert "nothing the toolkit installed is left" in output
