@@ -468,19 +468,14 @@ def tool_paths(versions: Versions | None = None) -> list[Path]:
 
 
 def operator_clusterrole_path(versions: Versions | None = None) -> Path:
-    """The ClusterRole the local training-operator process runs with (never cluster-admin).
-
-    TODO(issue 2): point this at the ClusterRole of charts/training-operator once it exists,
-    so every integration run proves the shipped RBAC is sufficient; until then it is the
-    upstream operator's manifests/base/rbac/role.yaml, copied from the Go module cache.
-    """
+    """The upstream operator's ClusterRole (manifests/base/rbac/role.yaml, copied from the Go
+    module cache): the charts' roles are checked to stay within it. The local process runs
+    with the chart's rules (chart_rbac)."""
     return binary(f"rbac/{OPERATOR_ROLE}", "training-operator", versions)
 
 
 def volcano_clusterrole_path(role: str, versions: Versions | None = None) -> Path:
-    """ClusterRole ``volcano-scheduler`` or ``volcano-controllers`` for the local processes.
-
-    TODO(issue 2): point at charts/volcano's ClusterRoles once they exist (see
-    operator_clusterrole_path); until then Volcano's own rendered install manifest.
-    """
+    """Upstream's ClusterRole ``volcano-scheduler`` or ``volcano-controllers`` (from Volcano's
+    rendered install manifest): the chart's roles are checked to stay within it. The local
+    processes run with the chart's rules (chart_rbac)."""
     return binary(f"rbac/{role}.yaml", "volcano", versions)

@@ -8,12 +8,12 @@ files, ``kubeconfig.yaml`` (0600), ``logs/<component>.log`` and ``tfjob-kit/`` (
 records and state). ``down`` stops every process and removes that directory.
 
 The operator's validating webhook works locally: the operator process serves it on a free
-port, a Service ``kubeflow/training-operator`` of type ExternalName points the API server at
-``localhost``, and the operator's own cert rotator injects the CA bundle.
+port, a Service ``tfjob-kit-local/training-operator`` of type ExternalName points the API server
+at ``localhost``, and the operator's own cert rotator injects the CA bundle.
 
-No addon runs with admin credentials: each gets a ServiceAccount token bound to the
-ClusterRole its real install uses (see build.operator_clusterrole_path and
-build.volcano_clusterrole_path).
+No addon runs with admin credentials: each gets a ServiceAccount token bound to exactly the
+rules the shipped chart grants that component (chart_rbac), so a rule missing from a chart
+shows up here as it would in a real cluster.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any, TextIO
 import yaml
 
 from tfjob_kit import crd as tfjob_crd
-from tfjob_kit.cluster import build
+from tfjob_kit.cluster import build, chart_rbac
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
 from tfjob_kit.cluster.paths import (
     ClusterError,
@@ -442,43 +442,39 @@ def _webhook_manifests(port: int) -> list[dict[str, Any]]:
 
 
 def _identity_kubeconfig(
-    name: str, kubectl: Kubectl, identity: str, namespace: str, role_file: Path
+    name: str, kubectl: Kubectl, identity: str, namespace: str, rbac: chart_rbac.Grants
 ) -> Path:
-    """A kubeconfig for one local process: a ServiceAccount bound to its component's ClusterRole.
+    """A kubeconfig for one local process: a ServiceAccount bound to exactly the rules the
+    component's chart grants it (cluster-wide, and in its own namespace).
 
-    The addon processes never get the admin credentials, so a missing RBAC rule fails here
+    The addon processes never get the admin credentials, so a rule the chart lacks fails here
     as it would in a real cluster.
     """
-    roles = [
-        doc
-        for doc in yaml.safe_load_all(role_file.read_text("utf-8"))
-        if isinstance(doc, dict) and doc.get("kind") == "ClusterRole"
+    account = {"kind": "ServiceAccount", "name": identity, "namespace": namespace}
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": identity, "namespace": namespace}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": identity}, "rules": rbac.cluster_rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": identity},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": identity},
+         "subjects": [account]},
     ]
-    if len(roles) != 1:
-        raise ClusterError(f"{role_file}: expected exactly one ClusterRole")
-    role = {**roles[0], "metadata": {"name": identity}}
-    kubectl.apply(
-        [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": identity, "namespace": namespace},
-            },
-            role,
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": identity},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": identity,
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": identity, "namespace": namespace}],
-            },
+    if rbac.namespaced_rules:
+        objects += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": identity, "namespace": namespace},
+             "rules": rbac.namespaced_rules},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": identity, "namespace": namespace},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                         "name": identity},
+             "subjects": [account]},
         ]
-    )
+    kubectl.apply(objects)
     token = kubectl.run(
         "create", "token", identity, "-n", namespace, "--duration=8760h"
     ).stdout.strip()
@@ -615,9 +611,9 @@ def _start_addons(
             kubectl,
             identity,
             VOLCANO_NAMESPACE,
-            build.volcano_clusterrole_path(role, versions),
+            chart_rbac.grants(process),
         )
-        for process, (identity, role) in VOLCANO_IDENTITIES.items()
+        for process, (identity, _role) in VOLCANO_IDENTITIES.items()
     }
     _spawn(
         "vc-scheduler",
@@ -677,7 +673,7 @@ def _start_addons(
             kubectl,
             OPERATOR_IDENTITY,
             OPERATOR_NAMESPACE,
-            build.operator_clusterrole_path(versions),
+            chart_rbac.grants("training-operator"),
         )
     )
     env.update(

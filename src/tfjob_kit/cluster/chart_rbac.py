@@ -1,0 +1,97 @@
+"""The RBAC the charts grant each component, for the local cluster's processes.
+
+The local training-operator and Volcano processes run with exactly the rules the shipped
+charts give their ServiceAccounts (rendered with the built helm), so every integration run
+proves the charts' least-privilege roles are enough for the real components.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tfjob_kit.cluster import build
+from tfjob_kit.cluster.paths import ClusterError, load_versions, repo_root
+
+
+@dataclass(frozen=True)
+class Component:
+    chart: str
+    release: str
+    service_account: str
+    values: tuple[str, ...] = ()  # --set arguments
+
+
+COMPONENTS = {
+    "training-operator": Component("training-operator", "training-operator",
+                                   "training-operator"),
+    "vc-scheduler": Component("volcano", "volcano", "volcano-scheduler",
+                              ("admission.enabled=false",)),
+    "vc-controller-manager": Component("volcano", "volcano", "volcano-controllers",
+                                       ("admission.enabled=false",)),
+}
+
+
+@dataclass
+class Grants:
+    cluster_rules: list[dict[str, Any]] = field(default_factory=list)
+    namespaced_rules: list[dict[str, Any]] = field(default_factory=list)
+
+
+def charts_dir() -> Path:
+    """charts/ of the checkout, else of the installed collection (the wheel ships it there)."""
+    local = repo_root() / "charts"
+    if local.is_dir():
+        return local
+    spec = importlib.util.find_spec("ansible_collections.tfjob.kit")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "charts").is_dir():
+            return Path(location) / "charts"
+    raise ClusterError("cannot find the charts (charts/ of the checkout or of the collection)")
+
+
+@cache
+def _rendered(chart: str, release: str, values: tuple[str, ...]) -> list[dict[str, Any]]:
+    versions = load_versions()
+    command = [str(build.helm_path()), "template", release, str(charts_dir() / chart),
+               "--namespace", "rbac-render", "--kube-version", versions.kubernetes]
+    for value in values:
+        command += ["--set", value]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    if proc.returncode != 0:
+        raise ClusterError(f"helm template {chart} failed: {proc.stderr.strip()}")
+    return [d for d in yaml.safe_load_all(proc.stdout) if isinstance(d, dict)]
+
+
+def grants(process: str) -> Grants:
+    """The rules bound to the process's ServiceAccount in its chart: cluster-wide (through
+    ClusterRoleBindings) and in the release namespace (through RoleBindings)."""
+    component = COMPONENTS[process]
+    docs = _rendered(component.chart, component.release, component.values)
+    roles = {(d["kind"], d["metadata"]["name"]): d.get("rules") or [] for d in docs
+             if d["kind"] in ("ClusterRole", "Role")}
+    result = Grants()
+    for binding in docs:
+        if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        if not any(s.get("kind") == "ServiceAccount" and s.get("name") ==
+                   component.service_account for s in binding.get("subjects") or []):
+            continue
+        ref = binding["roleRef"]
+        rules = roles.get((ref["kind"], ref["name"]))
+        if rules is None:
+            raise ClusterError(f"chart {component.chart}: {binding['kind']} "
+                               f"{binding['metadata']['name']} refers to a missing {ref['kind']}")
+        target = result.cluster_rules if binding["kind"] == "ClusterRoleBinding" else \
+            result.namespaced_rules
+        target.extend(rules)
+    if not result.cluster_rules:
+        raise ClusterError(f"chart {component.chart} binds no ClusterRole to "
+                           f"{component.service_account}")
+    return result
