@@ -15,7 +15,7 @@ from tfjob_kit.config import from_settings
 from tfjob_kit.kube import apply, jobs, status
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.errors import from_api_exception
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, resource_of
+from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
 from tfjob_kit.manifests import Document, load_text
 
 
@@ -194,7 +194,7 @@ def test_conversion_is_opt_in_and_volcano_is_a_backend() -> None:
     (item,) = jobs.prepare(docs(legacy), allow_convert=True)
     assert item.body["apiVersion"] == "kubeflow.org/v1"
     (item,) = jobs.prepare(docs(job()), backend="volcano")
-    assert resource_of(item.body) is VOLCANO_JOB
+    assert item.resource is VOLCANO_JOB and item.body["kind"] == "Job"
     assert item.tfjob["kind"] == "TFJob" and item.tf_config() == {}
 
 

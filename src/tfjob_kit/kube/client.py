@@ -125,13 +125,6 @@ class Client:
                         **kwargs)
         return json.loads(response.data) if response.data else {}
 
-    # -- the cluster ---------------------------------------------------------------------
-
-    def server_version(self) -> dict[str, Any]:
-        with self._errors("reading the server version of"):
-            result: dict[str, Any] = self._json(self._version.get_code)
-            return result
-
     # -- custom resources ----------------------------------------------------------------
 
     def apply(self, resource: Resource, body: dict[str, Any], *, field_manager: str,

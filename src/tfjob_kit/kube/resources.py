@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -36,14 +35,3 @@ TFJOB = Resource("kubeflow.org", "v1", "tfjobs", "TFJob",
 VOLCANO_JOB = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job",
                        "the tfjob.kit.volcano role (playbooks/site.yml with "
                        "tfjob_kit_scheduler: volcano)", "volcano.sh/job-name")
-
-RESOURCES = (TFJOB, VOLCANO_JOB)
-
-
-def resource_of(content: dict[str, Any]) -> Resource | None:
-    """The Resource for an object's apiVersion and kind, or None when it is not one of ours."""
-    for resource in RESOURCES:
-        if content.get("apiVersion") == resource.api_version and content.get("kind") == \
-                resource.kind:
-            return resource
-    return None
