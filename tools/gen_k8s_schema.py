@@ -20,9 +20,10 @@ import argparse
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
+
+from tfjob_kit.cluster.paths import load_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"
@@ -40,14 +41,6 @@ INT_BOUNDS = {
     "int64": (-(2**63), 2**63 - 1),
 }
 LOCAL_REF = "#/components/schemas/"
-
-
-def kubernetes_version() -> str:
-    with (ROOT / "versions.toml").open("rb") as handle:
-        version = tomllib.load(handle)["kubernetes"]["version"]
-    if not isinstance(version, str):
-        raise SystemExit("versions.toml: kubernetes.version must be a string")
-    return version
 
 
 def download_openapi(version: str) -> dict[str, Any]:
@@ -148,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
     args = parser.parse_args(argv)
-    version = kubernetes_version()
+    version = load_versions(ROOT).kubernetes
     text = render(build(download_openapi(version), version))
     if args.check:
         current = OUTPUT.read_text() if OUTPUT.exists() else ""

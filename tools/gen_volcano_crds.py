@@ -24,10 +24,11 @@ import argparse
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import yaml
+
+from tfjob_kit.cluster.paths import load_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "charts" / "volcano" / "crds" / "volcano-crds.yaml"
@@ -48,14 +49,6 @@ EXCLUDED: dict[str, str] = {
     "config.volcano.sh_colocationconfigurations.yaml": "colocation needs vc-agent, not installed",
     "shard.volcano.sh_nodeshards.yaml": "scheduler sharding mode and sharding-controller are off",
 }
-
-
-def volcano_version() -> str:
-    with (ROOT / "versions.toml").open("rb") as handle:
-        version = tomllib.load(handle)["volcano"]["version"]
-    if not isinstance(version, str):
-        raise SystemExit("versions.toml: volcano.version must be a string")
-    return version
 
 
 def _go(*args: str) -> str:
@@ -123,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
     args = parser.parse_args(argv)
-    version = volcano_version()
+    version = load_versions(ROOT).volcano
     text = render(version, module_dir(version))
     relative = OUTPUT.relative_to(ROOT)
     if args.check:

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+
+from tfjob_kit.cluster.paths import load_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS = ROOT / "charts"
@@ -30,14 +31,7 @@ DEVICE_PLUGIN = CHARTS / "nvidia-device-plugin"
 Doc = dict[str, Any]
 
 
-def _kubernetes_version() -> str:
-    with (ROOT / "versions.toml").open("rb") as handle:
-        version = tomllib.load(handle)["kubernetes"]["version"]
-    assert isinstance(version, str)
-    return version.lstrip("v")
-
-
-KUBE = _kubernetes_version()  # the pinned cluster line, e.g. 1.34.4
+KUBE = load_versions(ROOT).kubernetes.lstrip("v")  # the pinned cluster line, e.g. 1.34.4
 LEGACY_KUBE = "1.21.0"  # the newest line kube-batch can run on
 NAMESPACES = {VOLCANO: "volcano-system", KUBE_BATCH: "kube-system", DEVICE_PLUGIN: "gpu"}
 KUBE_VERSIONS = {VOLCANO: KUBE, KUBE_BATCH: LEGACY_KUBE, DEVICE_PLUGIN: KUBE}

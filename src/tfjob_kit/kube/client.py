@@ -191,19 +191,20 @@ class Client:
 
     # -- what a job owns -----------------------------------------------------------------
 
-    def pods(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        with self._errors(f"listing pods ({label_selector}) in namespace {namespace!r} for"):
+    def _core_items(self, what: str, call: Callable[..., Any], namespace: str,
+                    label_selector: str) -> list[dict[str, Any]]:
+        with self._errors(f"listing {what} ({label_selector}) in namespace {namespace!r} for"):
             items: list[dict[str, Any]] = self._json(
-                self._core.list_namespaced_pod, namespace,
-                label_selector=label_selector).get("items", [])
+                call, namespace, label_selector=label_selector).get("items", [])
             return items
 
+    def pods(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
+        return self._core_items("pods", self._core.list_namespaced_pod, namespace,
+                                label_selector)
+
     def services(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        with self._errors(f"listing services ({label_selector}) in namespace {namespace!r} for"):
-            items: list[dict[str, Any]] = self._json(
-                self._core.list_namespaced_service, namespace,
-                label_selector=label_selector).get("items", [])
-            return items
+        return self._core_items("services", self._core.list_namespaced_service, namespace,
+                                label_selector)
 
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
