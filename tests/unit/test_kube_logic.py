@@ -138,6 +138,17 @@ def test_volcano_phases_read_as_tfjob_conditions(phase: str, also: str | None) -
     assert read.true == ({phase, also} if also else {phase})
 
 
+def test_volcano_times_come_from_the_running_condition_and_the_final_state() -> None:
+    obj = {"status": {"state": {"phase": "Completed", "lastTransitionTime": "t9"},
+                      "conditions": [{"status": "Pending", "lastTransitionTime": "t1"},
+                                     {"status": "Running", "lastTransitionTime": "t3"},
+                                     {"status": "Completed", "lastTransitionTime": "t9"}]}}
+    read = status.job_status(VOLCANO_JOB, obj)
+    assert (read.start_time, read.completion_time) == ("t3", "t9")
+    obj["status"]["state"]["phase"] = "Running"
+    assert status.job_status(VOLCANO_JOB, obj).completion_time is None
+
+
 def test_comparable_drops_what_the_server_manages() -> None:
     obj = {**job(), "status": {"x": 1}}
     obj["metadata"].update(resourceVersion="7", uid="u", generation=2, managedFields=[{}],

@@ -32,6 +32,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         webhook=args.webhook,
         tfjob_run_seconds=args.tfjob_run_seconds,
         timeout=args.timeout,
+        gang_scheduler=args.gang_scheduler,
     )
     path = local.up(opts)
     print(path)
@@ -152,6 +153,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=float,
         default=5.0,
         help="how long simulated TFJob pods run before exiting (default 5)",
+    )
+    p.add_argument(
+        "--gang-scheduler",
+        choices=local.GANG_SCHEDULERS,
+        default="volcano",
+        help="what the training-operator gangs pods with: volcano (default), or none (each pod "
+        "goes to the default scheduler alone); a running cluster's operator is restarted to match",
     )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per step")
     p.set_defaults(func=_guard(_cmd_up))

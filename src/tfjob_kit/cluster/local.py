@@ -71,7 +71,11 @@ VOLCANO_IDENTITIES = {
     "vc-controller-manager": ("tfjob-kit-local-vc-controllers", "volcano-controllers"),
 }
 MARKER = ("kube-public", "tfjob-kit-local-cluster")
-ADDON_PROCESSES = ("vc-scheduler", "vc-controller-manager", "training-operator")
+RENDEZVOUS_IDENTITY = "tfjob-kit-local-rendezvous"
+ADDON_PROCESSES = ("vc-scheduler", "vc-controller-manager", "training-operator", "tf-rendezvous")
+# What the local training-operator gangs its pods with: Volcano (PodGroups, all or nothing), or
+# nothing (the operator's default: every pod goes to the default scheduler on its own).
+GANG_SCHEDULERS = ("volcano", "none")
 
 
 @dataclass
@@ -83,6 +87,7 @@ class UpOptions:
     tfjob_run_seconds: float = 5.0
     job_run_seconds: float = 2.0
     timeout: float = 300.0
+    gang_scheduler: str = "volcano"
 
 
 # ---- small helpers ------------------------------------------------------------------------
@@ -515,7 +520,7 @@ def _marker(opts: UpOptions, versions: Versions, state: dict[str, Any]) -> dict[
         "volcano": versions.volcano if opts.addons else "",
         "operator-namespace": OPERATOR_NAMESPACE if opts.addons else "",
         "webhook": "local" if opts.addons and opts.webhook else "off",
-        "gang-scheduler": "volcano" if opts.addons else "",
+        "gang-scheduler": opts.gang_scheduler if opts.addons else "",
     }
     return {
         "apiVersion": "v1",
@@ -573,7 +578,13 @@ def _start_addons(
     volcano_dir = bin_root() / volcano.dirname
     alive = {r.name for r in _records(name) if r.alive()}
     if set(ADDON_PROCESSES) <= alive:
-        _say(out, "[up] addons already running")
+        if state.get("gang_scheduler", "volcano") == opts.gang_scheduler:
+            _say(out, "[up] addons already running")
+        else:
+            for record in _records(name):
+                if record.name == "training-operator":
+                    record.stop()
+            _start_operator(opts, versions, kubectl, state, out)
         return
     for record in _records(name):
         if record.name in ADDON_PROCESSES:
@@ -646,7 +657,38 @@ def _start_addons(
         ],
     )
 
-    _say(out, "[up] starting training-operator (tfjob, gang scheduler volcano)")
+    _say(out, "[up] starting the TensorFlow rendezvous stand-in (pods finish once peers run)")
+    # Imported here: the process runs this module with -m, which must not find it imported.
+    from tfjob_kit.cluster import rendezvous
+
+    rendezvous_kubeconfig = _identity_kubeconfig(
+        name, kubectl, RENDEZVOUS_IDENTITY, LOCAL_NAMESPACE, rendezvous.GRANTS
+    )
+    _spawn(
+        "tf-rendezvous",
+        name,
+        [sys.executable, "-m", "tfjob_kit.cluster.rendezvous",
+         f"--kubeconfig={rendezvous_kubeconfig}"],
+    )
+    _start_operator(opts, versions, kubectl, state, out)
+
+    def volcano_ready() -> bool:
+        _check_addons_alive(name)
+        return (
+            _http_ok(f"http://127.0.0.1:{ports['vc_scheduler_healthz']}/healthz")
+            and kubectl.get_json("queues.scheduling.volcano.sh", "default") is not None
+        )
+
+    _wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+
+
+def _start_operator(
+    opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
+) -> None:
+    name = opts.name
+    ports = state["ports"]
+    gang = opts.gang_scheduler
+    _say(out, f"[up] starting training-operator (tfjob, gang scheduler {gang})")
     kubectl.apply(
         [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
@@ -690,7 +732,7 @@ def _start_addons(
             str(build.binary("training-operator", "training-operator", versions)),
             f"--kubeconfig={operator_kubeconfig}",
             "--enable-scheme=tfjob",
-            "--gang-scheduler-name=volcano",
+            *(["--gang-scheduler-name=volcano"] if gang == "volcano" else []),
             "--leader-elect=false",
             f"--metrics-bind-address=127.0.0.1:{ports['operator_metrics']}",
             f"--health-probe-bind-address=127.0.0.1:{ports['operator_health']}",
@@ -721,15 +763,7 @@ def _start_addons(
         return _http_ok(f"http://127.0.0.1:{ports['operator_health']}/readyz")
 
     _wait("training-operator readiness", operator_ready, opts.timeout)
-
-    def volcano_ready() -> bool:
-        _check_addons_alive(name)
-        return (
-            _http_ok(f"http://127.0.0.1:{ports['vc_scheduler_healthz']}/healthz")
-            and kubectl.get_json("queues.scheduling.volcano.sh", "default") is not None
-        )
-
-    _wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+    state["gang_scheduler"] = gang
 
 
 def _crds_established(kubectl: Kubectl, names: Sequence[str]) -> bool:

@@ -202,6 +202,19 @@ class Client:
         return self._core_items("pods", self._core.list_namespaced_pod, namespace,
                                 label_selector)
 
+    def pods_everywhere(self, label_selector: str) -> list[dict[str, Any]]:
+        """Pods of every namespace with the label selector."""
+        with self._errors(f"listing pods ({label_selector}) in all namespaces for"):
+            items: list[dict[str, Any]] = self._json(
+                self._core.list_pod_for_all_namespaces, label_selector=label_selector
+            ).get("items", [])
+            return items
+
+    def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        with self._errors(f"annotating pod {namespace}/{name} for"):
+            self._json(self._core.patch_namespaced_pod, name, namespace,
+                       {"metadata": {"annotations": annotations}})
+
     def services(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
         return self._core_items("services", self._core.list_namespaced_service, namespace,
                                 label_selector)

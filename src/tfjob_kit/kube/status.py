@@ -17,6 +17,8 @@ from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB, Resource
 
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
+# Volcano phases after which the job's pods do not run again.
+VOLCANO_FINISHED = ("Completed", "Failed", "Aborted", "Terminated")
 VOLCANO_ALIASES = {"Completed": "Succeeded", "Aborted": "Failed", "Terminated": "Failed",
                    "Pending": "Created", "Completing": "Running", "Aborting": "Failed",
                    "Terminating": "Failed"}
@@ -67,11 +69,14 @@ def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
     names = {phase} | ({VOLCANO_ALIASES[phase]} if phase in VOLCANO_ALIASES else set())
     counts = {k: status[k] for k in ("pending", "running", "succeeded", "failed", "terminating",
                                      "unknown") if status.get(k)}
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    running = [c.get("lastTransitionTime") for c in conditions if c.get("status") == "Running"]
     return JobStatus(
         phase=phase, true=frozenset(names), reason=str(state.get("reason", "")),
-        message=str(state.get("message", "")),
-        conditions=[c for c in status.get("conditions") or [] if isinstance(c, dict)],
-        replica_statuses={"tasks": dict(status.get("taskStatusCount") or {}), **counts})
+        message=str(state.get("message", "")), conditions=conditions,
+        replica_statuses={"tasks": dict(status.get("taskStatusCount") or {}), **counts},
+        start_time=running[0] if running else None,
+        completion_time=state.get("lastTransitionTime") if phase in VOLCANO_FINISHED else None)
 
 
 def failed_pods(client: Client, resource: Resource, namespace: str, name: str) -> list[str]:

@@ -1,0 +1,170 @@
+"""Seed 003's story, measured on the local cluster: why distributed TensorFlow needs gangs.
+
+Two TFJobs (examples/gang/) each need 6 GPUs: 1 parameter server and 3 workers with 2 GPUs.
+The local cluster has 8. They are submitted together twice, on the same fake nodes:
+
+* with the training-operator's default (no gang scheduling): each pod goes to the default
+  scheduler on its own, so the second job is partly placed: its placed pods hold GPUs and wait
+  for peers that cannot be placed (a TensorFlow task does nothing until every task in its
+  TF_CONFIG is up; the local cluster's rendezvous stand-in models that);
+* with Volcano gang scheduling: a job's pods are created and placed all together or not at all,
+  so the jobs run one after the other and nothing waits while holding GPUs.
+
+The pods are polled while the jobs run; the numbers printed are what was observed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.rendezvous import members
+from tfjob_kit.kube import task
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.status import job_status
+
+JOBS_DIR = Path(__file__).resolve().parent / "gang"
+GPU = "nvidia.com/gpu"
+SCHEDULERS = {"none": "default scheduler (no gang)", "volcano": "Volcano gang scheduling"}
+
+
+@dataclass
+class JobTimeline:
+    name: str
+    members: int = 0
+    gpus: int = 0
+    first_placed: float | None = None
+    all_placed: float | None = None
+    finished: float | None = None
+    result: str = "Pending"
+    partly_placed_s: float = 0.0
+    held_gpu_s: float = 0.0  # GPUs held by placed pods while the job was only partly placed
+    worst: str = ""  # the most pods placed while partly placed, and why the rest were not
+    _worst_count: int = field(default=0, repr=False)
+
+
+def _gpus(pod: dict[str, Any]) -> int:
+    total = 0
+    for container in pod.get("spec", {}).get("containers", []):
+        limits = (container.get("resources") or {}).get("limits") or {}
+        total += int(limits.get(GPU, 0))
+    return total
+
+
+def _unschedulable(pods: list[dict[str, Any]]) -> str:
+    for pod in pods:
+        for condition in pod.get("status", {}).get("conditions") or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                # "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: ..."
+                return str(condition.get("message", "")).split(". ")[0].strip()
+    return ""
+
+
+def _observe(client: Client, namespace: str, names: list[str], timeout: float,
+             interval: float = 0.2) -> dict[str, JobTimeline]:
+    timelines = {n: JobTimeline(n) for n in names}
+    start = last = time.monotonic()
+    while True:
+        now = time.monotonic()
+        elapsed, dt = now - start, now - last
+        last = now
+        for name, line in timelines.items():
+            job = client.get(TFJOB, namespace, name)
+            state = job_status(TFJOB, job)
+            line.members = members(TFJOB, job or {})
+            pods = client.pods(namespace, TFJOB.selector(name))
+            placed = [p for p in pods if p.get("spec", {}).get("nodeName")]
+            active = [p for p in placed
+                      if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+            line.gpus = sum(_gpus(p) for p in pods) or line.gpus
+            if placed and line.first_placed is None:
+                line.first_placed = elapsed
+            if line.members and len(placed) >= line.members and line.all_placed is None:
+                line.all_placed = elapsed
+            if 0 < len(placed) < line.members and line.finished is None:
+                line.partly_placed_s += dt
+                line.held_gpu_s += dt * sum(_gpus(p) for p in active)
+                if len(placed) > line._worst_count or not line.worst:
+                    line._worst_count = len(placed)
+                    waiting = _unschedulable([p for p in pods if p not in placed])
+                    line.worst = (f"{len(placed)} of {line.members} pods placed, holding "
+                                  f"{sum(_gpus(p) for p in placed)} GPUs; the other "
+                                  f"{line.members - len(placed)} Pending"
+                                  + (f": {waiting}" if waiting else ""))
+            if state.phase in ("Succeeded", "Failed") and line.finished is None:
+                line.finished, line.result = elapsed, state.phase
+        if all(t.finished is not None for t in timelines.values()):
+            return timelines
+        if elapsed > timeout:
+            for line in timelines.values():
+                if line.finished is None:
+                    line.result = f"stalled ({timeout:.0f}s)"
+            return timelines
+        time.sleep(interval)
+
+
+def run_once(cluster: str, scheduler: str, out: TextIO, timeout: float = 180.0
+             ) -> dict[str, JobTimeline]:
+    """Submit both jobs together with the operator set to `scheduler`; observe them."""
+    kubeconfig = local.up(local.UpOptions(name=cluster, gang_scheduler=scheduler), out=out)
+    namespace = f"tfjob-kit-gang-{scheduler}"
+    local.Kubectl(kubeconfig).apply(
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+    docs = [yaml.safe_load(p.read_text("utf-8")) for p in sorted(JOBS_DIR.glob("*.yaml"))]
+    names = [d["metadata"]["name"] for d in docs]
+    connection = Connection(kubeconfig=str(kubeconfig))
+    # A rerun starts from nothing: the previous run's jobs go first.
+    task.run(task.Request(definition=docs, namespace=namespace, state="absent", wait=True,
+                          connection=connection))
+    task.run(task.Request(definition=docs, namespace=namespace, connection=connection))
+    with Client(connection) as client:
+        return _observe(client, namespace, names, timeout)
+
+
+HEADERS = ["job", "needs", "first pod placed", "all placed", "finished", "result",
+           "partly placed", "GPU·s held waiting"]
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}s"
+
+
+def rows(timelines: dict[str, JobTimeline]) -> list[list[str]]:
+    return [[t.name, f"{t.members} pods / {t.gpus} GPUs", _fmt(t.first_placed),
+             _fmt(t.all_placed), _fmt(t.finished), t.result, _fmt(t.partly_placed_s),
+             f"{t.held_gpu_s:.0f}"] for t in timelines.values()]
+
+
+def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
+    """Both runs; the operator is left with Volcano gang scheduling (the cluster's default)."""
+    runs: dict[str, dict[str, JobTimeline]] = {}
+    try:
+        for scheduler in SCHEDULERS:
+            runs[scheduler] = run_once(cluster, scheduler, out)
+    finally:
+        local.up(local.UpOptions(name=cluster, gang_scheduler="volcano"), out=out)
+    return runs
+
+
+def verdict(runs: dict[str, dict[str, JobTimeline]]) -> list[str]:
+    """What the story must show; the problems, if it did not."""
+    problems = []
+    plain, gang = runs["none"], runs["volcano"]
+    if max(t.partly_placed_s for t in plain.values()) < 2.0:
+        problems.append("without gang scheduling no job stayed partly placed for 2 s or more")
+    for t in gang.values():
+        if t.partly_placed_s >= 1.0:
+            problems.append(f"with Volcano, {t.name} was partly placed for "
+                            f"{t.partly_placed_s:.1f}s")
+    for scheduler, timelines in runs.items():
+        for t in timelines.values():
+            if t.result != "Succeeded":
+                problems.append(f"{SCHEDULERS[scheduler]}: {t.name} ended {t.result}")
+    return problems

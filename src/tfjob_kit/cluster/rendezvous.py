@@ -1,0 +1,107 @@
+"""The local cluster's stand-in for TensorFlow's start-up rendezvous.
+
+A distributed TensorFlow task does no training until every task listed in its TF_CONFIG is
+reachable: a job whose pods are only partly placed holds its resources and makes no progress.
+That is the failure gang scheduling exists for, so the local cluster must show it. kwok plays
+the kubelet; this process plays the part of TensorFlow that waits for peers. When every replica
+of a TFJob (or every task pod of a Volcano Job) is running, it annotates the job's running pods
+with ``tfjob-kit.dev/peers-running``; kwok's finish stage (``cluster/kwok/pod-stages.yaml``)
+only lets an annotated pod complete successfully. A pod told to fail (annotation
+``tfjob-kit.dev/exit-code``) crashes whether or not its peers are there, as a real one can.
+
+Run by ``tfjob-kit cluster up`` as ``python -m tfjob_kit.cluster.rendezvous --kubeconfig K``
+with a ServiceAccount that may only read jobs and pods and patch pods (``GRANTS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from tfjob_kit.cluster.chart_rbac import Grants
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
+
+PEERS_ANNOTATION = "tfjob-kit.dev/peers-running"
+GRANTS = Grants(cluster_rules=[
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]},
+    {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": ["list"]},
+    {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["list"]},
+])
+# A pod counts as present for its peers once it runs; one that already finished did meet them.
+_STARTED = ("Running", "Succeeded")
+
+
+def members(resource: Resource, job: dict[str, Any]) -> int:
+    """How many tasks the job's TF_CONFIG lists: every replica (TFJob) or task pod (Volcano)."""
+    spec = job.get("spec") or {}
+    if resource is TFJOB:
+        groups = (spec.get("tfReplicaSpecs") or {}).values()
+    else:
+        groups = spec.get("tasks") or []
+    return sum(int(g.get("replicas", 1)) for g in groups if isinstance(g, dict))
+
+
+def to_release(pods: Iterable[dict[str, Any]], expected: int) -> list[dict[str, Any]]:
+    """The pods of one job to annotate: its running, not yet annotated pods, once all of the
+    job's `expected` tasks have started."""
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    started = {p["metadata"]["name"] for p in live
+               if (p.get("status") or {}).get("phase") in _STARTED}
+    if expected <= 0 or len(started) < expected:
+        return []
+    return [p for p in live if (p.get("status") or {}).get("phase") == "Running"
+            and PEERS_ANNOTATION not in (p["metadata"].get("annotations") or {})]
+
+
+def _jobs(client: Client, resource: Resource) -> dict[tuple[str, str], int]:
+    try:
+        items = client.list_objects(resource)
+    except KubeError:  # the CRD is not installed (yet): no such jobs
+        return {}
+    return {(j["metadata"]["namespace"], j["metadata"]["name"]): members(resource, j)
+            for j in items}
+
+
+def sweep(client: Client) -> int:
+    """One pass over every job; returns how many pods were released."""
+    released = 0
+    for resource in (TFJOB, VOLCANO_JOB):
+        expected = _jobs(client, resource)
+        by_job: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for pod in client.pods_everywhere(resource.job_label):
+            meta = pod["metadata"]
+            by_job[(meta["namespace"], meta["labels"][resource.job_label])].append(pod)
+        for key, pods in by_job.items():
+            for pod in to_release(pods, expected.get(key, 0)):
+                stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+                client.annotate_pod(key[0], pod["metadata"]["name"], {PEERS_ANNOTATION: stamp})
+                released += 1
+    return released
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tfjob_kit.cluster.rendezvous")
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--interval", type=float, default=0.25)
+    args = parser.parse_args(argv)
+    with Client(Connection(kubeconfig=args.kubeconfig)) as client:
+        while True:
+            try:
+                count = sweep(client)
+                if count:
+                    print(f"released {count} pod(s) whose peers all run", flush=True)
+            except KubeError as exc:  # API server restarting, pod gone meanwhile: next pass
+                print(f"sweep failed: {exc}", file=sys.stderr, flush=True)
+            time.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
