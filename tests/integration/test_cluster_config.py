@@ -47,12 +47,21 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
     names = {s["metadata"]["name"]: s for s in stages}
     assert set(names) == {
         "tfjob-kit-pod-start",
-        "tfjob-kit-tfjob-pod-finish",
+        "tfjob-kit-tfjob-pod-exit-code",
+        "tfjob-kit-tfjob-pod-succeed",
+        "tfjob-kit-volcano-pod-succeed",
         "tfjob-kit-job-pod-finish",
         "tfjob-kit-pod-delete",
     }
     assert all(s["spec"]["resourceRef"]["kind"] == "Pod" for s in stages)
-    assert names["tfjob-kit-tfjob-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 7500
+    for training in ("tfjob-kit-tfjob-pod-exit-code", "tfjob-kit-tfjob-pod-succeed",
+                     "tfjob-kit-volcano-pod-succeed"):
+        assert names[training]["spec"]["delay"]["durationMilliseconds"] == 7500
+    # TensorFlow pods succeed only once the rendezvous stand-in saw all of their peers run
+    for succeed in ("tfjob-kit-tfjob-pod-succeed", "tfjob-kit-volcano-pod-succeed"):
+        keys = {e["key"]: e["operator"] for e in names[succeed]["spec"]["selector"][
+            "matchExpressions"]}
+        assert keys['.metadata.annotations["tfjob-kit.dev/peers-running"]'] == "Exists"
     assert names["tfjob-kit-job-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 1000
     assert names["tfjob-kit-pod-delete"]["spec"]["next"] == {
         "finalizers": {"empty": True},
