@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,bench,bootstrap]'
 	touch $(STAMP)
 
+# CLUSTER=<name> runs it on another local cluster (default: $TFJOB_KIT_CLUSTER, else tfjob-kit).
 demo: venv
-	$(BIN)/python examples/demo.py
+	$(BIN)/python examples/demo.py $(if $(CLUSTER),--cluster $(CLUSTER))
 
 lint: venv
 	$(BIN)/ruff check src tests bench tools examples plugins

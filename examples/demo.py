@@ -107,8 +107,9 @@ def received_tf_config(kubeconfig: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cluster", default=local.DEFAULT_NAME,
-                        help="the local cluster to use or start (default: %(default)s)")
+    parser.add_argument("--cluster", default=local.default_name(),
+                        help="the local cluster to use or start (default: $TFJOB_KIT_CLUSTER, "
+                        "else %(default)s)")
     args = parser.parse_args(argv)
     started = time.monotonic()
     extra = ["-e", f"local_cluster_name={args.cluster}"]
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     except DemoError as exc:
         print(f"\ndemo FAILED: {exc}", file=sys.stderr)
         return 1
-    named = "" if args.cluster == local.DEFAULT_NAME else f" --name {args.cluster}"
+    named = "" if args.cluster == local.default_name() else f" --name {args.cluster}"
     print(f"\ndemo: done in {time.monotonic() - started:.0f}s. The cluster keeps running: "
           f"eval \"$(tfjob-kit cluster env{named})\" to use it, "
           f"tfjob-kit cluster down{named} to remove it.")

@@ -112,7 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     def named(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--name", default=local.DEFAULT_NAME, help="cluster name (default %(default)s)"
+            "--name",
+            default=local.default_name(),
+            help="cluster name (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
         )
 
     p = sub.add_parser("build", help="build the pinned binaries into the cache (no-op when cached)")

@@ -90,6 +90,11 @@ class UpOptions:
     gang_scheduler: str = "volcano"
 
 
+def default_name() -> str:
+    """The cluster commands work on: ``$TFJOB_KIT_CLUSTER``, else ``tfjob-kit``."""
+    return os.environ.get("TFJOB_KIT_CLUSTER") or DEFAULT_NAME
+
+
 # ---- small helpers ------------------------------------------------------------------------
 def _say(out: TextIO, message: str) -> None:
     print(message, file=out, flush=True)
