@@ -4,6 +4,7 @@ teardown that leaves the cluster as it found it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,18 +27,24 @@ KINDS = ("namespaces", "crds", "clusterroles", "clusterrolebindings",
          "validatingwebhookconfigurations", "mutatingwebhookconfigurations")
 
 
-def playbook(cluster: Cluster, name: str, *extra: str, embedded: bool = True) -> str:
-    """Run playbooks/<name> with inventories/local against the session's cluster (embedded:
-    the local cluster by name; otherwise by kubeconfig, with no cluster to start)."""
-    if cluster.name and embedded:
+def playbook(cluster: Cluster, name: str, *extra: str,
+             inventory: str = "inventories/local") -> str:
+    """Run playbooks/<name> against the session's cluster: with inventories/local, the local
+    cluster by name (or by kubeconfig when the session uses an external one); with another
+    inventory, by kubeconfig."""
+    env = ansible_env(cluster.kubeconfig)
+    if inventory != "inventories/local":  # a real cluster's inventory: helm is on PATH
+        target = ["-e", f"tfjob_kit_kubeconfig={cluster.kubeconfig}"]
+        env["PATH"] = f"{helm_path().parent}{os.pathsep}{env['PATH']}"
+    elif cluster.name:
         target = ["-e", f"local_cluster_name={cluster.name}"]
     else:  # an external cluster (TFJOB_KIT_KUBECONFIG): no embedded cluster to start
         target = ["-e", "tfjob_kit_local_cluster=false", "-e",
                   f"tfjob_kit_kubeconfig={cluster.kubeconfig}", "-e",
                   f"local_cluster_helm={helm_path()}"]
     proc = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", "inventories/local", f"playbooks/{name}",
-         *target, *extra], cwd=REPO, env=ansible_env(cluster.kubeconfig),
+        [str(BIN / "ansible-playbook"), "-i", inventory, f"playbooks/{name}",
+         *target, *extra], cwd=REPO, env=env,
         capture_output=True, text=True, timeout=1200, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-8000:]
@@ -191,20 +198,25 @@ LEFTOVER_WEBHOOK = {
                    "resources": ["pods"]}]}]}
 
 
-def test_teardown_removes_the_crds_it_installed(bare_cluster: Cluster) -> None:
-    """On a cluster without the local addons, site.yml installs the CRDs too; teardown with
-    tfjob_kit_teardown_keep_crds=false removes them and leaves the cluster as it found it."""
+def test_example_inventory_installs_and_teardown_removes_everything(
+        bare_cluster: Cluster) -> None:
+    """inventories/example (a real cluster's), on a cluster without the local addons: site.yml
+    installs the CRDs and charts; teardown (keep_crds false there) leaves the cluster as it
+    found it. What a simulated cluster cannot do is switched off: the GPU hosts are not
+    reachable (--limit localhost), the charts' webhook and operator pods are simulated (no
+    webhooks, no smoke job), and the context is the kubeconfig's own."""
     before = snapshot(bare_cluster)
     assert "tfjobs.kubeflow.org" not in before["crds"]
-    options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false")
-    playbook(bare_cluster, "site.yml", *options, embedded=False)
+    example = ("-e", "tfjob_kit_context=", "--limit", "localhost",
+               "-e", "training_operator_webhook_enabled=false")
+    options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
+    playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
     installed = snapshot(bare_cluster)
     assert {"tfjobs.kubeflow.org"} <= installed["crds"]
     assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
     # What an upstream Volcano install leaves behind (its admission pod registers these at
     # runtime, outside any release); left in place they fail every pod creation.
     bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
-    output = playbook(bare_cluster, "teardown.yml", "-e", "tfjob_kit_teardown_keep_crds=false",
-                      embedded=False)
+    output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
     assert "nothing the toolkit installed is left" in output
     assert snapshot(bare_cluster) == before
