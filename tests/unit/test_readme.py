@@ -1,4 +1,15 @@
-"""Every `tfjob-kit` command in the README's sh blocks runs, with the exit code it promises."""
+"""Every snippet of the README is exercised. Each fenced block is preceded by a tag saying how:
+
+* ``cli``: ``tfjob-kit`` commands, run here with the exit code they promise (``# exits N``);
+* ``output COMMAND``: sample output; each line appears in what COMMAND prints (run here);
+* ``file PATH``: the block is that file, which is tested where it is used;
+* ``test PATH::NAME``: the test that runs exactly this;
+* ``make``: the two commands; ``make demo`` is run by tests/integration/test_demo.py, ``make test``
+  by ``.ci/run``;
+* ``shell``: run as a script against the local cluster (tests/integration/test_readme_snippets.py);
+* ``demo-output``: what ``make demo`` prints, compared by tests/integration/test_demo.py;
+* ``layout``: every path it names exists.
+"""
 
 from __future__ import annotations
 
@@ -11,32 +22,101 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BLOCKS = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-COMMANDS = [line.strip() for block in BLOCKS for line in block.splitlines()
-            if re.match(r"\s*(cat .*\| )?tfjob-kit ", line)]
+README = (ROOT / "README.md").read_text()
+SNIPPET = re.compile(
+    r"(?:<!-- snippet: (?P<tag>[^>]*?) -->\n)?```(?P<lang>[a-z]+)\n(?P<body>.*?)```", re.S)
+SNIPPETS = [(m["tag"] or "", m["lang"], m["body"]) for m in SNIPPET.finditer(README)]
+
+
+def tagged(kind: str) -> list[tuple[str, str]]:
+    """(argument, body) of the snippets tagged `kind`."""
+    return [(tag.partition(" ")[2], body) for tag, _, body in SNIPPETS
+            if tag.partition(" ")[0] == kind]
+
+
+COMMANDS = [line.strip() for _, body in tagged("cli") for line in body.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+KINDS = {"cli", "output", "file", "test", "make", "shell", "demo-output", "layout"}
+
+
+def run_shell(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    for name in ("examples", "tests"):
+        if not (tmp_path / name).exists():
+            (tmp_path / name).symlink_to(ROOT / name)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
+                          text=True, check=False)
+
+
+def test_every_snippet_says_how_it_is_tested() -> None:
+    assert len(SNIPPETS) == README.count("```") // 2
+    untagged = [body.splitlines()[0] for tag, _, body in SNIPPETS if not tag]
+    assert not untagged, f"README blocks without a <!-- snippet: ... --> tag: {untagged}"
+    unknown = [tag for tag, _, _ in SNIPPETS if tag.partition(" ")[0] not in KINDS]
+    assert not unknown, unknown
 
 
 def test_readme_has_commands() -> None:
     assert len(COMMANDS) >= 10
+    # a cli block holds tfjob-kit commands only (anything else would go untested)
+    assert all(re.match(r"(cat .*\| )?tfjob-kit ", c) for c in COMMANDS), COMMANDS
 
 
 @pytest.mark.parametrize("line", COMMANDS)
 def test_readme_command(line: str, tmp_path: Path) -> None:
     command, _, comment = line.partition("#")
     expected = int(m.group(1)) if (m := re.search(r"exits (\d)", comment)) else 0
-    for name in ("examples", "tests"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
-                            text=True, check=False)
+    result = run_shell(command, tmp_path)
     assert result.returncode == expected, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("command", "body"), tagged("output"))
+def test_readme_sample_output(command: str, body: str, tmp_path: Path) -> None:
+    result = run_shell(command, tmp_path)
+    for line in body.splitlines():
+        assert line in result.stdout, f"{line!r} is not in the output of {command}"
+
+
+@pytest.mark.parametrize(("path", "body"), tagged("file"))
+def test_readme_file_snippets_are_the_files(path: str, body: str) -> None:
+    assert (ROOT / path).read_text() == body
+
+
+@pytest.mark.parametrize(("target", "body"), tagged("test"))
+def test_readme_snippets_name_a_test_that_exists(target: str, body: str) -> None:
+    path, _, name = target.partition("::")
+    assert re.search(rf"^def {re.escape(name)}\(", (ROOT / path).read_text(), re.M), target
+
+
+def test_the_two_commands() -> None:
+    (body,) = [b for _, b in tagged("make")]
+    targets = [line.split()[1] for line in body.splitlines() if line.strip()]
+    assert targets == ["demo", "test"]
+    assert '"make", "demo"' in (ROOT / "tests/integration/test_demo.py").read_text()
+    assert re.search(r"^make test ", (ROOT / ".ci/run").read_text(), re.M)
+
+
+def test_shell_snippets_are_valid_bash() -> None:
+    assert len(tagged("shell")) >= 3
+    for _, body in tagged("shell"):
+        proc = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_layout_names_what_exists() -> None:
+    (body,) = [b for _, b in tagged("layout")]
+    for line in body.splitlines():
+        if not line.startswith(" "):
+            for path in re.findall(r"^(\S+)(?: (\S+/))?", line)[0]:
+                assert not path or (ROOT / path).exists(), path
 
 
 def test_readme_rule_config_example(tmp_path: Path) -> None:
     from tfjob_kit import config
 
-    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(),
-                                      re.S) if b.startswith("# .tfjob-kit.yaml")]
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S)
+                if b.startswith("# .tfjob-kit.yaml")]
     path = tmp_path / ".tfjob-kit.yaml"
     path.write_text(block)
     loaded = config.from_file(str(path))
