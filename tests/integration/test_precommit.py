@@ -41,9 +41,10 @@ def test_readme_precommit_config_blocks_a_bad_tfjob(tmp_path: Path) -> None:
     git(repo, "init", "-q")
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     shutil.copy(REPO / "examples" / "tfjobs" / "dist-mnist.yaml", repo / "jobs" / "good.yaml")
-    bad = (REPO / "examples" / "tfjobs" / "dist-mnist.yaml").read_text().replace(
-        "    cleanPodPolicy: Running\n", "").replace("spec:\n  runPolicy:",
-                                                   "spec:\n  cleanPodPolicy: Running\n  runPolicy:", 1)
+    # the classic mistake: cleanPodPolicy under spec instead of spec.runPolicy
+    good = (REPO / "examples" / "tfjobs" / "dist-mnist.yaml").read_text()
+    bad = good.replace("    cleanPodPolicy: Running\n", "").replace(
+        "spec:\n  runPolicy:", "spec:\n  cleanPodPolicy: Running\n  runPolicy:", 1)
     (repo / "jobs" / "bad.yaml").write_text(bad)
     (repo / "docs" / "not-checked.yaml").write_text("kind: TFJob\nspec: [broken\n")
     git(repo, "add", "-A")
