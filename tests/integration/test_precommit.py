@@ -19,8 +19,8 @@ PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 
 
 def readme_config() -> str:
-    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(),
-                                      re.S) if b.startswith("# .pre-commit-config.yaml")]
+    blocks: list[str] = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    (block,) = [b for b in blocks if b.startswith("# .pre-commit-config.yaml")]
     return block
 
 
