@@ -88,10 +88,30 @@ def check_story(output: str) -> None:
     assert float(second[2].rstrip("s")) >= float(first[3].rstrip("s")) + 5.0  # workers run 10 s
 
 
+def check_readme_sample(output: str) -> None:
+    """The README shows what `make demo` prints: the same rows, up to the measured times."""
+    readme = (REPO / "README.md").read_text()
+    sample = readme.split("<!-- snippet: demo-output -->\n```text\n")[1].split("```")[0]
+    tf_config = sample.split("received:\n")[1].splitlines()[0]
+    assert f"received:\n{tf_config}\n" in output
+    for heading, stable in (("", range(5)), ("default scheduler (no gang):", (0, 1, 5)),
+                            ("Volcano gang scheduling:", (0, 1, 5))):
+        shown = (sample.split(heading)[1] if heading else sample).split("\n\n")[0]
+        actual = output.split(heading)[1].split("\n\n")[0] if heading else output
+        rows = [re.split(r"\s{2,}", line.strip()) for line in shown.splitlines()[2:]
+                if line and not line.startswith((" ", "-", "TF_CONFIG", "{"))]
+        assert rows, heading
+        for row in rows:
+            got = next((re.split(r"\s{2,}", line.strip()) for line in actual.splitlines()
+                        if line.startswith(row[0] + "  ")), [])
+            assert [got[i] for i in stable] == [row[i] for i in stable], (heading, row, got)
+
+
 def test_make_demo_runs_end_to_end_and_again(cluster: Cluster) -> None:
     first = demo(cluster)
     check_summary(first)
     check_story(first)
+    check_readme_sample(first)
     assert "demo: done in" in first
 
     second = demo(cluster)

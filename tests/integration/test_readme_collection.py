@@ -1,8 +1,8 @@
-"""The README's collection section: its playbook is the example file, and it runs."""
+"""The README's collection section: its playbook (examples/playbooks/train.yml) runs, and does
+what it says."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -13,11 +13,6 @@ from ._cluster import Cluster
 
 pytestmark = pytest.mark.integration
 PLAYBOOK = REPO / "examples" / "playbooks" / "train.yml"
-
-
-def test_readme_shows_the_example_playbook() -> None:
-    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S)
-    assert PLAYBOOK.read_text() in blocks
 
 
 @pytest.mark.parametrize("mode", [["--check", "--diff"], []])
