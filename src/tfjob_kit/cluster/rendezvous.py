@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 count = sweep(client)
                 if count:
                     print(f"released {count} pod(s) whose peers all run", flush=True)
-            except KubeError as exc:  # API server restarting, pod gone meanwhile: next pass
+            except Exception as exc:  # API server restarting, a pod gone meanwhile, an odd
+                # object: log it and try again; exiting would stall every job of the cluster.
                 print(f"sweep failed: {exc}", file=sys.stderr, flush=True)
             time.sleep(args.interval)
 
