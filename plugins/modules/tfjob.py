@@ -31,6 +31,8 @@ options:
     description:
       - Files or directories of YAML manifests (several documents per file allowed; directories
         are read for C(*.yaml), C(*.yml) and C(*.json)).
+      - A relative path is relative to the directory the module runs in, which for a play on
+        C(localhost) is the playbook's directory; C({{ playbook_dir }}/jobs) makes that explicit.
       - Mutually exclusive with O(definition).
     type: list
     elements: path
