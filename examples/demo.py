@@ -151,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             raise DemoError("seed 003's story did not happen as expected: " + "; ".join(problems))
         plain = max(runs["none"].values(), key=lambda t: t.partly_placed_s)
+        stalled = [t.name for t in runs["none"].values() if t.finished is None]
         print(f"\nWithout gang scheduling {plain.name} sat partly placed for "
               f"{plain.partly_placed_s:.0f}s, its placed pods holding GPUs while waiting for "
-              "peers (had two jobs been partly placed at once, neither would ever finish). "
-              "With Volcano no job was partly placed: they ran one after the other.")
+              "peers" + (f"; {' and '.join(stalled)} never finished (removed)." if stalled else
+                         " (had both jobs been partly placed, neither would ever finish).")
+              + " With Volcano no job was partly placed: they ran one after the other.")
     except DemoError as exc:
         print(f"\ndemo FAILED: {exc}", file=sys.stderr)
         return 1

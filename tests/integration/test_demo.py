@@ -76,7 +76,10 @@ def check_story(output: str) -> None:
     gang = story_rows(output, "Volcano gang scheduling")
     assert set(plain) == set(gang) == {"gang-a", "gang-b"}
     # columns: job, needs, first placed, all placed, finished, result, partly placed, GPU·s
-    assert all(row[5] == "Succeeded" for row in [*plain.values(), *gang.values()])
+    assert all(row[5] == "Succeeded" for row in gang.values())
+    # without gangs a job may also never finish: both jobs partly placed, each waiting for GPUs
+    # the other holds
+    assert all(row[5] == "Succeeded" or row[5].startswith("stalled") for row in plain.values())
     # without gangs one job sat partly placed, holding GPUs, and said why the rest waited
     stalled = max(plain.values(), key=lambda row: float(row[6].rstrip("s")))
     assert float(stalled[6].rstrip("s")) >= 2.0 and int(stalled[7]) > 0
