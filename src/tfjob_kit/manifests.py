@@ -291,6 +291,22 @@ def _has_non_printable(text: str) -> bool:
     return _NON_PRINTABLE.search(text) is not None
 
 
+# A line that ends with a block scalar header (`|`, `>-`, `|+2 # comment`, ...).
+_BLOCK_HEADER = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?$")
+
+
+def _block_scalar_at_end(doc: str) -> bool:
+    """yaml_rs and PyYAML disagree on a block scalar at the very end of a document when the
+    text has no final line break, or when the scalar is empty ('a: |\n' is '' to PyYAML and
+    YAML 1.2's spec, '\n' to yaml_rs). Either case goes the careful way."""
+    if "|" not in doc and ">" not in doc:
+        return False
+    lines = [line for line in doc.split("\n") if line.strip()]
+    if not any(_BLOCK_HEADER.search(line) for line in lines):
+        return False
+    return not doc.endswith("\n") or bool(lines and _BLOCK_HEADER.search(lines[-1]))
+
+
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
@@ -304,7 +320,7 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
         return None
     docs: list[Document] = []
     for begin, end, line in _split_documents(text):
-        if end - begin > limits.max_document_bytes:
+        if end - begin > limits.max_document_bytes or _block_scalar_at_end(text[begin:end]):
             return None
         try:
             content = yaml_rs.loads(text[begin:end], parse_datetime=False)

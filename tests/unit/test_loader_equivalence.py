@@ -51,3 +51,13 @@ def test_texts_load_the_same_both_ways(parts: list[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     fast, careful = both("".join(parts), monkeypatch)
     assert fast == careful
+
+
+@pytest.mark.parametrize("text", ["a: |\n", "a: |\n  x", "a: >-\n\n", "b: 1\na: |\n   \n",
+                                  "a: |\n  b: |\n", "a: |\n  x\n---\nc: |\n"])
+def test_block_scalars_at_the_end_load_the_same_both_ways(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the random texts above: an empty block scalar at the end of a document, or one
+    that runs to the end of a text without a final line break."""
+    fast, careful = both(text, monkeypatch)
+    assert fast == careful
