@@ -29,6 +29,7 @@ from typing import Any
 
 import gang_story
 
+from tfjob_kit import model
 from tfjob_kit.cluster import local
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
@@ -71,11 +72,10 @@ def _time(stamp: str | None) -> datetime | None:
 
 
 def _replicas(obj: dict[str, Any]) -> str:
-    spec = obj.get("spec", {})
     if obj.get("kind") == "TFJob":
-        groups = {k: v.get("replicas", 1) for k, v in spec.get("tfReplicaSpecs", {}).items()}
+        groups = {r.key: r.count for r in model.replicas(obj)}
     else:
-        groups = {t.get("name", "?"): t.get("replicas", 1) for t in spec.get("tasks", [])}
+        groups = {t.get("name", "?"): t.get("replicas", 1) for t in obj["spec"].get("tasks", [])}
     return " ".join(f"{k}:{v}" for k, v in groups.items())
 
 

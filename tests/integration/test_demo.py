@@ -45,6 +45,16 @@ def demo(cluster: Cluster) -> str:
     return output
 
 
+def cells_of(line: str) -> list[str]:
+    """The columns of a table row the demo prints (separated by two spaces or more)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+def seconds(cell: str) -> float:
+    """A duration cell such as '10.4s'."""
+    return float(cell.rstrip("s"))
+
+
 def recaps(output: str) -> list[int]:
     """changed= of each ansible-playbook run, in order (site.yml, then the jobs' playbook)."""
     return [int(m) for m in re.findall(r"^localhost\s+:.*changed=(\d+)", output, re.M)]
@@ -53,7 +63,7 @@ def recaps(output: str) -> list[int]:
 def check_summary(output: str) -> None:
     for label, (obj, backend, replicas, result) in JOBS.items():
         row = next((line for line in output.splitlines() if line.startswith(label + "  ")), "")
-        cells = re.split(r"\s{2,}", row.strip())
+        cells = cells_of(row)
         assert cells[:5] == [label, obj, backend, replicas, result], row
         assert re.fullmatch(r"\d+s", cells[5]), row  # a measured duration
     received = output.split("TF_CONFIG that dist-mnist-worker-0 received:\n")[1].splitlines()[0]
@@ -67,7 +77,7 @@ def check_summary(output: str) -> None:
 
 def story_rows(output: str, heading: str) -> dict[str, list[str]]:
     block = output.split(f"\n{heading}:\n")[1].split("\n\n")[0].splitlines()
-    return {cells[0]: cells for cells in (re.split(r"\s{2,}", line.strip())
+    return {cells[0]: cells for cells in (cells_of(line)
                                           for line in block if line.startswith("gang-"))}
 
 
@@ -81,14 +91,14 @@ def check_story(output: str) -> None:
     # the other holds
     assert all(row[5] == "Succeeded" or row[5].startswith("stalled") for row in plain.values())
     # without gangs one job sat partly placed, holding GPUs, and said why the rest waited
-    stalled = max(plain.values(), key=lambda row: float(row[6].rstrip("s")))
-    assert float(stalled[6].rstrip("s")) >= 2.0 and int(stalled[7]) > 0
+    stalled = max(plain.values(), key=lambda row: seconds(row[6]))
+    assert seconds(stalled[6]) >= 2.0 and int(stalled[7]) > 0
     assert re.search(rf"{stalled[0]}: \d of 4 pods placed, holding \d GPUs; the other \d "
                      r"Pending: 0/\d nodes are available: .*Insufficient nvidia.com/gpu", output)
     # with Volcano nothing was partly placed: the second job started after the first finished
-    assert all(float(row[6].rstrip("s")) < 1.0 and row[7] == "0" for row in gang.values())
-    first, second = sorted(gang.values(), key=lambda row: float(row[2].rstrip("s")))
-    assert float(second[2].rstrip("s")) >= float(first[3].rstrip("s")) + 5.0  # workers run 10 s
+    assert all(seconds(row[6]) < 1.0 and row[7] == "0" for row in gang.values())
+    first, second = sorted(gang.values(), key=lambda row: seconds(row[2]))
+    assert seconds(second[2]) >= seconds(first[3]) + 5.0  # workers run 10 s
 
 
 def check_readme_sample(output: str) -> None:
@@ -101,11 +111,11 @@ def check_readme_sample(output: str) -> None:
                             ("Volcano gang scheduling:", (0, 1, 5))):
         shown = (sample.split(heading)[1] if heading else sample).split("\n\n")[0]
         actual = output.split(heading)[1].split("\n\n")[0] if heading else output
-        rows = [re.split(r"\s{2,}", line.strip()) for line in shown.splitlines()[2:]
+        rows = [cells_of(line) for line in shown.splitlines()[2:]
                 if line and not line.startswith((" ", "-", "TF_CONFIG", "{"))]
         assert rows, heading
         for row in rows:
-            got = next((re.split(r"\s{2,}", line.strip()) for line in actual.splitlines()
+            got = next((cells_of(line) for line in actual.splitlines()
                         if line.startswith(row[0] + "  ")), [])
             assert [got[i] for i in stable] == [row[i] for i in stable], (heading, row, got)
 

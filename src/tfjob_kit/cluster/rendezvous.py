@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from tfjob_kit import model
 from tfjob_kit.cluster.chart_rbac import Grants
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
@@ -41,12 +42,10 @@ _STARTED = ("Running", "Succeeded")
 
 def members(resource: Resource, job: dict[str, Any]) -> int:
     """How many tasks the job's TF_CONFIG lists: every replica (TFJob) or task pod (Volcano)."""
-    spec = job.get("spec") or {}
     if resource is TFJOB:
-        groups = (spec.get("tfReplicaSpecs") or {}).values()
-    else:
-        groups = spec.get("tasks") or []
-    return sum(int(g.get("replicas", 1)) for g in groups if isinstance(g, dict))
+        return sum(r.count for r in model.replicas(job))
+    tasks = (job.get("spec") or {}).get("tasks") or []
+    return sum(int(t.get("replicas", 1)) for t in tasks if isinstance(t, dict))
 
 
 def to_release(pods: Iterable[dict[str, Any]], expected: int) -> list[dict[str, Any]]:
@@ -74,11 +73,13 @@ def sweep(client: Client) -> int:
     """One pass over every job; returns how many pods were released."""
     released = 0
     for resource in (TFJOB, VOLCANO_JOB):
-        expected = _jobs(client, resource)
         by_job: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for pod in client.pods_everywhere(resource.job_label):
             meta = pod["metadata"]
             by_job[(meta["namespace"], meta["labels"][resource.job_label])].append(pod)
+        if not by_job:
+            continue  # no such pods: the jobs need not be read (an idle cluster, 4 times a second)
+        expected = _jobs(client, resource)
         for key, pods in by_job.items():
             for pod in to_release(pods, expected.get(key, 0)):
                 stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -191,11 +191,15 @@ class Client:
 
     # -- what a job owns -----------------------------------------------------------------
 
-    def _core_items(self, what: str, call: Callable[..., Any], namespace: str,
+    def _core_items(self, what: str, call: Callable[..., Any], namespace: str | None,
                     label_selector: str) -> list[dict[str, Any]]:
-        with self._errors(f"listing {what} ({label_selector}) in namespace {namespace!r} for"):
+        """Objects with the label selector in one namespace, or in all (namespace None, with
+        the all-namespaces `call`)."""
+        where = f"in namespace {namespace!r}" if namespace else "in all namespaces"
+        args = (namespace,) if namespace else ()
+        with self._errors(f"listing {what} ({label_selector}) {where} for"):
             items: list[dict[str, Any]] = self._json(
-                call, namespace, label_selector=label_selector).get("items", [])
+                call, *args, label_selector=label_selector).get("items", [])
             return items
 
     def pods(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
@@ -204,11 +208,8 @@ class Client:
 
     def pods_everywhere(self, label_selector: str) -> list[dict[str, Any]]:
         """Pods of every namespace with the label selector."""
-        with self._errors(f"listing pods ({label_selector}) in all namespaces for"):
-            items: list[dict[str, Any]] = self._json(
-                self._core.list_pod_for_all_namespaces, label_selector=label_selector
-            ).get("items", [])
-            return items
+        return self._core_items("pods", self._core.list_pod_for_all_namespaces, None,
+                                label_selector)
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
         with self._errors(f"annotating pod {namespace}/{name} for"):
