@@ -23,7 +23,7 @@ from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
 pytestmark = pytest.mark.integration
-INSTALL = 'pip install "tfjob-kit[bootstrap]"'
+INSTALL = 'pip install "tfjob-kit[bootstrap]==0.1.0"'  # pinned: tests/unit/test_ci_examples.py
 
 
 def user_repo(cluster: Cluster, tmp_path: Path) -> Path:
