@@ -8,7 +8,9 @@ number, line and column) and why, in bounded time and memory:
 * tags other than the standard ones (no object construction, ever);
 * alias bombs: the expanded size of every document is bounded;
 * deep nesting and huge documents (an object over ~1.5 MiB cannot be stored in etcd anyway);
-* keys that are not strings and values JSON cannot carry.
+  neither parser is given a text nested deeper than it can take without running out of stack;
+* keys that are not strings and values JSON cannot carry (NaN, numbers beyond a 64-bit float);
+* pathological scalars (long runs of digits, ``_``, ``:``): every check is linear in the input.
 
 Scalars resolve as Kubernetes resolves them (YAML 1.1, like go-yaml: ``0644`` is 420 and ``yes`` is
 true), except that timestamps stay strings. Documents that use nothing YAML 1.1 and 1.2 disagree on
@@ -18,6 +20,7 @@ above. Both paths give the same result; a property test holds them to it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -90,6 +93,32 @@ class Document:
         return ""
 
 
+# A JSON number Kubernetes can carry is at most a 64-bit float; a larger one (a 5000-digit
+# integer, 1.0e+999, .inf) is refused where it is read, with its text.
+MAX_NUMBER = sys.float_info.max
+_MAX_DECIMAL_DIGITS = len(str(int(MAX_NUMBER)))  # 309: longer integers are out of range
+_MAX_SEXAGESIMAL_PARTS = 175  # 60 ** 174 > MAX_NUMBER
+_SHOWN_CHARS = 40
+
+
+def shorten(text: str, limit: int = _SHOWN_CHARS) -> str:
+    """text, or its start and its length when it is longer than limit (for messages)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+class _OutOfRange(str):
+    """The text of a YAML number that no 64-bit float can hold (kept for the message)."""
+
+    __slots__ = ()
+
+
+def out_of_range_message(text: str) -> str:
+    return (f"number {shorten(text)} is out of range: Kubernetes reads numbers as 64-bit "
+            "floats at most (about 1.8e308); quote it if it is meant as a string")
+
+
 class InputError(Exception):
     """A path that cannot be read at all (a usage error, not a finding)."""
 
@@ -123,6 +152,64 @@ class _StrictConstructor(yaml.constructor.SafeConstructor):
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int | str:  # type: ignore[override]
+        """PyYAML's int, without its quadratic arithmetic on huge texts; a number no 64-bit float
+        can hold is _OutOfRange, and '0b_' (no digits) stays a string, as go-yaml reads it."""
+        text = str(self.construct_scalar(node))
+        value = text.replace("_", "")
+        sign = -1 if value[:1] == "-" else 1
+        value = value.lstrip("+-")
+        try:
+            if value.startswith("0b"):
+                number = int(value[2:], 2)
+            elif value.startswith("0x"):
+                number = int(value[2:], 16)
+            elif value[:1] == "0":
+                number = int(value, 8)
+            elif ":" in value:
+                parts = value.split(":")  # the first part is not zero
+                if len(parts) > _MAX_SEXAGESIMAL_PARTS:
+                    return _OutOfRange(text)
+                number = 0
+                for part in parts:
+                    number = number * 60 + int(part)
+            elif len(value) > _MAX_DECIMAL_DIGITS:
+                return _OutOfRange(text)
+            else:
+                number = int(value)
+        except ValueError:
+            return text
+        return _OutOfRange(text) if number > MAX_NUMBER else sign * number
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:  # type: ignore[override]
+        """PyYAML's float; infinite values (.inf, 1.0e+999, long base-60 ones) are _OutOfRange."""
+        text = str(self.construct_scalar(node))
+        value = text.replace("_", "").lower()
+        sign = -1.0 if value[:1] == "-" else 1.0
+        value = value.lstrip("+-")
+        number: float
+        if value == ".nan":
+            return float("nan")
+        if value == ".inf":
+            return _OutOfRange(text)
+        if ":" in value:
+            parts = value.split(":")
+            first = next((i for i, part in enumerate(parts) if float(part) != 0), len(parts) - 1)
+            if len(parts) - first > _MAX_SEXAGESIMAL_PARTS:
+                return _OutOfRange(text)
+            number, base = 0.0, 1
+            try:
+                for part in reversed(parts[first:]):
+                    number += float(part) * base
+                    base *= 60
+            except OverflowError:
+                return _OutOfRange(text)
+        else:
+            number = float(value)
+        if number in (float("inf"), float("-inf")):
+            return _OutOfRange(text)
+        return sign * number
+
     def timestamp_as_string(self, node: yaml.ScalarNode) -> str:
         """Kubernetes (go-yaml into JSON) keeps timestamps as strings."""
         return str(self.construct_scalar(node))
@@ -130,6 +217,12 @@ class _StrictConstructor(yaml.constructor.SafeConstructor):
 
 _StrictConstructor.add_constructor(  # type: ignore[type-var]
     "tag:yaml.org,2002:timestamp", _StrictConstructor.timestamp_as_string
+)
+_StrictConstructor.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:int", _StrictConstructor.construct_yaml_int
+)
+_StrictConstructor.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:float", _StrictConstructor.construct_yaml_float
 )
 
 try:
@@ -190,7 +283,7 @@ def _graph_cost(root: yaml.Node, limits: Limits) -> LoadError | None:
             )
         if depths[key] > limits.max_depth:
             return LoadError(
-                "input-limit", f"nesting deeper than {limits.max_depth} levels", *_mark(node)
+                "input-limit", _too_deep(limits), *_mark(node)
             )
     return None
 
@@ -199,14 +292,21 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def _yaml_error(exc: yaml.YAMLError, line_offset: int) -> LoadError:
+def _yaml_error(exc: yaml.YAMLError, line_offset: int, limits: Limits) -> LoadError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"{context}: {problem}" if context else str(problem)
+    rule = "yaml-syntax"
+    if "maximum nesting depth" in message:  # libyaml stops at 1000 levels
+        rule, message = "input-limit", _too_deep(limits)
     if mark is None:
-        return LoadError("yaml-syntax", message)
-    return LoadError("yaml-syntax", message, mark.line + 1 + line_offset, mark.column + 1)
+        return LoadError(rule, message)
+    return LoadError(rule, message, mark.line + 1 + line_offset, mark.column + 1)
+
+
+def _too_deep(limits: Limits) -> str:
+    return f"nesting deeper than {limits.max_depth} levels"
 
 
 def _careful(text: str, source: str, limits: Limits, first_index: int, line_offset: int,
@@ -219,7 +319,12 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
             try:
                 node = loader.get_node() if loader.check_node() else None
             except yaml.YAMLError as exc:
-                yield Document(source, index, start_line, error=_yaml_error(exc, line_offset))
+                yield Document(source, index, start_line,
+                               error=_yaml_error(exc, line_offset, limits))
+                return
+            except RecursionError:  # pragma: no cover - PyYAML without libyaml composes recursively
+                yield Document(source, index, start_line,
+                               error=LoadError("input-limit", _too_deep(limits), start_line))
                 return
             if node is None:
                 return
@@ -235,7 +340,8 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
                 try:
                     content = loader.construct_document(node)
                 except yaml.YAMLError as exc:
-                    yield Document(source, index, start_line, error=_yaml_error(exc, line_offset))
+                    yield Document(source, index, start_line,
+                                   error=_yaml_error(exc, line_offset, limits))
                 else:
                     doc = Document(source, index, start_line, content)
                     _inspect(doc, limits)
@@ -263,8 +369,11 @@ _YAML11_WORDS = frozenset(
     ("y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
      "OFF", "=", "~")
 )
+# Each branch is linear: no two quantifiers can split the same run of characters between them
+# (the third branch, "digits, dots and underscores with an underscore in them", used to be
+# [0-9._]*_[0-9._]*, which tries every underscore: 80,000 of them took 22 s).
 _YAML11_NUMBER = re.compile(
-    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9._]*_[0-9._]*)"
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|(?=[0-9.]*_)[0-9._]*)"
 )
 
 
@@ -307,6 +416,39 @@ def _block_scalar_at_end(doc: str) -> bool:
     return not doc.endswith("\n") or bool(lines and _BLOCK_HEADER.search(lines[-1]))
 
 
+# yaml_rs recurses once per level of nesting, and only bounds flow nesting itself (at 256):
+# 30,000 levels of '- - - x' end the process. A text that could nest deeper than
+# Limits.max_depth goes the careful way instead, where libyaml stops at 1000 levels and
+# _graph_cost at max_depth, with a located error. In block context each level needs a column of
+# indentation or an indicator ('- ', '? ', ': ') before it on its line, so a line that starts with
+# fewer than max_depth such characters nests at most about 2 * max_depth levels deep. Flow levels
+# need an opening bracket each: a text with few of them is shallow; one with many is counted.
+_FAST_MAX_FLOW_OPENERS = 1000
+
+
+@functools.cache
+def _deep_block_start(max_depth: int) -> re.Pattern[str]:
+    return re.compile(f"^[ ?:-]{{{max_depth}}}", re.MULTILINE)
+
+
+def _may_nest_too_deep(doc: str, limits: Limits) -> bool:
+    if _deep_block_start(limits.max_depth).search(doc):
+        return True
+    if doc.count("[") + doc.count("{") <= _FAST_MAX_FLOW_OPENERS:
+        return False
+    steps = _NOT_BRACKETS.sub("", doc).translate(_BRACKET_STEPS)
+    depth = deepest = 0
+    for run in _BRACKET_RUNS.finditer(steps):  # "(((" opens three levels, "))" closes two
+        depth += len(run[0]) if run[0][0] == "(" else -len(run[0])
+        deepest = max(deepest, depth)
+    return deepest > limits.max_depth
+
+
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEPS = str.maketrans("[{]}", "(())")
+_BRACKET_RUNS = re.compile(r"\(+|\)+")
+
+
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
@@ -320,7 +462,8 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
         return None
     docs: list[Document] = []
     for begin, end, line in _split_documents(text):
-        if end - begin > limits.max_document_bytes or _block_scalar_at_end(text[begin:end]):
+        if (end - begin > limits.max_document_bytes or _block_scalar_at_end(text[begin:end])
+                or _may_nest_too_deep(text[begin:end], limits)):
             return None
         try:
             content = yaml_rs.loads(text[begin:end], parse_datetime=False)
@@ -344,14 +487,24 @@ class _NeedsCareful(Exception):  # noqa: N818 - a signal, not an error
 
 
 _NUMBER_START = frozenset("+-._0123456789")
-_SCALAR_TYPES = (int, bool, type(None))
+_SCALAR_TYPES = (bool, type(None))
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _int_text(number: int) -> str:
+    """Decimal text of an integer, or its size when Python will not print it (4300 digits)."""
+    try:
+        return str(number)
+    except ValueError:
+        digits = int(number.bit_length() * 0.30103) + 1
+        return f"{'-' if number < 0 else ''}<an integer of about {digits} digits>"
 
 
 def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[bool],
           ) -> tuple[list[str | int], str] | None:
     """First problem under node as (reversed path, message); raises _NeedsCareful (fast only)."""
     if depth > limits.max_depth:
-        return [], f"nesting deeper than {limits.max_depth} levels"
+        return [], _too_deep(limits)
     is_dict = type(node) is dict
     pairs: Iterable[tuple[Any, Any]] = node.items() if is_dict else enumerate(node)
     for key, child in pairs:
@@ -359,7 +512,8 @@ def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[boo
             if type(key) is not str:
                 if fast:
                     raise _NeedsCareful  # YAML 1.1 may read the key differently
-                return [], f"mapping key {key!r} is not a string (quote it)"
+                shown = shorten(key if type(key) is _OutOfRange else repr(key))
+                return [], f"mapping key {shown} is not a string (quote it)"
             if fast and (key in _YAML11_WORDS or (
                     key[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(key))):
                 raise _NeedsCareful
@@ -376,7 +530,18 @@ def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[boo
         elif kind is float:
             if child != child:
                 return [key], "NaN cannot be sent to Kubernetes"
+            if child in _INFINITIES:
+                if fast:
+                    raise _NeedsCareful  # the careful path keeps the text for the message
+                return [key], out_of_range_message(str(child))
             saw_float[0] = True
+        elif kind is int:
+            if (child > MAX_NUMBER or -child > MAX_NUMBER):
+                if fast:
+                    raise _NeedsCareful
+                return [key], out_of_range_message(_int_text(child))
+        elif kind is _OutOfRange:
+            return [key], out_of_range_message(child)
         elif kind not in _SCALAR_TYPES:
             return [key], f"value of YAML type {kind.__name__} cannot be sent to Kubernetes"
     return None

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tfjob_kit import manifests
 from tfjob_kit.manifests import Limits, load_path, load_text
@@ -148,3 +153,70 @@ def test_directories_are_walked_sorted(tmp_path: Path) -> None:
 def test_missing_path_is_an_input_error() -> None:
     with pytest.raises(manifests.InputError, match="no such file"):
         manifests.expand_paths(["/nonexistent/x.yaml"])
+
+
+# --------------------------------------------------------------------------- pathological input
+
+# The number pattern as it was before it was made linear; the reference for the rewrite.
+_OLD_YAML11_NUMBER = re.compile(
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9._]*_[0-9._]*)")
+
+
+@given(st.text(alphabet="0123456789._:+-box", max_size=14))
+def test_number_pattern_reads_as_before(text: str) -> None:
+    assert bool(manifests._YAML11_NUMBER.fullmatch(text)) == bool(
+        _OLD_YAML11_NUMBER.fullmatch(text))
+
+
+@pytest.mark.parametrize("run", ["_", "1_", "._", "0_"])
+def test_number_detection_is_linear(run: str) -> None:
+    """80,000 underscores and an x took 22 s: the pattern backtracked over every split."""
+    text = "a: " + run * (80_000 // len(run)) + "x\n"
+    start = time.monotonic()
+    doc = one(text)
+    assert time.monotonic() - start < 1
+    assert doc.content == {"a": text[3:-1]}
+
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (HUGE, "9999999999"), ("-" + HUGE, "-999999999"), ("0x" + "f" * 300, "0xffffffff"),
+    ("0" + "7" * 400, "0777777777"), ("0b" + "1" * 1100, "0b11111111"),
+    ("1" + ":59" * 3000, "1:59:59:59"), ("1" + ":59" * 200 + ".5", "1:59:59:59"),
+    ("1.0e+999", "1.0e+999"), ("-.inf", "-.inf"), ("9" * 400 + ".0", "9999999999"),
+])
+@pytest.mark.parametrize("careful", [False, True])
+def test_numbers_out_of_range_are_located(value: str, shown: str, careful: bool) -> None:
+    text = f"a:\n  b: [1, {value}]\n" + ("# & careful path\n" if careful else "")
+    start = time.monotonic()
+    doc = one(text)
+    assert time.monotonic() - start < 1
+    assert doc.error is not None and doc.error.path == "$.a.b[1]", doc.error
+    assert shown in doc.error.message and "None" not in doc.error.message
+    assert len(doc.error.message) < 250
+
+
+def test_numbers_in_range_still_load() -> None:
+    big = str(2**70)
+    assert one(f"a: [{big}, 0x{'0' * 500}1, 1:30, 0:0:1.5, 1.5e+300]\n").content == {
+        "a": [2**70, 1, 90, 1.5, 1.5e300]}
+
+
+@pytest.mark.parametrize("text", [
+    "a:\n" + "- " * 100_000 + "x\n", "- " * 100_000 + "x\n", "a:\n  " + "? " * 100_000 + "x\n",
+    "a: " + '[ "]", ' * 100_000, "a: " + "{a: " * 100_000, "a: " + "[" * 3_000_000])
+def test_deep_nesting_never_reaches_a_parser_unguarded(text: str) -> None:
+    """yaml_rs recursed until the process died (a segmentation fault at ~30,000 levels of
+    '- - - x'); run in a child process so that a crash fails this test, not the run."""
+    code = ("import sys, time; from tfjob_kit.manifests import load_text; "
+            "t = time.monotonic(); d = load_text(sys.stdin.read(), 'deep.yaml'); "
+            "e = d[0].error; print(e.rule, e.line, e.path, time.monotonic() - t, e.message)")
+    result = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rule, line, path, seconds, message = result.stdout.split(" ", 4)
+    assert rule == "input-limit" and line != "None" and path == "$", result.stdout
+    assert "nesting deeper than" in message
+    assert float(seconds) < 5
