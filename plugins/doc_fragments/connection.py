@@ -31,6 +31,9 @@ options:
     description:
       - Whether to verify the API server's TLS certificate. Defaults to E(K8S_AUTH_VERIFY_SSL),
         then the kubeconfig.
+      - E(K8S_AUTH_VERIFY_SSL) takes the booleans Ansible takes (V(true)/V(false), V(yes)/V(no),
+        V(on)/V(off), V(1)/V(0), any case); any other value fails the task rather than turning
+        verification off.
     type: bool
     aliases: [verify_ssl]
   ca_cert:
@@ -62,7 +65,8 @@ options:
     type: str
   impersonate_groups:
     description:
-      - Groups to impersonate. Defaults to E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated).
+      - Groups to impersonate, each sent as an C(Impersonate-Group) header of its own. Defaults
+        to E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated).
     type: list
     elements: str
 requirements:

@@ -70,6 +70,28 @@ def _configuration(conn: Connection) -> Any:
     return cfg
 
 
+def _send_repeated(rest_client: Any, headers: list[tuple[str, str]]) -> None:
+    """Send these headers with every request, each value as a header line of its own.
+
+    The API server reads one group per Impersonate-Group line (a comma is part of a group name).
+    kubernetes.client keeps one value per default header and hands urllib3 a plain dict, so the
+    lines are added where the request leaves: an HTTPHeaderDict, which urllib3 writes out value
+    by value."""
+    from urllib3 import HTTPHeaderDict
+
+    pool = rest_client.pool_manager
+    send = pool.request
+
+    def request(method: str, url: str, *args: Any, headers: Any = None, **kwargs: Any) -> Any:
+        merged = HTTPHeaderDict(headers or {})
+        for name, value in extra:
+            merged.add(name, value)
+        return send(method, url, *args, headers=merged, **kwargs)
+
+    extra = list(headers)
+    pool.request = request
+
+
 def _default_kubeconfig_exists() -> bool:
     paths = os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)
     return any(Path(p).expanduser().is_file() for p in paths if p)
@@ -87,11 +109,9 @@ class Client:
         api: Any = client.ApiClient(cfg)
         if self.connection.impersonate_user:
             api.set_default_header("Impersonate-User", self.connection.impersonate_user)
-        for group in self.connection.impersonate_groups:
-            # Several groups need several headers; urllib3 joins repeated values with ", ".
-            previous = api.default_headers.get("Impersonate-Group")
-            api.set_default_header("Impersonate-Group",
-                                   f"{previous}, {group}" if previous else group)
+        if self.connection.impersonate_groups:
+            _send_repeated(api.rest_client, [("Impersonate-Group", g)
+                                             for g in self.connection.impersonate_groups])
         self._api = api
         self._custom: Any = client.CustomObjectsApi(api)
         self._core: Any = client.CoreV1Api(api)

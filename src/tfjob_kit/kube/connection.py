@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from tfjob_kit.kube.errors import KubeError
+
 # option name -> environment variable, as kubernetes.core names them
 ENVIRONMENT = {
     "kubeconfig": "K8S_AUTH_KUBECONFIG",
@@ -28,7 +30,23 @@ ENVIRONMENT = {
     "impersonate_user": "K8S_AUTH_IMPERSONATE_USER",
     "impersonate_groups": "K8S_AUTH_IMPERSONATE_GROUPS",
 }
-_TRUE = ("1", "true", "yes", "on")
+# The booleans Ansible accepts, case-insensitive; anything else is an error, never "off".
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+
+
+def parse_bool(raw: str, variable: str) -> bool | None:
+    """An environment boolean: None when empty (unset), else true or false; any other value
+    raises KubeError, so that a typo never turns TLS verification off."""
+    word = raw.strip().lower()
+    if not word:
+        return None
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise KubeError(f"{variable}={raw!r} is not a boolean: use true or false (also yes/no, on/off, "
+                    "1/0)", "config")
 
 
 @dataclass
@@ -49,7 +67,8 @@ class Connection:
     @classmethod
     def from_options(cls, options: dict[str, Any],
                      environ: dict[str, str] | None = None) -> Connection:
-        """Options (None = unset) completed from the K8S_AUTH_* environment."""
+        """Options (None = unset) completed from the K8S_AUTH_* environment. Raises KubeError
+        for a K8S_AUTH_VERIFY_SSL that is not a boolean."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         # Explicit host or api_key options mean "this server, this token": a kubeconfig from
@@ -62,7 +81,7 @@ class Connection:
             if value in (None, [], "") and ENVIRONMENT[spec.name] in env:
                 raw = env[ENVIRONMENT[spec.name]]
                 if spec.name == "validate_certs":
-                    value = raw.strip().lower() in _TRUE
+                    value = parse_bool(raw, ENVIRONMENT[spec.name])
                 elif spec.name == "impersonate_groups":
                     value = [g.strip() for g in raw.split(",") if g.strip()]
                 else:
