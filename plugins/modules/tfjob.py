@@ -231,15 +231,38 @@ jobs:
       type: bool
     tf_config:
       description:
-        - The TF_CONFIG each pod receives from the training-operator, parsed, by pod name.
-        - Empty for Volcano Jobs, whose pods build it from Volcano's host files.
+        - The TF_CONFIG the training-operator gives the job's pods, once per job (its size grows
+          linearly with the pod count).
+        - 'The TF_CONFIG of pod P is C({"cluster": cluster, "task": tasks[P], "environment":
+          environment}).'
+        - 'With C(sparse) (C(enableDynamicWorker)) each pod gets only its own address instead:
+          worker I gets C({"cluster": {"worker": {"I": cluster.worker[I]}, "ps": cluster.ps},
+          "task": tasks[P]}), parameter server I gets C({"cluster": {"worker": {}, "ps":
+          [cluster.ps[I]]}, "task": tasks[P]}).'
+        - Empty for Volcano Jobs, whose pods build it from Volcano's host files, for jobs of one pod,
+          which get no TF_CONFIG, and for jobs of more than 2,000 pods.
       type: dict
+      contains:
+        cluster:
+          description: Every replica's address by lower-case replica type, as in TF_CONFIG.
+          type: dict
+        tasks:
+          description: Each pod's task (C(type), C(index)) by pod name.
+          type: dict
+        environment:
+          description: V(cloud); absent when C(sparse).
+          type: str
+        sparse:
+          description: Whether the job uses C(enableDynamicWorker), where each pod sees only its own address.
+          type: bool
       sample:
-        mnist-worker-0:
-          cluster:
-            worker: ["mnist-worker-0.training.svc:2222", "mnist-worker-1.training.svc:2222"]
-          task: {type: worker, index: 0}
-          environment: cloud
+        cluster:
+          worker: ["mnist-worker-0.training.svc:2222", "mnist-worker-1.training.svc:2222"]
+        environment: cloud
+        sparse: false
+        tasks:
+          mnist-worker-0: {type: worker, index: 0}
+          mnist-worker-1: {type: worker, index: 1}
     phase:
       description: The job's latest true condition (TFJob) or phase (Volcano), C(Pending) before any.
       type: str

@@ -17,7 +17,7 @@ from tfjob_kit import model
 from tfjob_kit.model import Replica, as_dict
 
 OPERATOR_NAME = "tfjob-controller"
-MAX_PODS = 2000  # TF_CONFIG grows with the square of the pod count; beyond this, refuse
+MAX_PODS = 2000  # every pod's TF_CONFIG together grows with the square; beyond this, refuse
 
 
 class ExplainError(ValueError):
@@ -110,6 +110,47 @@ def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None
             workers[str(index)] = cluster["worker"][index]
         return _go_json({"cluster": {"worker": workers, "ps": ps}, "task": task})
     return _go_json({"cluster": cluster, "task": task, "environment": "cloud"})
+
+
+def tf_config_summary(content: Any, namespace: str | None = None, domain: str = ""
+                      ) -> dict[str, Any]:
+    """The TF_CONFIG of every pod, in a size linear in the pod count: the cluster spec once and
+    each pod's task. {} when the job is not distributed (no pod gets TF_CONFIG).
+
+    Keys: ``cluster`` (type -> host:port list), ``tasks`` (pod name -> {type, index}),
+    ``sparse`` (enableDynamicWorker: each pod sees only its own address and the parameter
+    servers), and ``environment`` (V(cloud), absent when sparse). pod_tf_config() rebuilds what
+    one pod receives."""
+    reps = model.replicas(content)
+    _check_size(reps)
+    if not is_distributed(reps):
+        return {}
+    job = model.job_name(content)
+    ns = namespace or model.namespace(content)
+    sparse = as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True
+    summary: dict[str, Any] = {"cluster": cluster_spec(job, ns, reps, domain), "sparse": sparse}
+    if not sparse:
+        summary["environment"] = "cloud"
+    summary["tasks"] = {model.pod_name(job, r.type, i): {"type": r.lower, "index": i}
+                        for r in reps for i in range(r.count)}
+    return summary
+
+
+def pod_tf_config(summary: dict[str, Any], pod: str) -> dict[str, Any]:
+    """The parsed TF_CONFIG `pod` receives, from a tf_config_summary()."""
+    task = dict(summary["tasks"][pod])
+    cluster: dict[str, Any] = summary["cluster"]
+    if not summary.get("sparse"):
+        return {"cluster": cluster, "task": task, "environment": summary["environment"]}
+    kind, index = task["type"], task["index"]
+    workers: dict[str, str] = {}
+    ps: list[str] | None = []
+    if kind == "ps":
+        ps = [cluster["ps"][index]]
+    elif kind == "worker":
+        ps = cluster.get("ps")
+        workers[str(index)] = cluster["worker"][index]
+    return {"cluster": {"worker": workers, "ps": ps}, "task": task}
 
 
 def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tfjob_kit import explain
+
 from ._ansible import run_tasks
 from ._cluster import Cluster
 
@@ -129,9 +131,12 @@ def test_wait_for_succeeded_and_tf_config(cluster: Cluster, namespace: str,
     assert job_result["replica_statuses"]["Chief"] == {"succeeded": 1}
     assert {c["type"] for c in job_result["conditions"]} >= {"Created", "Succeeded"}
     # The TF_CONFIG returned is the one the operator injected into each pod.
-    for pod in cluster.items("pods", "-n", namespace, "-l", "training.kubeflow.org/job-name=waits"):
+    pods = cluster.items("pods", "-n", namespace, "-l", "training.kubeflow.org/job-name=waits")
+    assert sorted(job_result["tf_config"]["tasks"]) == sorted(p["metadata"]["name"] for p in pods)
+    for pod in pods:
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
-        assert json.loads(env["TF_CONFIG"]) == job_result["tf_config"][pod["metadata"]["name"]]
+        assert json.loads(env["TF_CONFIG"]) == explain.pod_tf_config(job_result["tf_config"],
+                                                                     pod["metadata"]["name"])
     (described,) = info["jobs"]
     assert described["phase"] == "Succeeded"
     assert sorted(p["name"] for p in described["pods"]) == [

@@ -7,7 +7,6 @@ in any document raises InvalidInputError naming file, document and JSON path, so
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -61,20 +60,15 @@ class Item:
         return self.resource.describe(self.namespace, self.name)
 
     def tf_config(self) -> dict[str, Any]:
-        """The TF_CONFIG each pod of the TFJob receives, parsed, by pod name ({} for Volcano:
-        its pods build TF_CONFIG from Volcano's host files at start)."""
+        """The TF_CONFIG of the TFJob's pods, linear in size: the cluster spec once and each
+        pod's task (explain.tf_config_summary). {} for Volcano Jobs (their pods build TF_CONFIG
+        from Volcano's host files at start), single-pod jobs and jobs over explain.MAX_PODS."""
         if self.resource is not TFJOB:
             return {}
-        result: dict[str, Any] = {}
         try:
-            plan = explain.plan(self.body, self.namespace)
+            return explain.tf_config_summary(self.body, self.namespace)
         except explain.ExplainError:
-            return result
-        for replica in plan.replicas:
-            for pod in replica.pods:
-                if pod.tf_config is not None:
-                    result[pod.name] = json.loads(pod.tf_config)
-        return result
+            return {}
 
 
 def load_input(src: list[str] | None, definition: Any) -> list[Document]:
