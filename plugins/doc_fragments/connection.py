@@ -11,6 +11,9 @@ options:
   kubeconfig:
     description:
       - Path to a kubeconfig file, or the kubeconfig itself as a dictionary.
+      - The credentials of a dictionary (the C(users[].user) token, client key data, password,
+        auth-provider C(config) and exec C(env) values) are never logged or returned; the rest
+        (servers, contexts, names) is shown in the invocation as given.
       - Defaults to E(K8S_AUTH_KUBECONFIG), then E(KUBECONFIG), then C(~/.kube/config), then the
         in-cluster service account.
     type: raw

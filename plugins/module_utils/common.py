@@ -1,6 +1,7 @@
 # Copyright: tfjob-kit developers
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""What the tfjob.kit modules share: the connection argument spec and the library import.
+"""What the tfjob.kit modules share: the connection argument spec, the library import, and
+what must never be shown (kubeconfig credentials, secret env values).
 
 All logic lives in the tfjob_kit Python package; the modules only map arguments and results.
 """
@@ -9,16 +10,21 @@ from __future__ import annotations
 
 import copy
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 try:
+    from tfjob_kit import redact
     from tfjob_kit.kube.connection import Connection
+    from tfjob_kit.kube.errors import KubeError
+    from tfjob_kit.kube.jobs import InvalidInputError, load_input
 except ImportError:
     LIBRARY_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
     LIBRARY_IMPORT_ERROR = None
+
+HIDDEN = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
 
 _CONNECTION_SPEC: dict[str, dict[str, Any]] = {
     "kubeconfig": {"type": "raw"},
@@ -41,6 +47,51 @@ def connection_spec() -> dict[str, dict[str, Any]]:
     return copy.deepcopy(_CONNECTION_SPEC)
 
 
+def _definition_secrets(definition: Any) -> set[str]:
+    if definition is None:
+        return set()
+    try:
+        docs = load_input(None, definition)
+    except InvalidInputError:
+        return set()
+    return redact.secret_values(*(d.content for d in docs))
+
+
+class KitModule(AnsibleModule):
+    """AnsibleModule that never returns kubeconfig credentials or secret env values.
+
+    A kubeconfig given as a dictionary is not no_log as a whole (its server, context and
+    namespace names would then be masked wherever they appear); its credentials are
+    (redact.kubeconfig_credentials). The values of secret env entries of O(definition)
+    (redact's rule) are masked in the invocation; long ones are no_log values too. Every
+    exit, the failures of argument parsing included, goes through here."""
+
+    def _hide(self, result: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = dict(getattr(self, "params", None) or {})
+        kubeconfig = params.get("kubeconfig")
+        if LIBRARY_IMPORT_ERROR is not None:
+            if isinstance(kubeconfig, dict):
+                params["kubeconfig"] = HIDDEN
+        else:
+            self.no_log_values.update(redact.kubeconfig_credentials(kubeconfig))
+            secrets = _definition_secrets(params.get("definition"))
+            self.no_log_values.update(redact.text_values(secrets))
+            if secrets:
+                definition = params["definition"]
+                params["definition"] = redact.mask_all(definition, secrets) \
+                    if isinstance(definition, str) else redact.mask(definition, secrets)
+        result.setdefault("invocation", {"module_args": params})
+        return result
+
+    def exit_json(self, **kwargs: Any) -> NoReturn:
+        _skip_stackwalk = True  # AnsibleModule skips the frames that set it
+        super().exit_json(**self._hide(kwargs))
+
+    def fail_json(self, msg: str, **kwargs: Any) -> NoReturn:
+        _skip_stackwalk = True  # AnsibleModule skips the frames that set it
+        super().fail_json(msg, **self._hide(kwargs))
+
+
 def require_library(module: AnsibleModule) -> None:
     if LIBRARY_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib(
@@ -49,5 +100,9 @@ def require_library(module: AnsibleModule) -> None:
 
 
 def connection(module: AnsibleModule) -> Connection:
-    """The Connection the module's parameters (and K8S_AUTH_*) describe."""
-    return Connection.from_options({k: module.params.get(k) for k in _CONNECTION_SPEC})
+    """The Connection the module's parameters (and K8S_AUTH_*) describe; a bad K8S_AUTH_*
+    value fails the task."""
+    try:
+        return Connection.from_options({k: module.params.get(k) for k in _CONNECTION_SPEC})
+    except KubeError as exc:
+        module.fail_json(msg=str(exc))

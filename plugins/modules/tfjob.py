@@ -22,6 +22,18 @@ description:
     and T9k jobs (O(convert=true)), and wait until the jobs reach any of several conditions,
     ending the wait at once on a failure condition.
   - Check mode is a server-side dry run. Diff mode shows each object before and after.
+  - Secret environment values are never shown. The value of an C(env) entry whose name says it is
+    secret is replaced by C(********) in RV(objects), the diff, RV(findings), messages and the
+    module's invocation; the cluster receives the real value. A name says it is secret when it
+    contains C(PASSWORD), C(PASSWD), C(PASSPHRASE), C(SECRET), C(CREDENTIAL) or C(PRIVATE), or has a
+    word (split at C(_), C(-), C(.) and lowerUpper case changes, case-insensitive) that is C(PASS),
+    C(PWD), C(AUTH), C(OAUTH), C(AUTHORIZATION), C(BEARER), C(CREDS), C(JWT), C(COOKIE) or C(SALT),
+    or ends in C(TOKEN), C(TOKENS), C(KEY) or C(KEYS). So C(DB_PASSWORD), C(HF_TOKEN), C(apiKey) and
+    C(AWS_SECRET_ACCESS_KEY) are masked; C(TOKENIZERS_PARALLELISM) and C(KEYSPACE) are not.
+  - In free text secret values of 6 or more characters are masked wherever they appear (shorter
+    ones, such as C(true) or C(1), only in findings about that env entry). A change of a secret value
+    alone shows as a change whose before and after both read C(********). Better still, take
+    secrets from a Secret with C(valueFrom).
 author:
   - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
@@ -288,7 +300,9 @@ jobs:
       description: When the job completed, if it has.
       type: str
 objects:
-  description: The objects as the API server holds them after the apply (or would hold them, in check mode).
+  description:
+    - The objects as the API server holds them after the apply (or would hold them, in check mode).
+    - Secret environment values read C(********) (see the description).
   returned: when O(state=present)
   type: list
   elements: dict
@@ -312,8 +326,8 @@ duration:
   type: float
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
+    KitModule,
     connection,
     connection_spec,
     require_library,
@@ -347,7 +361,7 @@ def argument_spec() -> dict:
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+    module = KitModule(argument_spec=argument_spec(), supports_check_mode=True,
                            mutually_exclusive=[("src", "definition")],
                            required_one_of=[("src", "definition")])
     require_library(module)

@@ -151,8 +151,8 @@ jobs:
       sample: {pod: mnist-chief-0, lines: ["step 100, loss 0.21"]}
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
+    KitModule,
     connection,
     connection_spec,
     require_library,
@@ -173,7 +173,7 @@ def argument_spec() -> dict:
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KitModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_library(module)
     from tfjob_kit.kube.errors import KubeError
     from tfjob_kit.kube.info import Query, read

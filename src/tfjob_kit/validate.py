@@ -5,11 +5,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
 
-from tfjob_kit import model, rules, schema
+from tfjob_kit import model, redact, rules, schema
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.manifests import DEFAULT_LIMITS, Document, Limits, expand_paths, load_path, load_text
@@ -91,6 +91,10 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         schema_findings = [f for f in schema.validate(_drop_nulls(content)) if f.path not in ruled]
     configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
     configured.sort(key=_finding_order)
+    secrets = redact.secret_values(content)
+    if secrets:  # messages may quote a value; secret env values are never shown
+        configured = [replace(f, message=redact.mask_message(f.message, f.path, secrets))
+                      for f in configured]
     return configured
 
 

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tfjob_kit import redact
 from tfjob_kit.config import ConfigError, RuleConfig, from_settings
 from tfjob_kit.findings import Severity
 from tfjob_kit.kube import apply, jobs, status
@@ -68,18 +69,34 @@ def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> 
     }
 
 
+def masked(result: Any, secrets: set[str]) -> Any:
+    """The result (or a message) as it may be shown: the values of secret env entries masked
+    in objects and diffs, and secret values masked in every text (redact's rule)."""
+    return redact.mask(result, secrets)
+
+
+def secret_values(docs: list[Any]) -> set[str]:
+    """The values of the secret env entries of the documents (redact's rule)."""
+    return redact.secret_values(*(getattr(d, "content", None) for d in docs))
+
+
 def run(request: Request) -> dict[str, Any]:
-    """Do the task; returns the result, raises TaskError (with the partial result)."""
+    """Do the task; returns the result, raises TaskError (with the partial result).
+
+    What they return never holds the value of a secret env entry (redact's rule); the objects
+    applied keep them."""
     started = time.monotonic()
     result: dict[str, Any] = {"changed": False, "jobs": [], "objects": [], "findings": [],
                               "warnings": []}
+    secrets: set[str] = set()
 
     def failed(message: str) -> TaskError:
         result["duration"] = round(time.monotonic() - started, 3)
-        return TaskError(message, result)
+        return TaskError(masked(message, secrets), masked(result, secrets))
 
     try:
         docs = jobs.load_input(request.src, request.definition)
+        secrets.update(secret_values(docs))
         default_namespace = request.connection.namespace() or "default"
         items = jobs.prepare(
             docs, namespace=request.namespace, default_namespace=default_namespace,
@@ -126,4 +143,5 @@ def run(request: Request) -> dict[str, Any]:
     except KubeError as exc:
         raise failed(str(exc)) from None
     result["duration"] = round(time.monotonic() - started, 3)
-    return result
+    masked_result: dict[str, Any] = masked(result, secrets)
+    return masked_result

@@ -1,0 +1,172 @@
+"""What tfjob-kit never prints: values of environment variables whose names say they are secret,
+and the credentials of a kubeconfig.
+
+The rule for environment variables (``env[]`` entries of any container, TFJob or Volcano Job):
+an entry is secret when its name, read case-insensitively,
+
+* contains PASSWORD, PASSWD, PASSPHRASE, SECRET, CREDENTIAL or PRIVATE anywhere, or
+* has a word (split at ``_``, ``-``, ``.``, digits and lowerUpper case changes) that is PASS, PWD,
+  AUTH, OAUTH, AUTHORIZATION, BEARER, CREDS, JWT, COOKIE or SALT, or that ends in TOKEN(S) or
+  KEY(S).
+
+So ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``, ``HF_TOKEN``, ``apiKey``, ``WANDB_API_KEY`` and
+``BASIC_AUTH`` are secret; ``TOKENIZERS_PARALLELISM``, ``KEYSPACE``, ``AUTHOR`` and ``PASSES`` are
+not. Certificates are public and not masked by name (a private key's name says KEY).
+
+A secret entry's ``value`` is shown as ``********`` in returned objects, diffs and findings.
+In free text (finding and error messages) every occurrence of a secret value of at least
+MIN_TEXT_LENGTH characters is replaced; shorter values (``true``, ``1``) would hide unrelated text
+and are no secrets, except in the message of a finding located in an env entry, where every
+secret value is replaced. Entries with ``valueFrom`` carry no value; that is the way to pass
+secrets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MASK = "********"
+MIN_TEXT_LENGTH = 6
+
+_ANYWHERE = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "CREDENTIAL", "PRIVATE")
+_WORDS = frozenset({"PASS", "PWD", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER", "CREDS", "JWT",
+                    "COOKIE", "SALT"})
+_WORD_ENDINGS = ("TOKEN", "TOKENS", "KEY", "KEYS")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+# kubeconfig users[].user fields that are not credentials
+_USER_PUBLIC = frozenset({"client-certificate", "client-certificate-data", "client-key",
+                          "tokenFile", "as", "as-groups", "as-uid", "as-user-extra", "username",
+                          "extensions"})
+
+
+def is_secret_name(name: object) -> bool:
+    """Whether an environment variable of this name holds a secret (the module docstring's rule)."""
+    if not isinstance(name, str):
+        return False
+    upper = name.upper()
+    if any(part in upper for part in _ANYWHERE):
+        return True
+    for word in _WORD.findall(name):
+        word = word.upper()
+        if word in _WORDS or word.endswith(_WORD_ENDINGS):
+            return True
+    return False
+
+
+def _walk_env(value: Any) -> Iterable[dict[str, Any]]:
+    """Every env entry (a dict in a list under an ``env`` key) anywhere in value."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if key == "env" and isinstance(child, list):
+                    yield from (e for e in child if isinstance(e, dict))
+                stack.append(child)
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _is_secret_entry(entry: dict[str, Any]) -> bool:
+    return "value" in entry and is_secret_name(entry.get("name"))
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def secret_values(*objects: Any) -> set[str]:
+    """The values of secret env entries in the objects, as text (empty ones left out)."""
+    found = set()
+    for obj in objects:
+        for entry in _walk_env(obj):
+            if _is_secret_entry(entry) and entry["value"] not in (None, ""):
+                found.add(_as_text(entry["value"]))
+    return found
+
+
+def text_values(values: Iterable[str]) -> list[str]:
+    """The values worth searching for in free text, longest first."""
+    return sorted((v for v in set(values) if len(v) >= MIN_TEXT_LENGTH), key=len, reverse=True)
+
+
+def mask_text(text: str, values: Iterable[str]) -> str:
+    for value in text_values(values):
+        text = text.replace(value, MASK)
+    return text
+
+
+def mask_message(message: str, path: str, values: Iterable[str]) -> str:
+    """A finding's message with secret values masked: every one in a finding located in an
+    env entry (whatever its length: the message is about that value), long ones elsewhere."""
+    return mask_all(message, values) if ".env[" in path else mask_text(message, values)
+
+
+def mask_all(text: str, values: Iterable[str]) -> str:
+    """text with every secret value masked, whatever its length."""
+    for value in sorted(set(values), key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return text
+
+
+def mask(value: Any, values: Iterable[str] = ()) -> Any:
+    """A copy of value (any JSON-like data) with every secret env entry's value masked and the
+    given secret values masked in every string."""
+    searched = text_values(values)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            env = out.get("env")
+            if isinstance(env, list):
+                out["env"] = [{**e, "value": MASK} if isinstance(e, dict) and
+                              _is_secret_entry(e) and e["value"] not in (None, "") else e
+                              for e in env]
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, str):
+            for secret in searched:
+                node = node.replace(secret, MASK)
+            return node
+        return node
+
+    return walk(value)
+
+
+def kubeconfig_credentials(kubeconfig: Any) -> set[str]:
+    """The credentials of a kubeconfig given as a dict, from ``users[].user``: token,
+    client-key-data, password and any other field that is not public (certificate, impersonation,
+    user name, file paths), the ``config`` values of an auth-provider and the ``env`` values of
+    an exec plugin (not its command or arguments)."""
+    found: set[str] = set()
+    if not isinstance(kubeconfig, dict):
+        return found
+    users = kubeconfig.get("users")
+    for entry in users if isinstance(users, list) else []:
+        user = entry.get("user") if isinstance(entry, dict) else None
+        if not isinstance(user, dict):
+            continue
+        for key, value in user.items():
+            if key == "auth-provider" and isinstance(value, dict):
+                found.update(_leaves(value.get("config")))
+            elif key == "exec" and isinstance(value, dict):
+                env = value.get("env")
+                found.update(_leaves([e.get("value") for e in env if isinstance(e, dict)]
+                                     if isinstance(env, list) else []))
+            elif key not in _USER_PUBLIC:
+                found.update(_leaves(value))
+    return found
+
+
+def _leaves(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for child in value.values():
+            yield from _leaves(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _leaves(child)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
+        yield str(value)

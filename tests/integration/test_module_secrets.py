@@ -1,0 +1,157 @@
+"""Nothing secret in Ansible output, and impersonation as Kubernetes reads it, on the real cluster.
+
+A ``-vvv`` run with the kubeconfig given as a dictionary prints none of its credentials; env
+values whose names say they are secret are masked in objects, diffs, findings and the invocation,
+while the object in the cluster keeps the real value. Impersonating two groups sends two
+Impersonate-Group headers: only the second group may read TFJobs, and the read succeeds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tfjob_kit import redact
+
+from ._ansible import run_tasks
+from ._cluster import Cluster
+from .test_module_tfjob import tfjob
+
+pytestmark = pytest.mark.integration
+
+PASSWORD = f"pw-{uuid.uuid4().hex}"
+API_KEY = f"key-{uuid.uuid4().hex}"
+
+
+def inline_kubeconfig(cluster: Cluster) -> dict[str, Any]:
+    """The cluster's admin kubeconfig with every file inlined (as a CI secret would hold it)."""
+    config: dict[str, Any] = yaml.safe_load(cluster.kubeconfig.read_text())
+    base = cluster.kubeconfig.parent
+
+    def inline(section: dict[str, Any], field: str) -> None:
+        if field in section:
+            path = Path(section.pop(field))
+            data = (path if path.is_absolute() else base / path).read_bytes()
+            section[f"{field}-data"] = base64.b64encode(data).decode()
+
+    for entry in config["clusters"]:
+        inline(entry["cluster"], "certificate-authority")
+    for entry in config["users"]:
+        inline(entry["user"], "client-certificate")
+        inline(entry["user"], "client-key")
+    return config
+
+
+def service_account_kubeconfig(cluster: Cluster, namespace: str) -> tuple[dict[str, Any], str]:
+    """A kubeconfig dict whose user is a token of a service account that may manage TFJobs in
+    the namespace; and the token."""
+    cluster.kubectl("create", "serviceaccount", "deployer", "-n", namespace)
+    cluster.kubectl("create", "role", "tfjob-deployer", "-n", namespace, "--verb=*",
+                    "--resource=tfjobs.kubeflow.org")
+    cluster.kubectl("create", "rolebinding", "tfjob-deployer", "-n", namespace,
+                    "--role=tfjob-deployer", f"--serviceaccount={namespace}:deployer")
+    token = cluster.kubectl("create", "token", "deployer", "-n", namespace).stdout.strip()
+    config = inline_kubeconfig(cluster)
+    config["users"] = [{"name": "deployer", "user": {"token": token}}]
+    for context in config["contexts"]:
+        context["context"]["user"] = "deployer"
+    return config, token
+
+
+def with_env(job: dict[str, Any], env: list[dict[str, Any]]) -> dict[str, Any]:
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"] = env
+    return job
+
+
+def container_env(obj: dict[str, Any]) -> dict[str, Any]:
+    container = obj["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e.get("value") for e in container["env"]}
+
+
+def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
+        cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    admin = inline_kubeconfig(cluster)
+    credentials = redact.kubeconfig_credentials(admin)
+    assert credentials, "the admin kubeconfig has inline credentials"
+    deployer, token = service_account_kubeconfig(cluster, namespace)
+    env = [{"name": "DB_PASSWORD", "value": PASSWORD}, {"name": "WANDB_API_KEY", "value": API_KEY},
+           {"name": "BATCH_SIZE", "value": "64"}]
+    job = with_env(tfjob("secretive", namespace), env)
+    changed = with_env(tfjob("secretive", namespace), [*env[:2], {"name": "BATCH_SIZE",
+                                                                   "value": "128"}])
+    broken = with_env(tfjob("broken", namespace), [{"name": "DB_PASSWORD", "value": 1234}])
+    # As a pipeline holds them: in files (or the vault), read by lookups. (ansible-core shows
+    # the playbook lines around a failed task, so secrets written into a playbook are shown.)
+    files = {"admin": admin, "deployer": deployer, "job": job, "broken": broken}
+    for name, data in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
+
+    def read(name: str) -> str:
+        return f"{{{{ lookup('file', '{tmp_path / name}.json') | from_json }}}}"
+
+    result = run_tasks(tmp_path, cluster.kubeconfig, [
+        {"tfjob.kit.tfjob": {"definition": read("job"), "kubeconfig": read("admin")},
+         "diff": True},
+        {"tfjob.kit.tfjob": {"definition": f"{{{{ lookup('file', '{tmp_path}/changed.yaml') }}}}",
+                             "kubeconfig": read("deployer")}, "diff": True},
+        {"tfjob.kit.tfjob_info": {"namespace": namespace, "kubeconfig": read("deployer")}},
+        # fails in the module's argument parsing, before any of its own code runs
+        {"tfjob.kit.tfjob": {"definition": read("job"), "kubeconfig": read("deployer"),
+                             "wait_timeout": "soon"}},
+        # fails validation: the finding quotes the value
+        {"tfjob.kit.tfjob": {"definition": read("broken"), "kubeconfig": read("admin")}},
+    ], "-vvv")
+    created, updated, info, bad_option, invalid = result.results
+    assert created.get("changed") and updated.get("changed"), result.output
+    assert not info.get("failed") and [j["name"] for j in info["jobs"]] == ["secretive"]
+    assert bad_option.get("failed") and "wait_timeout" in bad_option["msg"]
+    assert invalid.get("failed") and "is not of type" in invalid["msg"]
+    registered = json.dumps(result.results)
+    for secret in (*credentials, token, PASSWORD, API_KEY):
+        assert secret not in result.output, f"{secret[:12]}... is in the -vvv output"
+        assert secret not in registered, f"{secret[:12]}... is in a registered result"
+    assert "1234 is not of type" not in result.output + registered
+    # Masked where they are shown ...
+    assert container_env(created["objects"][0])["DB_PASSWORD"] == redact.MASK
+    assert container_env(created["objects"][0])["BATCH_SIZE"] == "64"
+    assert container_env(updated["diff"][0]["after"])["WANDB_API_KEY"] == redact.MASK
+    assert container_env(updated["diff"][0]["after"])["BATCH_SIZE"] == "128"
+    assert container_env(created["invocation"]["module_args"]["definition"])[
+        "DB_PASSWORD"] == redact.MASK
+    # ... and real in the cluster.
+    held = cluster.get("tfjob", "secretive", "-n", namespace)
+    assert container_env(held) == {"DB_PASSWORD": PASSWORD, "WANDB_API_KEY": API_KEY,
+                                   "BATCH_SIZE": "128"}
+    # The rest of the kubeconfig is still shown: only credentials are hidden.
+    shown = created["invocation"]["module_args"]["kubeconfig"]
+    assert shown["clusters"][0]["cluster"]["server"] == admin["clusters"][0]["cluster"]["server"]
+
+
+def test_impersonated_groups_arrive_one_by_one(cluster: Cluster, namespace: str,
+                                               tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    first, second = f"it-idle-{suffix}", f"it-readers-{suffix}"
+    cluster.kubectl("create", "role", "tfjob-reader", "-n", namespace, "--verb=get,list",
+                    "--resource=tfjobs.kubeflow.org")
+    cluster.kubectl("create", "rolebinding", "tfjob-reader", "-n", namespace,
+                    "--role=tfjob-reader", f"--group={second}")
+    user = f"it-user-{suffix}"
+    result = run_tasks(tmp_path, cluster.kubeconfig, [
+        {"tfjob.kit.tfjob_info": {"namespace": namespace, "impersonate_user": user,
+                                  "impersonate_groups": [first, second]}},
+        {"tfjob.kit.tfjob_info": {"namespace": namespace, "impersonate_user": user,
+                                  "impersonate_groups": [first]}},
+    ])
+    both, only_first = result.results
+    # Only the second group may read TFJobs here: the read succeeds only if it arrived as a
+    # group of its own (a joined "first, second" header is one group nobody bound).
+    assert not both.get("failed"), both
+    assert both["jobs"] == []
+    assert only_first.get("failed") and "forbidden" in only_first["msg"], only_first
