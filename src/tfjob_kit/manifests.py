@@ -449,10 +449,17 @@ _BRACKET_STEPS = str.maketrans("[{]}", "(())")
 _BRACKET_RUNS = re.compile(r"\(+|\)+")
 
 
+# A run of digits too long for a 64-bit float: yaml_rs would turn it into a Python int, which
+# costs time quadratic in its length (3 MiB of digits: 13 s), only to have it refused; the
+# careful path refuses it from its text. The look-behind tries each run once: linear.
+_LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{_MAX_DECIMAL_DIGITS}}}")
+
+
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
-    return not (_has_leading_zero_number(text) or _has_non_printable(text))
+    return not (_has_leading_zero_number(text) or _has_non_printable(text)
+                or _LONG_DIGITS.search(text))
 
 
 def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
@@ -574,6 +581,40 @@ def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str
             path = child_path(path, part)
         rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
         doc.error = LoadError(rule, message, doc.line, path=path)
+    return None
+
+
+def unsendable_number(content: Any) -> tuple[str, str] | None:
+    """(JSON path, message) of the first number in content that JSON cannot carry to Kubernetes
+    (NaN, infinite, beyond a 64-bit float), for objects that did not come through load_text:
+    the Ansible module's definition given as a dict."""
+    stack: list[tuple[Any, Any]] = [(None, content)]  # (path so far, as nested pairs; node)
+    while stack:
+        path, node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend(((path, key), child) for key, child in reversed(node.items()))
+            continue
+        if kind is list:
+            stack.extend(((path, index), child) for index, child in reversed(
+                list(enumerate(node))))
+            continue
+        if kind is float and node != node:
+            message = "NaN cannot be sent to Kubernetes"
+        elif kind is float and node in _INFINITIES:
+            message = out_of_range_message(str(node))
+        elif kind is int and (node > MAX_NUMBER or -node > MAX_NUMBER):
+            message = out_of_range_message(_int_text(node))
+        else:
+            continue
+        parts: list[str | int] = []
+        while path is not None:
+            path, part = path
+            parts.append(part)
+        text = "$"
+        for part in reversed(parts):
+            text = child_path(text, part)
+        return text, message
     return None
 
 

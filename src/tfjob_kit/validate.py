@@ -12,7 +12,16 @@ from typing import Any
 from tfjob_kit import model, redact, rules, schema
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
-from tfjob_kit.manifests import DEFAULT_LIMITS, Document, Limits, expand_paths, load_path, load_text
+from tfjob_kit.manifests import (
+    DEFAULT_LIMITS,
+    Document,
+    Limits,
+    LoadError,
+    expand_paths,
+    load_path,
+    load_text,
+    unsendable_number,
+)
 
 CONVERTIBLE_KINDS = {"TensorFlowTrainingJob": "a T9k job: `tfjob-kit convert` makes it a TFJob"}
 
@@ -107,8 +116,12 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     content = doc.content if isinstance(doc.content, dict) else {}
     name = str(model.as_dict(content.get("metadata")).get("name") or "")
     result = DocumentResult(doc.source, doc.index, doc.line, doc.kind, name)
-    if doc.error is not None:
-        error = doc.error
+    error = doc.error
+    if error is None and doc.content is not None:  # an object not read by load_text (a dict)
+        number = unsendable_number(doc.content)
+        if number is not None:
+            error = LoadError("yaml-syntax", number[1], path=number[0])
+    if error is not None:
         result.loaded = False
         message = error.message
         if error.line is not None and error.path == "$":

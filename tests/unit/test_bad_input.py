@@ -1,0 +1,181 @@
+"""Pathological input through the loader, the CLI and the Ansible module's offline step: every
+one ends in a located finding (never a traceback), in time that grows linearly with its size,
+and 3 MiB of it takes seconds."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tfjob_kit.cli import main
+from tfjob_kit.kube import jobs
+from tfjob_kit.manifests import DEFAULT_LIMITS, load_path, load_text
+from tfjob_kit.validate import Report, validate_documents
+
+JOB = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\nspec:\n"
+       "  tfReplicaSpecs:\n    Worker:\n      replicas: {replicas}\n      template:\n"
+       "        spec:\n          containers:\n          - name: tensorflow\n"
+       "            image: tf:1\n            resources: {{limits: {{cpu: {cpu}}}}}\n")
+
+
+def job(name: str = "ok", replicas: str = "1", cpu: str = "1", extra: str = "") -> str:
+    return JOB.format(name=name, replicas=replicas, cpu=cpu) + extra
+
+
+def run_of(unit: str, size: int) -> str:
+    return unit * max(1, size // len(unit))
+
+
+# Each case makes a text of about `size` characters. Runs go in values, in keys, in numbers, in
+# flow nesting and in documents; "# &" sends a text the careful (PyYAML) way.
+CASES: dict[str, Callable[[int], str]] = {
+    "underscores in a value": lambda n: job(name=run_of("_", n) + "x"),
+    "underscores, careful path": lambda n: job(name=run_of("_", n) + "x", extra="# &\n"),
+    "digits and underscores": lambda n: job(name=run_of("1_", n) + "x"),
+    "dots and underscores": lambda n: job(name=run_of("._", n)),
+    "zeros in a value": lambda n: job(name=run_of("0", n) + "x"),
+    "dots in a value": lambda n: job(name="1" + run_of(".", n)),
+    "colons in a value": lambda n: job(name=run_of(":", n) + "x"),
+    "base-60 number": lambda n: job(name="1" + run_of(":59", n)),
+    "base-60 float": lambda n: job(name="0" + run_of(":0", n) + ".5"),
+    "double quotes": lambda n: job(name='"' + run_of('\\"', n) + '"'),
+    "single quotes": lambda n: job(name="'" + run_of("''", n) + "'"),
+    "spaces in a value": lambda n: job(name="a" + run_of(" ", n) + "b"),
+    "underscores in a key": lambda n: job(extra="  " + run_of("_", n) + "x: 1\n"),
+    "spaces and colons in a key": lambda n: job(extra="  " + run_of("a :", n) + "x: 1\n"),
+    "quotes in a key": lambda n: job(extra='  "' + run_of("'", n) + '": 1\n'),
+    "huge integer": lambda n: job(replicas=run_of("9", n)),
+    "huge octal integer": lambda n: job(replicas="0" + run_of("7", n)),
+    "huge quantity": lambda n: job(cpu=run_of("9", n)),
+    "huge quoted quantity": lambda n: job(cpu='"' + run_of("9", n) + '"'),
+    "huge exponent": lambda n: job(cpu="1.0e+" + run_of("9", n)),
+    "deep flow sequences": lambda n: "a: " + run_of("[", n),
+    "deep closed flow sequences": lambda n: "a: " + run_of("[", n // 2) + run_of("]", n // 2),
+    "deep flow mappings": lambda n: "a: " + run_of("{a: ", n),
+    "deep block sequences": lambda n: "a:\n" + run_of("- ", n) + "x\n",
+    "many documents": lambda n: run_of("a: [\n---\n", n),
+    "many valid documents": lambda n: run_of("a: 1\n---\n", n),
+    "many empty documents": lambda n: run_of("---\n", n),
+    "NUL bytes": lambda n: job(name="a" + run_of("\x00", n)),
+}
+# Inputs that are fine as YAML and as Kubernetes objects, so no finding is right for them (the
+# API server caps a quantity string at 2**63 - 1; non-TFJob documents are skipped).
+NO_FINDING = {"many empty documents", "many valid documents", "huge quoted quantity"}
+
+
+def check_located(report: Report, case: str) -> None:
+    assert report.results or case in NO_FINDING, case
+    if case in NO_FINDING:
+        return
+    findings = report.findings
+    assert findings, case
+    for finding in findings:
+        assert finding.source == "bad.yaml" and finding.document and finding.document >= 1
+        assert finding.path.startswith("$") and finding.message
+        assert "None" not in finding.message and "Traceback" not in finding.message
+        assert len(finding.message) < 1000, finding.message[:200]
+
+
+def validate(text: str) -> Report:
+    return validate_documents(load_text(text, "bad.yaml"))
+
+
+def best_of(runs: int, action: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ends_in_a_located_finding(case: str) -> None:
+    check_located(validate(CASES[case](20_000)), case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_time_grows_linearly(case: str) -> None:
+    """Doubling the input at most about doubles the time (3x slack for noise and caches)."""
+    small, large = CASES[case](100_000), CASES[case](200_000)
+    validate(small)  # warm caches and imports
+    t_small = best_of(3, lambda: validate(small))
+    t_large = best_of(3, lambda: validate(large))
+    assert t_large <= 3 * 2 * t_small + 0.02, (case, t_small, t_large)
+
+
+# 3 MiB, just under the per-document limit so that every byte is really parsed.
+THREE_MIB = DEFAULT_LIMITS.max_document_bytes - 1000
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_three_mebibytes_take_seconds(case: str) -> None:
+    text = CASES[case](THREE_MIB)
+    start = time.perf_counter()
+    report = validate(text)
+    assert time.perf_counter() - start < 20, case
+    check_located(report, case)
+
+
+def test_cli_reports_located_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for case, make in sorted(CASES.items()):
+        path = tmp_path / "bad.yaml"
+        path.write_text(make(20_000))
+        code = main(["validate", "--format", "json", str(path)])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err, case
+        if case in NO_FINDING:
+            assert code == 0, case
+            continue
+        assert code == 1, (case, err[-500:])
+        results = json.loads(out)["documents"]
+        findings = [f for r in results for f in r["findings"]]
+        assert findings and all(f["path"].startswith("$") for f in findings), case
+        assert all(f["document"] >= 1 for f in findings), case
+
+
+@pytest.mark.parametrize("data", [b"a: \xff\xfe\n", b"kind: TFJob\n" + b"\x80" * 100_000,
+                                  b"a: b\n" * 1000 + b"\xc3"])
+def test_invalid_utf8_is_located(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    docs = load_path(str(path))
+    assert len(docs) == 1 and docs[0].error is not None
+    assert "not UTF-8" in docs[0].error.message and docs[0].error.line
+    assert main(["validate", str(path)]) == 1
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - NO_FINDING))
+def test_module_offline_step_reports_located_problems(case: str) -> None:
+    """The tfjob module loads a definition and validates it before any cluster call."""
+    docs = jobs.load_input(None, CASES[case](20_000))
+    with pytest.raises(jobs.InvalidInputError) as raised:
+        jobs.prepare(docs)
+    assert raised.value.problems
+    for problem in raised.value.problems:
+        assert problem.startswith("definition: document "), problem[:200]
+        assert "None" not in problem and len(problem) < 1200, problem[:200]
+
+
+@pytest.mark.parametrize("value", [10**5000, -(10**400), float("inf"), float("-inf")],
+                         ids=["5001 digits", "-401 digits", "inf", "-inf"])
+def test_module_definition_dict_with_a_huge_number(value: object) -> None:
+    """A definition given as a dict skips the loader; its numbers are judged all the same."""
+    definition = yaml_job()
+    definition["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = value
+    with pytest.raises(jobs.InvalidInputError) as raised:
+        jobs.prepare(jobs.load_input(None, definition))
+    problems = raised.value.problems
+    assert any("$.spec.tfReplicaSpecs.Worker.replicas" in p and "out of range" in p
+               for p in problems), problems
+    assert not any("None" in p for p in problems), problems
+
+
+def yaml_job() -> dict[str, object]:
+    docs = load_text(job(), "job.yaml")
+    assert docs[0].ok
+    return docs[0].content  # type: ignore[no-any-return]
