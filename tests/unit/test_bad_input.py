@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tfjob_kit import quantity
 from tfjob_kit.cli import main
 from tfjob_kit.kube import jobs
 from tfjob_kit.manifests import DEFAULT_LIMITS, load_path, load_text
@@ -179,3 +180,11 @@ def yaml_job() -> dict[str, object]:
     docs = load_text(job(), "job.yaml")
     assert docs[0].ok
     return docs[0].content  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "0." + "0" * 5000 + "1", "1e" + "9" * 5000])
+def test_long_quantities_are_not_judged_and_do_not_crash(value: str) -> None:
+    assert quantity.parse(value) is None
+    text = job(cpu="1").replace("resources: {limits: {cpu: 1}}",
+                                f"resources: {{requests: {{cpu: '{value}'}}, limits: {{cpu: 1}}}}")
+    assert validate(text).results[0].loaded
