@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tfjob_kit import explain, redact
-from tfjob_kit.kube import jobs, task
+from tfjob_kit.kube import apply, jobs, task
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.errors import KubeError
@@ -202,3 +202,24 @@ def test_tf_config_result_rebuilds_what_each_pod_receives(dynamic: bool) -> None
         expected = explain.tf_config(item.body, where["type"], where["index"], "ml")
         assert expected is not None
         assert explain.pod_tf_config(result, pod) == json.loads(expected)
+
+
+# -- the applied-digest annotation ------------------------------------------------------------
+
+def test_digest_does_not_depend_on_secret_values_but_a_changed_secret_is_applied() -> None:
+    # The digest is shown in objects and diffs; derived from a secret, it would let anyone with
+    # the log test guesses of a weak password offline.
+    old = tfjob([{"name": "DB_PASSWORD", "value": "weak-1"}])
+    new = tfjob([{"name": "DB_PASSWORD", "value": "weak-2"}])
+    assert apply.digest(old) == apply.digest(new)
+    assert apply.digest(old) != apply.digest(tfjob([{"name": "BATCH", "value": "1"}]))
+    # ... and a re-run with a changed secret is still applied, not taken as already applied.
+    held = copy.deepcopy(old)
+    held["metadata"]["annotations"] = {apply.DIGEST_ANNOTATION: apply.digest(old)}
+    held["metadata"]["managedFields"] = [{"manager": "tfjob-kit", "operation": "Apply"}]
+    new["metadata"]["annotations"] = {apply.DIGEST_ANNOTATION: apply.digest(new)}
+    assert not apply._already_applied(held, new, "tfjob-kit")
+    same = copy.deepcopy(held)
+    same["metadata"].pop("managedFields")
+    assert apply._already_applied(held, {**copy.deepcopy(old), "metadata": same["metadata"]},
+                                  "tfjob-kit")

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tfjob_kit import redact
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.jobs import Item
@@ -100,8 +101,12 @@ def _key(item: Item) -> tuple[str, str, str]:
 
 
 def digest(body: dict[str, Any]) -> str:
-    """A fingerprint of what is applied (without the fingerprint annotation itself)."""
-    content = copy.deepcopy(body)
+    """A fingerprint of what is applied (without the fingerprint annotation itself).
+
+    Secret env values are left out (masked): the fingerprint is shown with the object, and one
+    taken over a weak password would let a reader of the log test guesses. A changed secret is
+    still applied: _already_applied also compares every value with what the server holds."""
+    content = redact.mask(body)
     metadata = content.get("metadata", {})
     (metadata.get("annotations") or {}).pop(DIGEST_ANNOTATION, None)
     if metadata.get("annotations") == {}:
