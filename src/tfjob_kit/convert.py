@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from tfjob_kit import explain, model
 from tfjob_kit.findings import child_path, json_path
+from tfjob_kit.manifests import shorten
 from tfjob_kit.model import as_dict, as_list
 
 T9K_API_VERSION = "batch.tensorstack.dev/v1beta1"
@@ -245,9 +248,26 @@ def _ensure_port(replica: dict[str, Any], port: int) -> None:
                 ports.append({"name": model.PORT_NAME, "containerPort": port})
 
 
+# A Volcano task name is a DNS-1123 label; it names the task's host file and is a word of the
+# TF_CONFIG script, so nothing else may reach the script (a replica type is kept as written).
+_TASK_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def _check_task(replica: model.Replica) -> None:
+    if not _TASK_NAME.fullmatch(replica.lower):
+        raise ConversionError(
+            f"{replica.path}: replica type {shorten(replica.key)!r} cannot be a Volcano task name "
+            "(a DNS-1123 label: lower-case letters, digits and '-', at most 63)")
+    if not 1 <= replica.port <= 65535:
+        raise ConversionError(f"{replica.path}: port of the tensorflow container is out of range "
+                              "(1 to 65535)")
+
+
 def _tf_config_script(task: str, tasks: list[tuple[str, int]]) -> str:
-    """POSIX sh that exports TF_CONFIG from Volcano's /etc/volcano/<task>.host files."""
-    cluster = ",".join(f'\\"{name}\\":[$(h {name} {port})]' for name, port in tasks)
+    """POSIX sh that exports TF_CONFIG from Volcano's /etc/volcano/<task>.host files. Task names
+    are DNS-1123 labels and ports numbers (_check_task); they are quoted all the same."""
+    cluster = ",".join(f'\\"{name}\\":[$(h {shlex.quote(name)} {int(port)})]'
+                       for name, port in tasks)
     return (
         "h() { sed -e \"s/.*/\\\"&:$2\\\"/\" \"/etc/volcano/$1.host\" | tr '\\n' ',' "
         "| sed 's/,$//'; }; "
@@ -268,6 +288,8 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     scheduling = as_dict(run_policy.get("schedulingPolicy"))
     total = sum(r.count for r in reps)
     deciders = model.success_decider(job)[1]
+    for replica in reps:
+        _check_task(replica)
     distributed = explain.is_distributed(reps)
     cluster_tasks = [(r.lower, r.port) for r in sorted(reps, key=lambda r: r.lower)]
     tasks = []
