@@ -339,12 +339,14 @@ def test_volcano_default_queue_is_rendered(helm: str) -> None:
 
 
 GENERATED = "<generated>"
+NOT_AFTER = "volcano.tfjob-kit.io/certificate-not-after"
 
 
 def _mask_generated_cert(docs: list[Doc]) -> list[Doc]:
     for doc in docs:
         if doc["kind"] == "Secret" and doc["metadata"]["name"].endswith("admission-tls"):
             doc["data"] = dict.fromkeys(doc["data"], GENERATED)
+            doc["metadata"]["annotations"][NOT_AFTER] = GENERATED
         if doc["kind"] in WEBHOOK_KINDS:
             for webhook in doc["webhooks"]:
                 webhook["clientConfig"]["caBundle"] = GENERATED
@@ -400,6 +402,24 @@ def test_volcano_certificate_matches_the_service(helm: str, tmp_path: Path) -> N
     assert hook["webhooks"][0]["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
 
 
+def test_volcano_certificate_is_valid_for_a_year_and_says_when_it_expires(helm: str) -> None:
+    """A new CA and serving certificate last admission.certValidityDays (365 by default, not
+    ten years), and the Secret records the end, which the next upgrade reads to rotate them."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+
+    for values, days in (((), 365), (("admission.certValidityDays=90",), 90)):
+        secret = one(render(helm, VOLCANO, *values), "Secret", "admission-tls")
+        now = datetime.now(UTC)
+        recorded = datetime.fromisoformat(secret["metadata"]["annotations"][NOT_AFTER])
+        for key in ("ca.crt", "tls.crt"):
+            cert = x509.load_pem_x509_certificate(base64.b64decode(secret["data"][key]))
+            ends = cert.not_valid_after_utc
+            assert abs(ends - (now + timedelta(days=days))) < timedelta(minutes=5), (key, ends)
+            assert timedelta(0) <= ends - recorded < timedelta(minutes=1), (key, recorded)
+
+
 def test_volcano_crds_are_the_generated_subset(helm: str) -> None:
     crds = of_kind(render(helm, VOLCANO, crds=True), "CustomResourceDefinition")
     assert {c["metadata"]["name"] for c in crds} == {
@@ -432,13 +452,57 @@ def test_volcano_controller_role_follows_the_enabled_controllers(helm: str) -> N
             (g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
         }
 
-    everything = rules()
-    only_pg = rules("controllers.enabledControllers={pg-controller}")
+    everything = rules("controllers.jobPlugins={env,svc,ssh}")
+    only_pg = rules("controllers.enabledControllers={pg-controller}",
+                    "controllers.jobPlugins={ssh}")
     assert ("batch.volcano.sh", "jobs") in everything
-    assert ("", "secrets") in everything  # the job controller's ssh plugin
+    assert ("", "secrets") in everything  # the job controller's ssh plugin, when asked for
     assert ("batch.volcano.sh", "jobs") not in only_pg
-    assert ("", "secrets") not in only_pg
+    assert ("", "secrets") not in only_pg  # job plugins need the job controller
     assert ("scheduling.volcano.sh", "podgroups") in only_pg
+
+
+def _grants(docs: list[Doc], resource: str) -> dict[str, set[str]]:
+    """Verbs on a core resource, by the role that grants them (every Role and ClusterRole)."""
+    found: dict[str, set[str]] = {}
+    for role in of_kind(docs, "ClusterRole") + of_kind(docs, "Role"):
+        for rule in role["rules"]:
+            if "" in rule["apiGroups"] and resource in rule["resources"]:
+                found.setdefault(role["metadata"]["name"], set()).update(rule["verbs"])
+    return found
+
+
+def test_volcano_reads_no_secret_and_only_the_svc_plugin_writes_configmaps(helm: str) -> None:
+    """Only Volcano's ssh job plugin uses Secrets (its key pair), and tfjob-kit's Volcano Jobs
+    (convert --to volcano) use the env and svc plugins: by default no Volcano component may
+    touch a Secret. The svc plugin's <job>-svc ConfigMap needs get/create/update/delete in the
+    jobs' namespaces -- never list or watch, so no component can read ConfigMaps wholesale."""
+    for values in ((), ("admission.enabled=false",)):
+        docs = render(helm, VOLCANO, *values)
+        assert _grants(docs, "secrets") == {}, values
+        assert _grants(docs, "configmaps") == {
+            "rel-volcano-controllers": {"get", "create", "update", "delete"}}, values
+    without_svc = render(helm, VOLCANO, "controllers.jobPlugins={env}")
+    assert _grants(without_svc, "configmaps") == {}
+    assert _grants(without_svc, "services")["rel-volcano-controllers"] == {"get", "list",
+                                                                          "watch"}
+    with_ssh = render(helm, VOLCANO, "controllers.jobPlugins={env,svc,ssh}")
+    assert _grants(with_ssh, "secrets") == {
+        "rel-volcano-controllers": {"get", "create", "update", "delete"}}
+
+
+def test_tfjob_kit_volcano_jobs_use_only_the_default_job_plugins() -> None:
+    """The plugins `convert --to volcano` writes are the ones the chart grants by default."""
+    from tfjob_kit.convert import to_volcano
+
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "j"},
+           "spec": {"tfReplicaSpecs": {
+               kind: {"replicas": 2, "template": {"spec": {"containers": [{
+                   "name": "tensorflow", "image": "tf:1", "command": ["python"]}]}}}
+               for kind in ("PS", "Worker")}}}
+    converted, _ = to_volcano(job)
+    defaults = yaml.safe_load((VOLCANO / "values.yaml").read_text())["controllers"]
+    assert set(converted["spec"]["plugins"]) <= set(defaults["jobPlugins"])
 
 
 def _permissions(rules: Iterable[Doc]) -> set[tuple[str, str, str]]:
@@ -507,6 +571,9 @@ def test_volcano_admission_role_is_limited_to_its_webhook_configurations(helm: s
         (["json:admission.enabledAdmissions=[]"], "empty admission.enabledAdmissions"),
         (["admission.failurePolicy=Maybe"], "failurePolicy"),
         (["controllers.enabledControllers={cronjob-controller}"], "enabledControllers"),
+        (["controllers.jobPlugins={mpi}"], "jobPlugins"),
+        (["admission.certValidityDays=30"], "must be less than admission.certValidityDays=30"),
+        (["admission.certValidityDays=36500"], "certValidityDays"),
     ],
 )
 def test_volcano_validation_refuses_mistakes(helm: str, values: list[str], message: str) -> None:

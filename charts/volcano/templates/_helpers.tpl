@@ -107,6 +107,13 @@ TLS Secret of the admission webhook server.
 {{- end }}
 
 {{/*
+Annotation of the TLS Secret that records when its certificate expires (read back to rotate it).
+*/}}
+{{- define "volcano.certificateNotAfterAnnotation" -}}
+volcano.tfjob-kit.io/certificate-not-after
+{{- end }}
+
+{{/*
 Label that marks the queues of this release; the queue webhooks skip objects carrying it.
 */}}
 {{- define "volcano.managedQueueLabel" -}}
