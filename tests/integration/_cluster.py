@@ -32,7 +32,8 @@ class Cluster:
     ) -> subprocess.CompletedProcess[str]:
         cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *self.cache_args(), *args]
         proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=120, check=False
+            cmd, input=stdin, capture_output=True, text=True, timeout=120, check=False,
+            umask=local.UMASK,  # its cache lives in the cluster's private directory
         )
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")

@@ -1,29 +1,72 @@
 """Integration tests: everything here runs against the real local cluster.
 
-One cluster is brought up for the whole session (``tfjob-kit cluster up`` with the
-training-operator and Volcano) and removed at the end. Knobs:
+The session brings up a local cluster of its own (``tfjob-kit cluster up`` with the
+training-operator and Volcano, under a fresh name) and removes it at the end. It never uses a
+cluster it did not create: a cluster the user runs (``make demo``'s) is left exactly as it was,
+which ``foreign_clusters_untouched`` checks at the end of the session. Knobs:
 
 * ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped.
-* ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test``).
-* ``TFJOB_KIT_KEEP_CLUSTER=1``: leave the session's cluster running afterwards (reused next time).
-
-When the default cluster (``tfjob-kit cluster up``) is already running with its addons, the
-tests use it and leave it running.
+* ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test-<random>``);
+  with ``TFJOB_KIT_KEEP_CLUSTER=1`` the cluster is left running and reused by the next session
+  that names it.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tfjob_kit.cluster import local
+from tfjob_kit.cluster.paths import kwok_workdir
 
 from ._cluster import Cluster
+
+TEST_PREFIX = "tfjob-kit-test-"
+
+
+def session_name(kind: str) -> str:
+    """A name no user cluster has: the test prefix, the kind and a random suffix."""
+    return f"{TEST_PREFIX}{kind}-{uuid.uuid4().hex[:6]}"
+
+
+def _snapshot(name: str) -> dict[str, Any]:
+    """What a user cluster holds that the tests could break: namespaces, TFJobs by name and
+    uid, Helm releases (their Secrets), with the admin kubeconfig, read only."""
+    view = Cluster(local.kubeconfig_path(name), name)
+
+    def names(*args: str) -> list[str]:
+        proc = view.kubectl("get", *args, "-o", "json", check=False)
+        items = json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
+        return sorted(f"{i['metadata'].get('namespace', '')}/{i['metadata']['name']}"
+                      f"/{i['metadata']['uid']}" for i in items)
+
+    return {"namespaces": names("namespaces"),
+            "tfjobs": names("tfjobs.kubeflow.org", "-A"),
+            "helm releases": names("secrets", "-A", "-l", "owner=helm")}
+
+
+def _foreign_running() -> list[str]:
+    clusters = kwok_workdir() / "clusters"
+    found = sorted(p.name for p in clusters.iterdir()) if clusters.is_dir() else []
+    return [n for n in found if not n.startswith(TEST_PREFIX) and local.is_running(n)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def foreign_clusters_untouched() -> Iterator[None]:
+    """Local clusters the session did not create (say, ``make demo``'s) end the session as
+    they began it: same namespaces, TFJobs (by uid) and Helm releases."""
+    before = {name: _snapshot(name) for name in _foreign_running()}
+    yield
+    changed = {name: snap for name, snap in before.items() if _snapshot(name) != snap}
+    assert not changed, f"the tests changed clusters they did not create: {sorted(changed)}"
 
 
 @pytest.fixture(scope="session")
@@ -32,13 +75,10 @@ def cluster() -> Iterator[Cluster]:
     if existing:
         yield Cluster(Path(existing))
         return
-    name = os.environ.get("TFJOB_KIT_TEST_CLUSTER", "tfjob-kit-test")
-    default = local.DEFAULT_NAME
-    if name != default and local.is_running(default) and local.status(default).get("addons"):
-        # `tfjob-kit cluster up` is already running (with addons): use it, leave it running.
-        # (The operator's cert directory is machine-wide, so a second one could not start.)
-        yield Cluster(local.kubeconfig_path(default), default)
-        return
+    name = os.environ.get("TFJOB_KIT_TEST_CLUSTER") or session_name("main")
+    # Whatever a test starts without naming a cluster (the CLI, the local_cluster role, the
+    # README's snippets) lands on the session's cluster, never on the user's default one.
+    os.environ["TFJOB_KIT_CLUSTER"] = name
     opts = local.UpOptions(name=name, tfjob_run_seconds=3.0)
     # Progress (a cold build takes minutes) goes to the real stderr, past pytest's capture.
     progress = sys.__stderr__ or sys.stderr
@@ -65,9 +105,9 @@ def namespace(cluster: Cluster) -> Iterator[str]:
 def bare_cluster() -> Iterator[Cluster]:
     """A second local cluster without addons: no TFJob or Volcano CRDs, no operator. Only for
     the module that asks for it (a cluster left running would hold ports other tests check)."""
-    name = "tfjob-kit-bare"
-    kubeconfig = local.up(local.UpOptions(name=name, addons=False))
+    name = session_name("bare")
+    kubeconfig = local.up(local.UpOptions(name=name, addons=False), out=io.StringIO())
     try:
         yield Cluster(kubeconfig, name)
     finally:
-        local.down(name)
+        local.down(name, out=io.StringIO())

@@ -83,3 +83,23 @@ def test_kubectl_is_built_only_when_missing(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(shutil, "which", lambda _name: "/usr/bin/kubectl")
     assert "kubectl" not in build.wanted(None, None)
     assert build.wanted(["etcd"], True) == ["etcd", "kubectl"]
+
+
+def test_kwokctl_config_binds_loopback_and_puts_etcd_behind_mutual_tls() -> None:
+    opts = local.UpOptions(name="tfjob-kit-test-config")
+    header = next(yaml.safe_load_all(
+        local.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800))))
+    options = header["options"]
+    assert options["bindAddress"] == "127.0.0.1"
+    assert (options["etcdPort"], options["etcdPeerPort"]) == (23790, 23800)
+    patches = {p["name"]: {a["key"]: a for a in p["extraArgs"]}
+               for p in header["componentsPatches"]}
+    etcd, apiserver = patches["etcd"], patches["kube-apiserver"]
+    for url in ("listen-client-urls", "advertise-client-urls"):
+        assert etcd[url] == {"key": url, "value": "https://127.0.0.1:23790", "override": True}
+    assert etcd["listen-peer-urls"]["value"] == "https://127.0.0.1:23800"
+    assert etcd["client-cert-auth"]["value"] == etcd["peer-client-cert-auth"]["value"] == "true"
+    pki = local.cluster_dir(opts.name) / "pki"
+    assert etcd["trusted-ca-file"]["value"] == str(pki / "ca.crt")
+    assert apiserver["etcd-servers"]["value"] == "https://127.0.0.1:23790"
+    assert apiserver["etcd-certfile"]["value"] == str(pki / "admin.crt")

@@ -21,7 +21,7 @@ from tfjob_kit.cluster.nodes import NodePlan
 
 pytestmark = pytest.mark.integration
 
-NAME = "tfjob-kit-it-lifecycle"
+NAME = "tfjob-kit-test-lifecycle"
 
 
 def _alive(pid: int) -> bool:
@@ -83,7 +83,7 @@ def test_second_build_builds_nothing() -> None:
 
 def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
     """`tfjob-kit cluster ...` end to end, through the module entry point."""
-    name = "tfjob-kit-it-cli"
+    name = "tfjob-kit-test-cli"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -297,10 +297,8 @@ def _build_kwok(c: Component, out: Path, b: Builder) -> None:
 
 def _build_operator(c: Component, out: Path, b: Builder) -> None:
     module = "github.com/kubeflow/training-operator"
-    _go_install(
-        b, "training-operator", out, [f"{module}/cmd/training-operator.v1@{c.version}"], "-s -w"
-    )
-    (out / "training-operator.v1").rename(out / "training-operator")
+    b.check_requires(c, {module: c.version})
+    _go_build(b, "training-operator", out / "training-operator", ".", "-s -w", b.module_dir(c))
     manifests = b.module_download_dir(module, c.version) / "manifests" / "base"
     rbac = out / "rbac"
     rbac.mkdir()
@@ -368,8 +366,8 @@ def components(versions: Versions) -> dict[str, Component]:
             v.training_operator,
             ("training-operator", f"rbac/{OPERATOR_ROLE}"),
             _build_operator,
-            None,
-            "Kubeflow training-operator v1",
+            "training-operator",
+            "Kubeflow training-operator v1 (wrapper module: webhook host and cert dir)",
         ),
         Component(
             "volcano",

@@ -9,7 +9,7 @@ import sys
 
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
-from tfjob_kit.cluster.paths import ClusterError
+from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -87,6 +87,13 @@ def _cmd_env(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cluster_name(value: str) -> str:
+    try:
+        return validate_cluster_name(value)
+    except ClusterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _guard(func: object) -> object:
     def run(args: argparse.Namespace) -> int:
         try:
@@ -113,6 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     def named(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--name",
+            type=_cluster_name,
             default=local.default_name(),
             help="cluster name (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
         )

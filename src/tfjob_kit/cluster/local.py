@@ -8,8 +8,12 @@ files, ``kubeconfig.yaml`` (0600), ``logs/<component>.log`` and ``tfjob-kit/`` (
 records and state). ``down`` stops every process and removes that directory.
 
 The operator's validating webhook works locally: the operator process serves it on a free
-port, a Service ``tfjob-kit-local/training-operator`` of type ExternalName points the API server
-at ``localhost``, and the operator's own cert rotator injects the CA bundle.
+loopback port, a Service ``tfjob-kit-local/training-operator`` of type ExternalName points the
+API server at ``localhost``, and the operator's own cert rotator injects the CA bundle. Its
+serving certificate lives in the cluster's own directory, so clusters never share it.
+
+Everything listens on 127.0.0.1 only, and the cluster's directory and files are this user's
+alone (0700 directories, 0600 files written with ``O_EXCL|O_NOFOLLOW``).
 
 No addon runs with admin credentials: each gets a ServiceAccount token bound to exactly the
 rules the shipped chart grants that component (chart_rbac), so a rule missing from a chart
@@ -47,7 +51,10 @@ from tfjob_kit.cluster.paths import (
     bin_root,
     kwok_workdir,
     load_versions,
+    private_dir,
     repo_root,
+    validate_cluster_name,
+    write_private,
 )
 
 DEFAULT_NAME = "tfjob-kit"
@@ -59,11 +66,13 @@ OPERATOR_NAMESPACE = LOCAL_NAMESPACE
 WEBHOOK_SECRET = "training-operator-webhook-cert"
 WEBHOOK_SERVICE = "training-operator"
 WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
-# The operator's cert rotator waits for tls.crt in this fixed directory (a constant in
-# training-operator's pkg/cert), and its webhook server reads os.TempDir()/k8s-webhook-server/
-# serving-certs: we run it with TMPDIR=/tmp so both are the same and write the files there.
-OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
-OWNER_FILE = ".tfjob-kit-owner"
+# Every local process listens here and nowhere else.
+LOOPBACK = "127.0.0.1"
+# Service-account tokens of the local processes: short-lived, renewed by every `up` (the
+# processes read them from a token file, which client-go re-reads).
+TOKEN_DURATION = "24h"
+# Whatever kwokctl and the local processes create is this user's only.
+UMASK = 0o077
 OPERATOR_IDENTITY = "tfjob-kit-local-training-operator"
 VOLCANO_NAMESPACE = LOCAL_NAMESPACE
 VOLCANO_IDENTITIES = {
@@ -101,7 +110,7 @@ def _say(out: TextIO, message: str) -> None:
 
 
 def cluster_dir(name: str = DEFAULT_NAME) -> Path:
-    return kwok_workdir() / "clusters" / name
+    return kwok_workdir() / "clusters" / validate_cluster_name(name)
 
 
 def kubeconfig_path(name: str = DEFAULT_NAME) -> Path:
@@ -114,6 +123,11 @@ def _state_dir(name: str) -> Path:
 
 def _logs_dir(name: str) -> Path:
     return cluster_dir(name) / "logs"
+
+
+def _cert_dir(name: str) -> Path:
+    """The operator's webhook serving certificate (the kubelet would mount it in a pod)."""
+    return _state_dir(name) / "webhook-certs"
 
 
 def _free_port() -> int:
@@ -155,7 +169,8 @@ class Kubectl:
         cache = self.kubeconfig.parent / "kubectl-cache"
         cmd = [self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
         proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+            cmd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+            umask=UMASK,
         )
         if check and proc.returncode != 0:
             raise ClusterError(f"`kubectl {' '.join(args)}` failed: {proc.stderr.strip()}")
@@ -243,11 +258,11 @@ def _records(name: str) -> list[ProcRecord]:
 def _spawn(
     name: str, cluster: str, argv: list[str], env: dict[str, str] | None = None
 ) -> ProcRecord:
-    logs = _logs_dir(cluster)
-    logs.mkdir(parents=True, exist_ok=True)
-    procs = _state_dir(cluster) / "procs"
-    procs.mkdir(parents=True, exist_ok=True)
-    with (logs / f"{name}.log").open("ab") as log:
+    logs = private_dir(_logs_dir(cluster))
+    procs = private_dir(_state_dir(cluster) / "procs")
+    fd = os.open(logs / f"{name}.log",
+                 os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -256,6 +271,7 @@ def _spawn(
             cwd=_state_dir(cluster),
             env=env,
             start_new_session=True,
+            umask=UMASK,
         )
     start = None
     for _ in range(50):
@@ -266,7 +282,7 @@ def _spawn(
     if start is None:
         raise ClusterError(f"{name} exited immediately; see {logs / f'{name}.log'}")
     record = ProcRecord(name, proc.pid, start, argv)
-    (procs / f"{name}.json").write_text(json.dumps(record.__dict__), encoding="utf-8")
+    write_private(procs / f"{name}.json", json.dumps(record.__dict__))
     return record
 
 
@@ -290,9 +306,7 @@ def _rss_kib(pid: int) -> int:
 
 # ---- state --------------------------------------------------------------------------------
 def _save_state(name: str, state: dict[str, Any]) -> None:
-    path = _state_dir(name) / "state.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    write_private(_state_dir(name) / "state.json", json.dumps(state, indent=2) + "\n")
 
 
 def _load_state(name: str) -> dict[str, Any]:
@@ -336,6 +350,7 @@ def _kwokctl(
                 stderr=subprocess.STDOUT,
                 timeout=timeout,
                 check=False,
+                umask=UMASK,
             ).returncode
         except subprocess.TimeoutExpired:
             rc = -1
@@ -347,13 +362,41 @@ def _kwokctl(
     return rc
 
 
-def kwokctl_config(opts: UpOptions, root: Path, versions: Versions) -> str:
+def _etcd_tls_patches(pki: Path, client_port: int, peer_port: int) -> list[dict[str, Any]]:
+    """etcd serves clients and its peer port over TLS and admits only certificates of the
+    cluster's own CA; the API server presents kwokctl's admin certificate to it."""
+
+    def args(override: bool, **flags: str) -> list[dict[str, Any]]:
+        return [{"key": k.replace("_", "-"), "value": v, "override": override}
+                for k, v in flags.items()]
+
+    client = f"https://{LOOPBACK}:{client_port}"
+    peer = f"https://{LOOPBACK}:{peer_port}"
+    ca, cert, key = str(pki / "ca.crt"), str(pki / "admin.crt"), str(pki / "admin.key")
+    etcd = args(True, listen_client_urls=client, advertise_client_urls=client,
+                listen_peer_urls=peer, initial_advertise_peer_urls=peer,
+                initial_cluster=f"node0={peer}")
+    etcd += args(False, cert_file=cert, key_file=key, trusted_ca_file=ca,
+                 client_cert_auth="true", peer_cert_file=cert, peer_key_file=key,
+                 peer_trusted_ca_file=ca, peer_client_cert_auth="true")
+    apiserver = args(True, etcd_servers=client)
+    apiserver += args(False, etcd_cafile=ca, etcd_certfile=cert, etcd_keyfile=key)
+    return [{"name": "etcd", "extraArgs": etcd},
+            {"name": "kube-apiserver", "extraArgs": apiserver}]
+
+
+def kwokctl_config(
+    opts: UpOptions, root: Path, versions: Versions, etcd_ports: tuple[int, int] = (0, 0)
+) -> str:
+    """kwokctl's configuration: the pod lifecycle stages, loopback only, and etcd over mutual
+    TLS on ``etcd_ports`` (client, peer; chosen by ``up``)."""
     stages = (
         (root / "cluster" / "kwok" / "pod-stages.yaml")
         .read_text("utf-8")
         .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
         .replace("@JOB_RUN_MS@", str(int(opts.job_run_seconds * 1000)))
     )
+    client_port, peer_port = etcd_ports
     header = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -363,7 +406,15 @@ def kwokctl_config(opts: UpOptions, root: Path, versions: Versions) -> str:
             # Fail fast on bad input rather than silently retrying for minutes.
             "kubeAdmission": True,
             "kubeAuthorization": True,
+            # etcd, the API server, controller-manager, scheduler and kwok: loopback only
+            # (kwokctl's default is every interface).
+            "bindAddress": LOOPBACK,
+            "etcdPort": client_port,
+            "etcdPeerPort": peer_port,
         },
+        "componentsPatches": _etcd_tls_patches(
+            cluster_dir(opts.name) / "pki", client_port, peer_port
+        ),
     }
     return "---\n" + yaml.safe_dump(header, sort_keys=False) + stages
 
@@ -371,9 +422,13 @@ def kwokctl_config(opts: UpOptions, root: Path, versions: Versions) -> str:
 def _create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO) -> None:
     kube = build.components(versions)["kube"]
     kube_dir = bin_root() / kube.dirname
-    config = Path(tempfile.mkstemp(prefix="tfjob-kit-kwokctl-", suffix=".yaml")[1])
+    private_dir(cluster_dir(opts.name).parent)
+    fd, temp = tempfile.mkstemp(prefix="tfjob-kit-kwokctl-", suffix=".yaml")
+    os.close(fd)  # mkstemp: a new 0600 file of our own
+    config = Path(temp)
     try:
-        config.write_text(kwokctl_config(opts, root, versions), encoding="utf-8")
+        etcd_ports = (_free_port(), _free_port())
+        config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
         _kwokctl(
             versions,
             opts.name,
@@ -485,15 +540,15 @@ def _identity_kubeconfig(
              "subjects": [account]},
         ]
     kubectl.apply(objects)
-    token = kubectl.run(
-        "create", "token", identity, "-n", namespace, "--duration=8760h"
-    ).stdout.strip()
+    token_file = _renew_token(name, kubectl, identity, namespace)
     admin = yaml.safe_load(kubeconfig_path(name).read_text("utf-8"))
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "local", "cluster": admin["clusters"][0]["cluster"]}],
-        "users": [{"name": identity, "user": {"token": token}}],
+        # A token file, not the token: client-go re-reads it, so `up` can renew a running
+        # process's short-lived token.
+        "users": [{"name": identity, "user": {"tokenFile": str(token_file)}}],
         "contexts": [
             {
                 "name": identity,
@@ -502,11 +557,27 @@ def _identity_kubeconfig(
         ],
         "current-context": identity,
     }
-    path = _state_dir(name) / f"{identity}.kubeconfig"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(mode=0o600)
-    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return path
+    return write_private(
+        _state_dir(name) / f"{identity}.kubeconfig", yaml.safe_dump(config, sort_keys=False)
+    )
+
+
+def _renew_token(name: str, kubectl: Kubectl, identity: str, namespace: str) -> Path:
+    """A fresh token (valid TOKEN_DURATION) for a local process's ServiceAccount, in the
+    token file its kubeconfig names."""
+    token = kubectl.run(
+        "create", "token", identity, "-n", namespace, f"--duration={TOKEN_DURATION}"
+    ).stdout.strip()
+    return write_private(_state_dir(name) / f"{identity}.token", token)
+
+
+def _identities() -> dict[str, str]:
+    """Every local process's ServiceAccount, with its namespace."""
+    return {
+        OPERATOR_IDENTITY: OPERATOR_NAMESPACE,
+        RENDEZVOUS_IDENTITY: LOCAL_NAMESPACE,
+        **{identity: VOLCANO_NAMESPACE for identity, _ in VOLCANO_IDENTITIES.values()},
+    }
 
 
 def _marker(opts: UpOptions, versions: Versions, state: dict[str, Any]) -> dict[str, Any]:
@@ -535,36 +606,6 @@ def _marker(opts: UpOptions, versions: Versions, state: dict[str, Any]) -> dict[
     }
 
 
-def _claim_cert_dir(name: str) -> None:
-    owner = OPERATOR_CERT_DIR / OWNER_FILE
-    with contextlib.suppress(OSError):
-        other = owner.read_text(encoding="utf-8").strip()
-        if other and other != name and any(r.alive() for r in _records(other)):
-            raise ClusterError(
-                f"{OPERATOR_CERT_DIR} belongs to the running local cluster {other!r}: the "
-                "training-operator's cert directory is fixed, so only one local cluster per "
-                f"machine can run it (`tfjob-kit cluster down --name {other}`)"
-            )
-    _release_cert_dir(name, force=True)
-    OPERATOR_CERT_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
-    owner.write_text(name + "\n", encoding="utf-8")
-
-
-def _release_cert_dir(name: str, force: bool = False) -> None:
-    owner = OPERATOR_CERT_DIR / OWNER_FILE
-    try:
-        mine = owner.read_text(encoding="utf-8").strip() == name
-    except OSError:
-        mine = False
-    if not (mine or force):
-        return
-    for fname in ("tls.crt", "tls.key", "ca.crt", OWNER_FILE):
-        (OPERATOR_CERT_DIR / fname).unlink(missing_ok=True)
-    for path in (OPERATOR_CERT_DIR, OPERATOR_CERT_DIR.parent):
-        with contextlib.suppress(OSError):
-            path.rmdir()  # only when empty
-
-
 def _secret_certs(kubectl: Kubectl) -> dict[str, bytes] | None:
     secret = kubectl.get_json("secret", "-n", OPERATOR_NAMESPACE, WEBHOOK_SECRET)
     data = (secret or {}).get("data") or {}
@@ -584,7 +625,9 @@ def _start_addons(
     alive = {r.name for r in _records(name) if r.alive()}
     if set(ADDON_PROCESSES) <= alive:
         if state.get("gang_scheduler", "volcano") == opts.gang_scheduler:
-            _say(out, "[up] addons already running")
+            _say(out, "[up] addons already running; renewing their tokens")
+            for identity, namespace in _identities().items():
+                _renew_token(name, kubectl, identity, namespace)
         else:
             for record in _records(name):
                 if record.name == "training-operator":
@@ -712,7 +755,9 @@ def _start_operator(
             "delete", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "--ignore-not-found"
         )
     state["webhook"] = opts.webhook
-    _claim_cert_dir(name)
+    cert_dir = private_dir(_cert_dir(name))
+    for stale in cert_dir.iterdir():
+        stale.unlink()
     env = dict(os.environ)
     operator_kubeconfig = str(
         _identity_kubeconfig(
@@ -725,7 +770,7 @@ def _start_operator(
     )
     env.update(
         {
-            "TMPDIR": "/tmp",
+            "TMPDIR": str(private_dir(_state_dir(name) / "tmp")),
             "MY_POD_NAMESPACE": OPERATOR_NAMESPACE,
             "KUBECONFIG": operator_kubeconfig,
         }
@@ -741,7 +786,9 @@ def _start_operator(
             "--leader-elect=false",
             f"--metrics-bind-address=127.0.0.1:{ports['operator_metrics']}",
             f"--health-probe-bind-address=127.0.0.1:{ports['operator_health']}",
+            f"--webhook-host={LOOPBACK}",
             f"--webhook-server-port={ports['operator_webhook']}",
+            f"--cert-dir={cert_dir}",
             f"--webhook-service-name={WEBHOOK_SERVICE}",
             f"--webhook-secret-name={WEBHOOK_SECRET}",
         ],
@@ -759,9 +806,7 @@ def _start_operator(
 
     _wait("the operator to fill its webhook cert Secret", secret_filled, opts.timeout)
     for fname, content in certs.items():
-        path = OPERATOR_CERT_DIR / fname
-        path.write_bytes(content)
-        path.chmod(0o600)
+        write_private(cert_dir / fname, content)
 
     def operator_ready() -> bool:
         _check_addons_alive(name)
@@ -859,10 +904,9 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
     """Stop every process of the cluster and remove all of its files."""
     out = out or sys.stderr
     existed = cluster_dir(name).exists()
+    directory = cluster_dir(name)
     for record in reversed(_records(name)):
         record.stop()
-    _release_cert_dir(name)
-    directory = cluster_dir(name)
     if directory.exists():
         kwok_procs = [(pid, _proc_start_time(pid)) for pid in _kwok_pids(name)]
         try:

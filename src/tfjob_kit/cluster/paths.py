@@ -9,6 +9,9 @@ the Go wrapper modules under ``cluster/go``. Outputs go to a per-user cache
 from __future__ import annotations
 
 import os
+import re
+import secrets
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +31,9 @@ def _looks_like_root(path: Path) -> bool:
 def repo_root() -> Path:
     """The tfjob-kit checkout holding versions.toml and cluster/go.
 
-    ``$TFJOB_KIT_ROOT`` wins; otherwise the directories above this file and above the
-    current directory are searched.
+    ``$TFJOB_KIT_ROOT`` wins; otherwise the checkout this package is installed from (an
+    editable install). Never the current directory: an installed CLI run inside somebody
+    else's checkout must not build that checkout's Go modules or load its RBAC.
     """
     env = os.environ.get("TFJOB_KIT_ROOT")
     if env:
@@ -37,14 +41,61 @@ def repo_root() -> Path:
         if not _looks_like_root(root):
             raise ClusterError(f"TFJOB_KIT_ROOT={env} has no {VERSIONS_FILE} and cluster/go")
         return root
-    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
-        for candidate in (start, *start.parents):
-            if _looks_like_root(candidate):
-                return candidate
+    here = Path(__file__).resolve()
+    for candidate in here.parents:
+        if _looks_like_root(candidate):
+            return candidate
     raise ClusterError(
-        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + cluster/go); "
-        "run from the repository or set TFJOB_KIT_ROOT"
+        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + cluster/go) above {here}: "
+        "install tfjob-kit from a checkout (pip install -e) or set TFJOB_KIT_ROOT"
     )
+
+
+# A cluster's name becomes a directory name, a kubeconfig context and part of object names:
+# a DNS-1123 label, so it can never climb out of the clusters directory.
+_CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def validate_cluster_name(name: str) -> str:
+    """Return ``name`` if it is a valid local-cluster name, else raise ClusterError."""
+    if not isinstance(name, str) or not _CLUSTER_NAME.fullmatch(name):
+        raise ClusterError(
+            f"invalid cluster name {name!r}: use 1 to 63 lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return name
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) as directories only this user can enter (0700);
+    refuse a symlink or a directory somebody else owns."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise ClusterError(f"{path} is not a directory (a symlink?): refusing to use it")
+    if info.st_uid != os.getuid():
+        raise ClusterError(f"{path} belongs to uid {info.st_uid}, not to you: refusing to use it")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, data: str | bytes) -> Path:
+    """Write a file only this user can read (0600), atomically, never through a symlink: the
+    content goes to a new file (``O_CREAT|O_EXCL|O_NOFOLLOW``) that then replaces ``path``."""
+    private_dir(path.parent)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def cache_root() -> Path:

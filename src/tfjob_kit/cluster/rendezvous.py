@@ -93,16 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--interval", type=float, default=0.25)
     args = parser.parse_args(argv)
-    with Client(Connection(kubeconfig=args.kubeconfig)) as client:
-        while True:
-            try:
-                count = sweep(client)
-                if count:
-                    print(f"released {count} pod(s) whose peers all run", flush=True)
-            except Exception as exc:  # API server restarting, a pod gone meanwhile, an odd
-                # object: log it and try again; exiting would stall every job of the cluster.
-                print(f"sweep failed: {exc}", file=sys.stderr, flush=True)
-            time.sleep(args.interval)
+    while True:
+        # A new client after any failure: it re-reads the kubeconfig's token file, which
+        # `tfjob-kit cluster up` renews (the tokens are short-lived).
+        with Client(Connection(kubeconfig=args.kubeconfig)) as client:
+            while True:
+                try:
+                    count = sweep(client)
+                    if count:
+                        print(f"released {count} pod(s) whose peers all run", flush=True)
+                except Exception as exc:  # API server restarting, a pod gone meanwhile, an
+                    # odd object, an expired token: log it, reconnect and try again; exiting
+                    # would stall every job of the cluster.
+                    print(f"sweep failed: {exc}", file=sys.stderr, flush=True)
+                    break
+                finally:
+                    time.sleep(args.interval)
 
 
 if __name__ == "__main__":
