@@ -142,11 +142,12 @@ class _StrictConstructor(yaml.constructor.SafeConstructor):
                     None, None, "mapping key is not a string", key_node.start_mark
                 ) from None
             if first is not None:
+                shown = shorten(repr(key))
                 raise yaml.constructor.ConstructorError(
-                    f"while constructing a mapping (key {key!r} first defined on line "
+                    f"while constructing a mapping (key {shown} first defined on line "
                     f"{first.start_mark.line + 1})",
                     node.start_mark,
-                    f"found duplicate key {key!r}",
+                    f"found duplicate key {shown}",
                     key_node.start_mark,
                 )
             seen[key] = key_node

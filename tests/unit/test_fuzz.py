@@ -95,3 +95,29 @@ def test_random_text(text: str) -> None:
     max_size=40))
 def test_random_manifest_fragments(parts: list[str]) -> None:
     check(validate_documents(load_text("".join(parts), "fuzz.yaml")))
+
+
+# Pathological text: long runs of the characters number patterns, quotes and nesting look at,
+# in keys and values, beside ordinary manifest lines. Each run is up to 6000 characters (over the
+# 4300 digits Python prints), so a quadratic check takes seconds and fails the time bound.
+RUNS = ["_", "0", "1", "9", ".", ":", ":5", "'", '"', " ", "- ", "[", "{a: ", "]", "}", "e",
+        "x", "\x00", "#", ",", "? ", "0x", "1_", "._", "---\n"]
+pathological_runs = st.builds(lambda unit, count: unit * count, st.sampled_from(RUNS),
+                              st.integers(1, 6000))
+pathological_lines = st.one_of(
+    st.sampled_from(["apiVersion: kubeflow.org/v1\n", "kind: TFJob\n", "metadata:\n",
+                     "  name: ", "spec:\n", "  tfReplicaSpecs:\n", "    Worker:\n",
+                     "      replicas: ", "a: ", ": ", "\n", "- ", "'", '"', "[", "{"]),
+    pathological_runs)
+
+
+@given(parts=st.lists(pathological_lines, max_size=12))
+def test_pathological_text(parts: list[str]) -> None:
+    text = "".join(parts)
+    start = time.monotonic()
+    report = validate_documents(load_text(text, "fuzz.yaml"))
+    check(report)
+    for result in report.results:
+        assert result.index >= 1
+        assert all(len(f.message) < 1000 for f in result.findings)
+    assert time.monotonic() - start < 2
