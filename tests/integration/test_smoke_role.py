@@ -99,4 +99,4 @@ def test_smoke_pods_pass_pod_security_restricted(cluster: Cluster, tmp_path: Pat
         assert proc.returncode == 0, proc.stderr
         assert "violate" not in proc.stderr and "Warning" not in proc.stderr, proc.stderr
     finally:
-        cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+        cluster.kubectl("delete", "namespace", name, "--wait=true", check=False)
