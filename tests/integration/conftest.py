@@ -54,9 +54,12 @@ def _snapshot(name: str) -> dict[str, Any]:
 
 
 def _foreign_running() -> list[str]:
+    """Running local clusters the session neither creates nor was told to use."""
     clusters = kwok_workdir() / "clusters"
     found = sorted(p.name for p in clusters.iterdir()) if clusters.is_dir() else []
-    return [n for n in found if not n.startswith(TEST_PREFIX) and local.is_running(n)]
+    given = os.environ.get("TFJOB_KIT_KUBECONFIG")
+    return [n for n in found if not n.startswith(TEST_PREFIX) and local.is_running(n)
+            and not (given and Path(given).resolve() == local.kubeconfig_path(n).resolve())]
 
 
 @pytest.fixture(scope="session", autouse=True)
