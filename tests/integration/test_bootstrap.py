@@ -220,3 +220,155 @@ def test_example_inventory_installs_and_teardown_removes_everything(
     output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
     assert "nothing the toolkit installed is left" in output
     assert snapshot(bare_cluster) == before
+
+
+USERS_NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+    "name": "kubeflow", "labels": {"team": "ml-platform",
+                                   "pod-security.kubernetes.io/enforce": "baseline"},
+    "annotations": {"example.com/owner": "kubeflow-install"}}}
+USERS_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+    "name": "kubeflow-config", "namespace": "kubeflow", "labels": {"app": "kubeflow"}},
+    "data": {"profile": "full"}}
+
+
+def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -> None:
+    """A `kubeflow` namespace of the user's (a full Kubeflow install lives there) is neither
+    relabelled by site.yml nor deleted by teardown: its labels, annotations, uid and the user's
+    objects in it stay; the toolkit's release in it goes, and so does the namespace the toolkit
+    created itself (nvidia-device-plugin)."""
+    before = snapshot(bare_cluster)
+    assert "kubeflow" not in before["namespaces"]
+    bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(
+        [USERS_NAMESPACE, USERS_CONFIGMAP]))
+    namespace = bare_cluster.get("namespace", "kubeflow")
+    example = ("-e", "tfjob_kit_context=", "--limit", "localhost",
+               "-e", "training_operator_webhook_enabled=false")
+    options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
+    try:
+        playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
+        installed = bare_cluster.get("namespace", "kubeflow")
+        assert installed["metadata"]["labels"] == namespace["metadata"]["labels"]
+        assert installed["metadata"].get("annotations") == namespace["metadata"].get(
+            "annotations")
+        created = bare_cluster.get("namespace", "nvidia-device-plugin")
+        assert created["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
+        assert bare_cluster.items("deployments", "-n", "kubeflow")  # the operator went there
+        output = playbook(bare_cluster, "teardown.yml", *example,
+                          inventory="inventories/example")
+        assert "nothing the toolkit installed is left" in output
+        kept = bare_cluster.get("namespace", "kubeflow")
+        assert kept["metadata"]["uid"] == namespace["metadata"]["uid"]
+        assert kept["metadata"]["labels"] == namespace["metadata"]["labels"]
+        assert kept["metadata"].get("annotations") == namespace["metadata"].get("annotations")
+        assert "deletionTimestamp" not in kept["metadata"]
+        config = bare_cluster.get("configmap", "kubeflow-config", "-n", "kubeflow")
+        assert config["data"] == {"profile": "full"}
+        left = [f"{kind}/{o['metadata']['name']}" for kind in (
+            "deployments", "services", "serviceaccounts", "roles", "rolebindings", "secrets",
+            "configmaps") for o in bare_cluster.items(kind, "-n", "kubeflow")
+            if kind != "configmaps" or o["metadata"]["name"] != "kubeflow-config"]
+        assert [x for x in left if not x.startswith(("serviceaccounts/default",
+                                                     "configmaps/kube-root-ca.crt"))] == []
+        after = snapshot(bare_cluster)
+        assert after == {**before, "namespaces": before["namespaces"] | {"kubeflow"}}
+    finally:
+        bare_cluster.kubectl("delete", "namespace", "kubeflow", "--ignore-not-found",
+                             "--wait=true")
+
+
+CERT_NOT_AFTER = "volcano.tfjob-kit.io/certificate-not-after"
+
+
+def _short_lived_certificate(days: int) -> tuple[bytes, bytes]:
+    """A self-signed certificate and key that expire in `days` days (PEM)."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "short-lived")])
+    now = datetime.now(UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=days))
+            .sign(key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))
+
+
+def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
+        bare_cluster: Cluster, tmp_path: Path) -> None:
+    """`helm upgrade` keeps the webhooks' certificate while it has more than
+    certRenewBeforeDays left, and makes a new one when it is closer to expiry or carries no
+    recorded expiry (an older chart's 10-year certificate). The volcano role's check passes on
+    a fresh certificate and fails, naming the Secret and the date, on one that expires soon."""
+    import base64
+    from datetime import UTC, datetime, timedelta
+
+    namespace, release = "it-volcano-cert", "vccert"
+    helm = [str(helm_path()), "--kubeconfig", str(bare_cluster.kubeconfig), "-n", namespace]
+    # Only the webhook server and its Secret/configurations: no CRDs on the bare cluster.
+    install = [*helm, "upgrade", "--install", release, str(REPO / "charts" / "volcano"),
+               "--skip-crds", "--create-namespace", "--set", "scheduler.enabled=false",
+               "--set", "controllers.enabled=false", "--set-json", "queues=[]"]
+    secret_name = f"{release}-volcano-admission-tls"
+
+    def upgrade() -> dict[str, Any]:
+        subprocess.run(install, check=True, capture_output=True, text=True, timeout=300)
+        return bare_cluster.get("secret", secret_name, "-n", namespace)
+
+    def check_role() -> subprocess.CompletedProcess[str]:
+        play = [{"name": "Check", "hosts": "localhost", "gather_facts": False, "tasks": [{
+            "name": "Check the certificate", "ansible.builtin.include_role": {
+                "name": "tfjob.kit.volcano", "tasks_from": "certificate.yml"},
+            "vars": {"volcano_namespace": namespace, "volcano_release": release}}]}]
+        (tmp_path / "check.yml").write_text(yaml.safe_dump(play))
+        return subprocess.run(
+            [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+             "-e", f"ansible_python_interpreter={BIN / 'python'}", str(tmp_path / "check.yml")],
+            cwd=REPO, env=ansible_env(bare_cluster.kubeconfig), capture_output=True, text=True,
+            timeout=300, check=False)
+
+    try:
+        first = upgrade()
+        ends = datetime.fromisoformat(first["metadata"]["annotations"][CERT_NOT_AFTER])
+        assert abs(ends - datetime.now(UTC) - timedelta(days=365)) < timedelta(minutes=5)
+        assert upgrade()["data"] == first["data"]  # far from expiry: kept, nothing rolls
+        checked = check_role()
+        assert checked.returncode == 0, checked.stdout[-3000:]
+        assert "is valid until" in checked.stdout
+
+        soon = (datetime.now(UTC) + timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        bare_cluster.kubectl("annotate", "secret", secret_name, "-n", namespace,
+                             "--overwrite", f"{CERT_NOT_AFTER}={soon}")
+        rotated = upgrade()
+        assert rotated["data"]["tls.crt"] != first["data"]["tls.crt"]
+        assert rotated["data"]["ca.crt"] != first["data"]["ca.crt"]
+        assert rotated["metadata"]["annotations"][CERT_NOT_AFTER] > soon
+        hook = bare_cluster.get("validatingwebhookconfiguration",
+                                "volcano-admission-service-jobs-validate")
+        assert hook["webhooks"][0]["clientConfig"]["caBundle"] == rotated["data"]["ca.crt"]
+
+        bare_cluster.kubectl("annotate", "secret", secret_name, "-n", namespace,
+                             f"{CERT_NOT_AFTER}-")
+        assert upgrade()["data"]["tls.crt"] != rotated["data"]["tls.crt"]  # no record: renewed
+
+        cert, key = _short_lived_certificate(days=10)
+        patch = {"data": {"tls.crt": base64.b64encode(cert).decode(),
+                          "tls.key": base64.b64encode(key).decode()}}
+        bare_cluster.kubectl("patch", "secret", secret_name, "-n", namespace, "--type",
+                             "merge", "-p", yaml.safe_dump(patch))
+        checked = check_role()
+        assert checked.returncode != 0
+        assert f"Secret {namespace}/{secret_name}" in checked.stdout
+        assert "within 30 days" in checked.stdout
+        assert "BEGIN" not in checked.stdout  # the key is never printed
+    finally:
+        subprocess.run([*helm, "uninstall", release, "--wait"], capture_output=True,
+                       check=False, timeout=300)
+        bare_cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found",
+                             "--wait=true")
