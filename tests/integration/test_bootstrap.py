@@ -319,7 +319,8 @@ def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
 
     def upgrade() -> dict[str, Any]:
         subprocess.run(install, check=True, capture_output=True, text=True, timeout=300)
-        return bare_cluster.get("secret", secret_name, "-n", namespace)
+        secret: dict[str, Any] = bare_cluster.get("secret", secret_name, "-n", namespace)
+        return secret
 
     def check_role() -> subprocess.CompletedProcess[str]:
         play = [{"name": "Check", "hosts": "localhost", "gather_facts": False, "tasks": [{
