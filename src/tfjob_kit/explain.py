@@ -88,28 +88,44 @@ def _go_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _distributed_replicas(content: Any) -> list[Replica] | None:
+    """The job's replicas when its pods get a TF_CONFIG (more than one pod), else None."""
+    reps = model.replicas(content)
+    _check_size(reps)
+    return reps if is_distributed(reps) else None
+
+
+def _is_sparse(content: Any) -> bool:
+    """enableDynamicWorker: each pod sees only its own address and the parameter servers."""
+    return as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True
+
+
+def _pod_config(cluster: dict[str, list[str]], sparse: bool, kind: str, index: int
+                ) -> dict[str, Any]:
+    """The TF_CONFIG (parsed) of task `index` of lower-case type `kind`, given the job's
+    cluster spec, as the operator builds it."""
+    task = {"type": kind, "index": index}
+    if not sparse:
+        return {"cluster": cluster, "task": task, "environment": "cloud"}
+    workers: dict[str, str] = {}
+    ps: list[str] | None = []
+    if kind == "ps":
+        ps = [cluster["ps"][index]]
+    elif kind == "worker":
+        ps = cluster.get("ps")
+        workers[str(index)] = cluster["worker"][index]
+    return {"cluster": {"worker": workers, "ps": ps}, "task": task}
+
+
 def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None,
               domain: str = "") -> str | None:
     """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set."""
-    reps = model.replicas(content)
-    _check_size(reps)
-    if not is_distributed(reps):
+    reps = _distributed_replicas(content)
+    if reps is None:
         return None
-    job = model.job_name(content)
     ns = namespace or model.namespace(content)
-    cluster = cluster_spec(job, ns, reps, domain)
-    lower = rtype.lower()
-    task = {"type": lower, "index": index}
-    if as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True:
-        workers: dict[str, str] = {}
-        ps: list[str] | None = []
-        if lower == "ps":
-            ps = [cluster["ps"][index]]
-        elif lower == "worker":
-            ps = cluster.get("ps")
-            workers[str(index)] = cluster["worker"][index]
-        return _go_json({"cluster": {"worker": workers, "ps": ps}, "task": task})
-    return _go_json({"cluster": cluster, "task": task, "environment": "cloud"})
+    cluster = cluster_spec(model.job_name(content), ns, reps, domain)
+    return _go_json(_pod_config(cluster, _is_sparse(content), rtype.lower(), index))
 
 
 def tf_config_summary(content: Any, namespace: str | None = None, domain: str = ""
@@ -121,13 +137,12 @@ def tf_config_summary(content: Any, namespace: str | None = None, domain: str = 
     ``sparse`` (enableDynamicWorker: each pod sees only its own address and the parameter
     servers), and ``environment`` (V(cloud), absent when sparse). pod_tf_config() rebuilds what
     one pod receives."""
-    reps = model.replicas(content)
-    _check_size(reps)
-    if not is_distributed(reps):
+    reps = _distributed_replicas(content)
+    if reps is None:
         return {}
     job = model.job_name(content)
     ns = namespace or model.namespace(content)
-    sparse = as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True
+    sparse = _is_sparse(content)
     summary: dict[str, Any] = {"cluster": cluster_spec(job, ns, reps, domain), "sparse": sparse}
     if not sparse:
         summary["environment"] = "cloud"
@@ -138,19 +153,9 @@ def tf_config_summary(content: Any, namespace: str | None = None, domain: str = 
 
 def pod_tf_config(summary: dict[str, Any], pod: str) -> dict[str, Any]:
     """The parsed TF_CONFIG `pod` receives, from a tf_config_summary()."""
-    task = dict(summary["tasks"][pod])
-    cluster: dict[str, Any] = summary["cluster"]
-    if not summary.get("sparse"):
-        return {"cluster": cluster, "task": task, "environment": summary["environment"]}
-    kind, index = task["type"], task["index"]
-    workers: dict[str, str] = {}
-    ps: list[str] | None = []
-    if kind == "ps":
-        ps = [cluster["ps"][index]]
-    elif kind == "worker":
-        ps = cluster.get("ps")
-        workers[str(index)] = cluster["worker"][index]
-    return {"cluster": {"worker": workers, "ps": ps}, "task": task}
+    task = summary["tasks"][pod]
+    return _pod_config(summary["cluster"], bool(summary.get("sparse")), task["type"],
+                       task["index"])
 
 
 def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:
@@ -197,6 +202,7 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
         "gang.minAvailable": scheduling.get("minAvailable", total),
         "gang.queue": scheduling.get("queue", "default"),
     }
+    summary = tf_config_summary(content, ns, domain)  # the cluster spec once, not per pod
     plans = []
     for replica in reps:
         replica_plan = ReplicaPlan(
@@ -208,7 +214,7 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
             name = model.pod_name(job, replica.type, index)
             replica_plan.pods.append(Pod(
                 name=name, service=name, index=index,
-                tf_config=tf_config(content, replica.type, index, ns, domain),
+                tf_config=_go_json(pod_tf_config(summary, name)) if summary else None,
                 labels=_labels(job, replica, index, has_chief)))
         plans.append(replica_plan)
     return Plan(job=job, namespace=ns, distributed=is_distributed(reps), success=success,
