@@ -18,7 +18,7 @@ try:
     from tfjob_kit import redact
     from tfjob_kit.kube.connection import Connection
     from tfjob_kit.kube.errors import KubeError
-    from tfjob_kit.kube.jobs import InvalidInputError, load_input
+    from tfjob_kit.kube.jobs import InvalidInputError, load_input, secret_values
 except ImportError:
     LIBRARY_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
@@ -54,7 +54,7 @@ def _definition_secrets(definition: Any) -> set[str]:
         docs = load_input(None, definition)
     except InvalidInputError:
         return set()
-    return redact.secret_values(*(d.content for d in docs))
+    return secret_values(docs)
 
 
 class KitModule(AnsibleModule):

@@ -92,10 +92,15 @@ def text_values(values: Iterable[str]) -> list[str]:
     return sorted((v for v in set(values) if len(v) >= MIN_TEXT_LENGTH), key=len, reverse=True)
 
 
-def mask_text(text: str, values: Iterable[str]) -> str:
-    for value in text_values(values):
+def _replace(text: str, ordered: Iterable[str]) -> str:
+    """text with each of the values (longest first) replaced by MASK."""
+    for value in ordered:
         text = text.replace(value, MASK)
     return text
+
+
+def mask_text(text: str, values: Iterable[str]) -> str:
+    return _replace(text, text_values(values))
 
 
 def mask_message(message: str, path: str, values: Iterable[str]) -> str:
@@ -106,9 +111,7 @@ def mask_message(message: str, path: str, values: Iterable[str]) -> str:
 
 def mask_all(text: str, values: Iterable[str]) -> str:
     """text with every secret value masked, whatever its length."""
-    for value in sorted(set(values), key=len, reverse=True):
-        text = text.replace(value, MASK)
-    return text
+    return _replace(text, sorted(set(values), key=len, reverse=True))
 
 
 def mask(value: Any, values: Iterable[str] = ()) -> Any:
@@ -128,9 +131,7 @@ def mask(value: Any, values: Iterable[str] = ()) -> Any:
         if isinstance(node, list):
             return [walk(v) for v in node]
         if isinstance(node, str):
-            for secret in searched:
-                node = node.replace(secret, MASK)
-            return node
+            return _replace(node, searched)
         return node
 
     return walk(value)

@@ -91,7 +91,7 @@ def test_task_masks_objects_diff_findings_and_messages() -> None:
     job = tfjob([{"name": "DB_PASSWORD", "value": SECRET}])
     result = {"objects": [job], "diff": [{"before": {}, "after": job}],
               "findings": [{"message": f"x {SECRET}"}], "msg": f"rejected {SECRET}"}
-    masked = task.masked(result, redact.secret_values(job))
+    masked = redact.mask(result, redact.secret_values(job))
     assert SECRET not in json.dumps(masked)
     assert SECRET in json.dumps(result)
 

@@ -10,7 +10,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tfjob_kit import convert, explain, model
+from tfjob_kit import convert, explain, model, redact
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
@@ -69,6 +69,11 @@ class Item:
             return explain.tf_config_summary(self.body, self.namespace)
         except explain.ExplainError:
             return {}
+
+
+def secret_values(docs: list[Document]) -> set[str]:
+    """The values of the secret env entries of the documents (redact's rule)."""
+    return redact.secret_values(*(d.content for d in docs))
 
 
 def load_input(src: list[str] | None, definition: Any) -> list[Document]:

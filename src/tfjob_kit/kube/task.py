@@ -69,17 +69,6 @@ def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> 
     }
 
 
-def masked(result: Any, secrets: set[str]) -> Any:
-    """The result (or a message) as it may be shown: the values of secret env entries masked
-    in objects and diffs, and secret values masked in every text (redact's rule)."""
-    return redact.mask(result, secrets)
-
-
-def secret_values(docs: list[Any]) -> set[str]:
-    """The values of the secret env entries of the documents (redact's rule)."""
-    return redact.secret_values(*(getattr(d, "content", None) for d in docs))
-
-
 def run(request: Request) -> dict[str, Any]:
     """Do the task; returns the result, raises TaskError (with the partial result).
 
@@ -92,11 +81,13 @@ def run(request: Request) -> dict[str, Any]:
 
     def failed(message: str) -> TaskError:
         result["duration"] = round(time.monotonic() - started, 3)
-        return TaskError(masked(message, secrets), masked(result, secrets))
+        # What may be shown: secret env entries' values masked in objects and diffs, and
+        # secret values masked in every text (redact's rule).
+        return TaskError(redact.mask(message, secrets), redact.mask(result, secrets))
 
     try:
         docs = jobs.load_input(request.src, request.definition)
-        secrets.update(secret_values(docs))
+        secrets.update(jobs.secret_values(docs))
         default_namespace = request.connection.namespace() or "default"
         items = jobs.prepare(
             docs, namespace=request.namespace, default_namespace=default_namespace,
@@ -143,5 +134,5 @@ def run(request: Request) -> dict[str, Any]:
     except KubeError as exc:
         raise failed(str(exc)) from None
     result["duration"] = round(time.monotonic() - started, 3)
-    masked_result: dict[str, Any] = masked(result, secrets)
-    return masked_result
+    masked: dict[str, Any] = redact.mask(result, secrets)
+    return masked
