@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -248,16 +247,14 @@ def _ensure_port(replica: dict[str, Any], port: int) -> None:
                 ports.append({"name": model.PORT_NAME, "containerPort": port})
 
 
-# A Volcano task name is a DNS-1123 label; it names the task's host file and is a word of the
-# TF_CONFIG script, so nothing else may reach the script (a replica type is kept as written).
-_TASK_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
 def _check_task(replica: model.Replica) -> None:
-    if not _TASK_NAME.fullmatch(replica.lower):
+    """A Volcano task name is a DNS-1123 label; it names the task's host file and is a word of
+    the TF_CONFIG script, so nothing else may reach the script (a replica type is kept as
+    written)."""
+    if not model.is_dns1123_label(replica.lower):
         raise ConversionError(
             f"{replica.path}: replica type {shorten(replica.key)!r} cannot be a Volcano task name "
-            "(a DNS-1123 label: lower-case letters, digits and '-', at most 63)")
+            f"({model.DNS1123_LABEL_RULE})")
     if not 1 <= replica.port <= 65535:
         raise ConversionError(f"{replica.path}: port of the tensorflow container is out of range "
                               "(1 to 65535)")

@@ -6,6 +6,7 @@ never raise on odd input.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -24,6 +25,13 @@ PORT_NAME = "tfjob-port"
 CONTAINER_NAME = "tensorflow"
 GPU_RESOURCE = "nvidia.com/gpu"
 _CANONICAL = {name.lower(): name for name in REPLICA_TYPES}
+# Kubernetes' DNS-1123 label (IsDNS1123Label): lower-case letters, digits and '-', at most 63.
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+DNS1123_LABEL_RULE = "a DNS-1123 label: lower-case letters, digits and '-', at most 63"
+
+
+def is_dns1123_label(value: Any) -> bool:
+    return isinstance(value, str) and _DNS1123_LABEL.fullmatch(value) is not None
 
 
 def canonical_type(key: str) -> str | None:

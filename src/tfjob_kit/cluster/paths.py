@@ -9,13 +9,14 @@ the Go wrapper modules under ``cluster/go``. Outputs go to a per-user cache
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tfjob_kit.model import is_dns1123_label
 
 VERSIONS_FILE = "versions.toml"
 
@@ -51,14 +52,12 @@ def repo_root() -> Path:
     )
 
 
-# A cluster's name becomes a directory name, a kubeconfig context and part of object names:
-# a DNS-1123 label, so it can never climb out of the clusters directory.
-_CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
 def validate_cluster_name(name: str) -> str:
-    """Return ``name`` if it is a valid local-cluster name, else raise ClusterError."""
-    if not isinstance(name, str) or not _CLUSTER_NAME.fullmatch(name):
+    """Return ``name`` if it is a valid local-cluster name, else raise ClusterError.
+
+    A cluster's name becomes a directory name, a kubeconfig context and part of object names:
+    a DNS-1123 label, so it can never climb out of the clusters directory."""
+    if not is_dns1123_label(name):
         raise ClusterError(
             f"invalid cluster name {name!r}: use 1 to 63 lower-case letters, digits and '-', "
             "starting and ending with a letter or digit"
