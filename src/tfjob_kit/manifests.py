@@ -508,6 +508,23 @@ def _int_text(number: int) -> str:
         return f"{'-' if number < 0 else ''}<an integer of about {digits} digits>"
 
 
+def _number_problem(value: Any) -> str | None:
+    """Why this number (or the text of a YAML number no 64-bit float holds) cannot be sent to
+    Kubernetes, or None when it can (or is no number)."""
+    kind = type(value)
+    if kind is float:
+        if value != value:
+            return "NaN cannot be sent to Kubernetes"
+        if value in _INFINITIES:
+            return out_of_range_message(str(value))
+    elif kind is int:
+        if value > MAX_NUMBER or -value > MAX_NUMBER:
+            return out_of_range_message(_int_text(value))
+    elif kind is _OutOfRange:
+        return out_of_range_message(value)
+    return None
+
+
 def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[bool],
           ) -> tuple[list[str | int], str] | None:
     """First problem under node as (reversed path, message); raises _NeedsCareful (fast only)."""
@@ -535,21 +552,14 @@ def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[boo
             if found is not None:
                 found[0].append(key)
                 return found
-        elif kind is float:
-            if child != child:
-                return [key], "NaN cannot be sent to Kubernetes"
-            if child in _INFINITIES:
-                if fast:
-                    raise _NeedsCareful  # the careful path keeps the text for the message
-                return [key], out_of_range_message(str(child))
-            saw_float[0] = True
-        elif kind is int:
-            if (child > MAX_NUMBER or -child > MAX_NUMBER):
-                if fast:
+        elif kind is float or kind is int or kind is _OutOfRange:
+            problem = _number_problem(child)
+            if problem is not None:
+                if fast and child == child:  # out of range: the careful path keeps its text
                     raise _NeedsCareful
-                return [key], out_of_range_message(_int_text(child))
-        elif kind is _OutOfRange:
-            return [key], out_of_range_message(child)
+                return [key], problem
+            if kind is float:
+                saw_float[0] = True
         elif kind not in _SCALAR_TYPES:
             return [key], f"value of YAML type {kind.__name__} cannot be sent to Kubernetes"
     return None
@@ -600,13 +610,8 @@ def unsendable_number(content: Any) -> tuple[str, str] | None:
             stack.extend(((path, index), child) for index, child in reversed(
                 list(enumerate(node))))
             continue
-        if kind is float and node != node:
-            message = "NaN cannot be sent to Kubernetes"
-        elif kind is float and node in _INFINITIES:
-            message = out_of_range_message(str(node))
-        elif kind is int and (node > MAX_NUMBER or -node > MAX_NUMBER):
-            message = out_of_range_message(_int_text(node))
-        else:
+        message = _number_problem(node)
+        if message is None:
             continue
         parts: list[str | int] = []
         while path is not None:
