@@ -39,6 +39,17 @@ class Cluster:
             raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
         return proc
 
+    def service_account_token(self, namespace: str, account: str, role: str, verbs: str,
+                              resources: str) -> str:
+        """A token of a new ServiceAccount bound to a new Role (verbs on resources, as
+        `kubectl create role` takes them) in the namespace."""
+        self.kubectl("create", "serviceaccount", account, "-n", namespace)
+        self.kubectl("create", "role", role, "-n", namespace, f"--verb={verbs}",
+                     f"--resource={resources}")
+        self.kubectl("create", "rolebinding", role, "-n", namespace, f"--role={role}",
+                     f"--serviceaccount={namespace}:{account}")
+        return self.kubectl("create", "token", account, "-n", namespace).stdout.strip()
+
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import http.client
 import io
+import ipaddress
 import json
 import ssl
 import stat
@@ -38,8 +39,6 @@ def _address(hex_addr: str) -> str:
     packed = b"".join(words)
     if packed[:12] == b"\0" * 10 + b"\xff\xff":  # IPv4-mapped
         return ".".join(str(b) for b in packed[12:])
-    import ipaddress
-
     return str(ipaddress.IPv6Address(packed))
 
 

@@ -42,12 +42,8 @@ def test_unreachable_api_server(cluster: Cluster, tmp_path: Path) -> None:
 def test_forbidden_names_verb_and_resource(cluster: Cluster, namespace: str,
                                            tmp_path: Path) -> None:
     # A service account that may read TFJobs but not change them.
-    cluster.kubectl("create", "serviceaccount", "reader", "-n", namespace)
-    cluster.kubectl("create", "role", "tfjob-reader", "-n", namespace, "--verb=get,list",
-                    "--resource=tfjobs.kubeflow.org")
-    cluster.kubectl("create", "rolebinding", "tfjob-reader", "-n", namespace,
-                    "--role=tfjob-reader", f"--serviceaccount={namespace}:reader")
-    token = cluster.kubectl("create", "token", "reader", "-n", namespace).stdout.strip()
+    token = cluster.service_account_token(namespace, "reader", "tfjob-reader", "get,list",
+                                          "tfjobs.kubeflow.org")
     config = yaml.safe_load(cluster.kubeconfig.read_text())
     server = config["clusters"][0]["cluster"]
     auth = {"kubeconfig": None, "host": server["server"], "api_key": token,

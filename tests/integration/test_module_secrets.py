@@ -51,12 +51,8 @@ def inline_kubeconfig(cluster: Cluster) -> dict[str, Any]:
 def service_account_kubeconfig(cluster: Cluster, namespace: str) -> tuple[dict[str, Any], str]:
     """A kubeconfig dict whose user is a token of a service account that may manage TFJobs (and
     read their pods and events) in the namespace; and the token."""
-    cluster.kubectl("create", "serviceaccount", "deployer", "-n", namespace)
-    cluster.kubectl("create", "role", "tfjob-deployer", "-n", namespace, "--verb=*",
-                    "--resource=tfjobs.kubeflow.org,pods,events")
-    cluster.kubectl("create", "rolebinding", "tfjob-deployer", "-n", namespace,
-                    "--role=tfjob-deployer", f"--serviceaccount={namespace}:deployer")
-    token = cluster.kubectl("create", "token", "deployer", "-n", namespace).stdout.strip()
+    token = cluster.service_account_token(namespace, "deployer", "tfjob-deployer", "*",
+                                          "tfjobs.kubeflow.org,pods,events")
     config = inline_kubeconfig(cluster)
     config["users"] = [{"name": "deployer", "user": {"token": token}}]
     for context in config["contexts"]:
