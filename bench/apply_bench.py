@@ -53,15 +53,24 @@ class Bench:
     def __init__(self, kubeconfig: Path, work: Path) -> None:
         self.kubeconfig = kubeconfig
         self.work = work
-        self.env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-                        K8S_AUTH_KUBECONFIG=str(kubeconfig), KUBECONFIG=str(kubeconfig),
-                        ANSIBLE_NOCOLOR="1", PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+        self.env = dict(
+            os.environ,
+            ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+            K8S_AUTH_KUBECONFIG=str(kubeconfig),
+            KUBECONFIG=str(kubeconfig),
+            ANSIBLE_NOCOLOR="1",
+            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        )
         self.cache = ["--cache-dir", str(work / "kubectl-cache")]
 
     def kubectl(self, *args: str) -> str:
-        proc = subprocess.run([kubectl_path(), "--kubeconfig", str(self.kubeconfig),
-                               *self.cache, *args], capture_output=True, text=True,
-                              check=False, env=self.env)
+        proc = subprocess.run(
+            [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *self.cache, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=self.env,
+        )
         if proc.returncode != 0:
             raise SystemExit(f"kubectl {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
         return proc.stdout
@@ -72,14 +81,16 @@ class Bench:
 
     def playbook(self, name: str, task: dict[str, Any]) -> list[str]:
         path = self.work / f"{name}.yml"
-        path.write_text(yaml.safe_dump([{"name": name, "hosts": "localhost",
-                                         "gather_facts": False, "tasks": [task]}]))
+        path.write_text(
+            yaml.safe_dump(
+                [{"name": name, "hosts": "localhost", "gather_facts": False, "tasks": [task]}]
+            )
+        )
         return [str(BIN / "ansible-playbook"), str(path)]
 
     def timed(self, command: list[str]) -> float:
         start = time.perf_counter()
-        proc = subprocess.run(command, capture_output=True, text=True, env=self.env,
-                              check=False)
+        proc = subprocess.run(command, capture_output=True, text=True, env=self.env, check=False)
         seconds = time.perf_counter() - start
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(command)} failed:\n{(proc.stdout + proc.stderr)[-3000:]}")
@@ -88,19 +99,39 @@ class Bench:
 
 def contenders(bench: Bench, jobs: Path, skip_k8s: bool) -> dict[str, Any]:
     def module(namespace: str) -> list[str]:
-        return bench.playbook(f"module-{namespace}", {
-            "name": "apply", "tfjob.kit.tfjob": {"src": str(jobs), "namespace": namespace}})
+        return bench.playbook(
+            f"module-{namespace}",
+            {"name": "apply", "tfjob.kit.tfjob": {"src": str(jobs), "namespace": namespace}},
+        )
 
     def kubectl(namespace: str) -> list[str]:
-        return [kubectl_path(), "--kubeconfig", str(bench.kubeconfig), *bench.cache, "apply",
-                "--server-side", "-n", namespace, "-f", str(jobs)]
+        return [
+            kubectl_path(),
+            "--kubeconfig",
+            str(bench.kubeconfig),
+            *bench.cache,
+            "apply",
+            "--server-side",
+            "-n",
+            namespace,
+            "-f",
+            str(jobs),
+        ]
 
     def k8s_loop(namespace: str) -> list[str]:
-        return bench.playbook(f"k8s-{namespace}", {
-            "name": "apply", "kubernetes.core.k8s": {
-                "src": "{{ item }}", "namespace": namespace, "state": "present",
-                "server_side_apply": {"field_manager": "bench"}},
-            "loop": sorted(str(p) for p in jobs.glob("*.yaml"))})
+        return bench.playbook(
+            f"k8s-{namespace}",
+            {
+                "name": "apply",
+                "kubernetes.core.k8s": {
+                    "src": "{{ item }}",
+                    "namespace": namespace,
+                    "state": "present",
+                    "server_side_apply": {"field_manager": "bench"},
+                },
+                "loop": sorted(str(p) for p in jobs.glob("*.yaml")),
+            },
+        )
 
     chosen = {"tfjob.kit.tfjob": module, "kubectl apply --server-side": kubectl}
     if not skip_k8s:
@@ -109,13 +140,16 @@ def contenders(bench: Bench, jobs: Path, skip_k8s: bool) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per tool, best kept (the k8s loop runs once)")
-    parser.add_argument("--skip-k8s", action="store_true",
-                        help="leave out the (slow) kubernetes.core.k8s loop")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per tool, best kept (the k8s loop runs once)"
+    )
+    parser.add_argument(
+        "--skip-k8s", action="store_true", help="leave out the (slow) kubernetes.core.k8s loop"
+    )
     args = parser.parse_args()
     kubeconfig = local.up(local.UpOptions(), out=sys.stderr)
     run_id = uuid.uuid4().hex[:6]
@@ -140,10 +174,13 @@ def main() -> int:
                 bench.kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=300s")
             if created != args.jobs:
                 raise SystemExit(f"{name} created {created} of {args.jobs} TFJobs")
-        rows.append({"tool": name, "create_s": round(min(first), 2),
-                     "reapply_s": round(min(again), 2)})
-        print(f"{name}: create {min(first):.2f}s, re-apply {min(again):.2f}s "
-              f"(best of {repeat})", file=sys.stderr)
+        rows.append(
+            {"tool": name, "create_s": round(min(first), 2), "reapply_s": round(min(again), 2)}
+        )
+        print(
+            f"{name}: create {min(first):.2f}s, re-apply {min(again):.2f}s (best of {repeat})",
+            file=sys.stderr,
+        )
     base = rows[1]
     for row in rows:
         row["create_vs_kubectl"] = round(row["create_s"] / base["create_s"], 2)
@@ -151,8 +188,10 @@ def main() -> int:
     print(f"\n{args.jobs} TFJobs, one file each, local cluster ({os.cpu_count()} CPUs)\n")
     print(f"{'tool':<30} {'create s':>9} {'vs kubectl':>11} {'re-apply s':>11} {'vs kubectl':>11}")
     for row in rows:
-        print(f"{row['tool']:<30} {row['create_s']:>9.2f} {row['create_vs_kubectl']:>10.2f}x "
-              f"{row['reapply_s']:>11.2f} {row['reapply_vs_kubectl']:>10.2f}x")
+        print(
+            f"{row['tool']:<30} {row['create_s']:>9.2f} {row['create_vs_kubectl']:>10.2f}x "
+            f"{row['reapply_s']:>11.2f} {row['reapply_vs_kubectl']:>10.2f}x"
+        )
     (RESULTS / "apply.json").write_text(json.dumps({"jobs": args.jobs, "rows": rows}, indent=2))
     return 0
 

@@ -45,13 +45,15 @@ class Run:
     output: str
 
 
-def timed(name: str, command: list[str], docs: int, repeat: int, ok_codes: tuple[int, ...] = (0,)
-          ) -> Run:
+def timed(
+    name: str, command: list[str], docs: int, repeat: int, ok_codes: tuple[int, ...] = (0,)
+) -> Run:
     best: Run | None = None
     for _ in range(repeat):
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         output = process.stdout.read() if process.stdout else ""
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
@@ -74,8 +76,11 @@ def kubeconform_binary() -> Path:
     if not binary.exists():
         print(f"building kubeconform {version} with go install ...", flush=True)
         target.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["go", "install", f"github.com/yannh/kubeconform/cmd/kubeconform@{version}"],
-                       env={**os.environ, "GOBIN": str(target)}, check=True)
+        subprocess.run(
+            ["go", "install", f"github.com/yannh/kubeconform/cmd/kubeconform@{version}"],
+            env={**os.environ, "GOBIN": str(target)},
+            check=True,
+        )
     return binary
 
 
@@ -91,16 +96,18 @@ def prepare(docs: int) -> tuple[Path, Path, Path]:
         shutil.rmtree(single, ignore_errors=True)
         single.mkdir(parents=True)
         for index in range(docs):
-            (single / f"tfjob-{index:05d}.yaml").write_text(yaml.safe_dump(tfjob(index),
-                                                                          sort_keys=False))
+            (single / f"tfjob-{index:05d}.yaml").write_text(
+                yaml.safe_dump(tfjob(index), sort_keys=False)
+            )
         (single / ".done").touch()
     schemas = RESULTS / "schemas"
     schemas.mkdir(parents=True, exist_ok=True)
     tool = str(BIN / "tfjob-kit")
-    subprocess.run([tool, "schema", "crd-json-schema", "-o",
-                    str(schemas / "tfjob-kubeflow-v1.json")], check=True)
-    subprocess.run([tool, "schema", "json", "-o", str(schemas / "tfjob-bundled.json")],
-                   check=True)
+    subprocess.run(
+        [tool, "schema", "crd-json-schema", "-o", str(schemas / "tfjob-kubeflow-v1.json")],
+        check=True,
+    )
+    subprocess.run([tool, "schema", "json", "-o", str(schemas / "tfjob-bundled.json")], check=True)
     return corpus, single, schemas
 
 
@@ -108,40 +115,82 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--check-jsonschema-docs", type=int, default=1000,
-                        help="documents for check-jsonschema (default 1000)")
+    parser.add_argument(
+        "--check-jsonschema-docs",
+        type=int,
+        default=1000,
+        help="documents for check-jsonschema (default 1000)",
+    )
     args = parser.parse_args()
     corpus, single, schemas = prepare(args.docs)
     kubeconform = kubeconform_binary()
     cj_docs = min(args.check_jsonschema_docs, args.docs)
     cj_files = sorted(str(p) for p in single.glob("*.yaml"))[:cj_docs]
     runs = [
-        timed("tfjob-kit (-j 1)", [str(BIN / "tfjob-kit"), "validate", "-j", "1", str(corpus)],
-              args.docs, args.repeat),
-        timed(f"tfjob-kit (-j 0: {os.cpu_count()} procs)*",
-              [str(BIN / "tfjob-kit"), "validate", "-j", "0", str(corpus)],
-              args.docs, args.repeat),
-        timed("kubeconform", [str(kubeconform), "-strict", "-summary", "-schema-location",
-                              str(schemas / "{{ .ResourceKind }}{{ .KindSuffix }}.json"),
-                              str(corpus)], args.docs, args.repeat),
-        timed("check-jsonschema", [str(BIN / "check-jsonschema"), "--schemafile",
-                                   str(schemas / "tfjob-bundled.json"), *cj_files],
-              cj_docs, 1),
+        timed(
+            "tfjob-kit (-j 1)",
+            [str(BIN / "tfjob-kit"), "validate", "-j", "1", str(corpus)],
+            args.docs,
+            args.repeat,
+        ),
+        timed(
+            f"tfjob-kit (-j 0: {os.cpu_count()} procs)*",
+            [str(BIN / "tfjob-kit"), "validate", "-j", "0", str(corpus)],
+            args.docs,
+            args.repeat,
+        ),
+        timed(
+            "kubeconform",
+            [
+                str(kubeconform),
+                "-strict",
+                "-summary",
+                "-schema-location",
+                str(schemas / "{{ .ResourceKind }}{{ .KindSuffix }}.json"),
+                str(corpus),
+            ],
+            args.docs,
+            args.repeat,
+        ),
+        timed(
+            "check-jsonschema",
+            [
+                str(BIN / "check-jsonschema"),
+                "--schemafile",
+                str(schemas / "tfjob-bundled.json"),
+                *cj_files,
+            ],
+            cj_docs,
+            1,
+        ),
     ]
     reference = next(r for r in runs if r.name == "kubeconform")
     ref_rate = reference.docs / reference.seconds
-    print(f"\nValidating {args.docs} TFJobs ({corpus.name}), best of {args.repeat}, "
-          f"{os.cpu_count()} CPUs")
-    print(f"{'tool':<30} {'docs':>6} {'seconds':>8} {'docs/s':>9} {'vs kubeconform':>15} "
-          f"{'peak RSS MiB':>13}")
+    print(
+        f"\nValidating {args.docs} TFJobs ({corpus.name}), best of {args.repeat}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'tool':<30} {'docs':>6} {'seconds':>8} {'docs/s':>9} {'vs kubeconform':>15} "
+        f"{'peak RSS MiB':>13}"
+    )
     results = []
     for run in runs:
         rate = run.docs / run.seconds
-        print(f"{run.name:<30} {run.docs:>6} {run.seconds:>8.2f} {rate:>9.0f} "
-              f"{rate / ref_rate:>14.2f}x {run.peak_rss_mib:>13.0f}")
-        results.append({"tool": run.name, "docs": run.docs, "seconds": round(run.seconds, 3),
-                        "docs_per_second": round(rate), "ratio": round(rate / ref_rate, 2),
-                        "peak_rss_mib": round(run.peak_rss_mib)})
+        print(
+            f"{run.name:<30} {run.docs:>6} {run.seconds:>8.2f} {rate:>9.0f} "
+            f"{rate / ref_rate:>14.2f}x {run.peak_rss_mib:>13.0f}"
+        )
+        results.append(
+            {
+                "tool": run.name,
+                "docs": run.docs,
+                "seconds": round(run.seconds, 3),
+                "docs_per_second": round(rate),
+                "ratio": round(rate / ref_rate, 2),
+                "peak_rss_mib": round(run.peak_rss_mib),
+            }
+        )
     print("* peak RSS of the parent process; each worker is a fork of it")
     summary = runs[0].output.strip().splitlines()[-1]
     print(f"\ntfjob-kit: {summary}\nkubeconform: {reference.output.strip().splitlines()[-1]}")

@@ -47,8 +47,10 @@ class DemoError(Exception):
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-             for row in [headers, ["-" * w for w in widths], *rows]]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [headers, ["-" * w for w in widths], *rows]
+    ]
     return "\n".join(lines)
 
 
@@ -58,10 +60,15 @@ def section(title: str) -> None:
 
 def run(command: list[str]) -> None:
     """Run a step with its output shown as it comes; fail the demo when it fails."""
-    print(f"$ {' '.join(Path(command[0]).name if i == 0 else c for i, c in enumerate(command))}",
-          flush=True)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    print(
+        f"$ {' '.join(Path(command[0]).name if i == 0 else c for i, c in enumerate(command))}",
+        flush=True,
+    )
+    env = dict(
+        os.environ,
+        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     rc = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
     if rc != 0:
         raise DemoError(f"`{Path(command[0]).name} {' '.join(command[1:])}` exited {rc}")
@@ -87,8 +94,16 @@ def summary(report: list[dict[str, Any]]) -> list[list[str]]:
         done = _time(job.get("completion_time"))
         took = f"{(done - created).total_seconds():.0f}s" if created and done else "-"
         backend = "kubeflow" if job["kind"] == "TFJob" else "volcano"
-        rows.append([item["item"]["label"], f"{job['kind']} {job['name']}", backend,
-                     _replicas(obj), job["phase"], took])
+        rows.append(
+            [
+                item["item"]["label"],
+                f"{job['kind']} {job['name']}",
+                backend,
+                _replicas(obj),
+                job["phase"],
+                took,
+            ]
+        )
     return rows
 
 
@@ -107,9 +122,11 @@ def received_tf_config(kubeconfig: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cluster", default=local.default_name(),
-                        help="the local cluster to use or start (default: $TFJOB_KIT_CLUSTER, "
-                        "else %(default)s)")
+    parser.add_argument(
+        "--cluster",
+        default=local.default_name(),
+        help="the local cluster to use or start (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     extra = ["-e", f"local_cluster_name={args.cluster}"]
@@ -118,28 +135,41 @@ def main(argv: list[str] | None = None) -> int:
         run([str(BIN / "tfjob-kit"), "cluster", "build"])
 
         section("2/4 Bring the local cluster up and bootstrap it (playbooks/site.yml)")
-        run([str(BIN / "ansible-playbook"), "-i", "inventories/local", "playbooks/site.yml",
-             *extra])
+        run(
+            [str(BIN / "ansible-playbook"), "-i", "inventories/local", "playbooks/site.yml", *extra]
+        )
 
         section("3/4 The seeds' jobs through tfjob.kit.tfjob (examples/playbooks/demo.yml)")
         with tempfile.TemporaryDirectory(prefix="tfjob-kit-demo-") as tmp:
             report_path = Path(tmp) / "report.json"
-            run([str(BIN / "ansible-playbook"), "-i", "inventories/local",
-                 "examples/playbooks/demo.yml", *extra, "-e", f"demo_report={report_path}"])
+            run(
+                [
+                    str(BIN / "ansible-playbook"),
+                    "-i",
+                    "inventories/local",
+                    "examples/playbooks/demo.yml",
+                    *extra,
+                    "-e",
+                    f"demo_report={report_path}",
+                ]
+            )
             report = json.loads(report_path.read_text("utf-8"))
         rows = summary(report)
-        print("\n" + table(["job", "object", "backend", "replicas", "result", "duration"],
-                           rows))
+        print("\n" + table(["job", "object", "backend", "replicas", "result", "duration"], rows))
         if any(r[4] not in ("Succeeded", "Completed") for r in rows):
             raise DemoError("a job did not succeed")
         kubeconfig = local.kubeconfig_path(args.cluster)
         print(f"\nTF_CONFIG that {TF_CONFIG_OF} received:\n{received_tf_config(kubeconfig)}")
 
-        section("4/4 Seed 003: two jobs that together need more GPUs than exist "
-                "(12 of 8), without and with gang scheduling")
-        print("Each job: 1 parameter server and 3 workers with 2 GPUs; the cluster has 2 GPU "
-              "nodes with 4 GPUs. A TensorFlow task waits for every peer in its TF_CONFIG.",
-              flush=True)
+        section(
+            "4/4 Seed 003: two jobs that together need more GPUs than exist "
+            "(12 of 8), without and with gang scheduling"
+        )
+        print(
+            "Each job: 1 parameter server and 3 workers with 2 GPUs; the cluster has 2 GPU "
+            "nodes with 4 GPUs. A TensorFlow task waits for every peer in its TF_CONFIG.",
+            flush=True,
+        )
         runs = gang_story.story(args.cluster, out=sys.stdout)
         for scheduler, timelines in runs.items():
             print(f"\n{gang_story.SCHEDULERS[scheduler]}:")
@@ -152,18 +182,26 @@ def main(argv: list[str] | None = None) -> int:
             raise DemoError("seed 003's story did not happen as expected: " + "; ".join(problems))
         plain = max(runs["none"].values(), key=lambda t: t.partly_placed_s)
         stalled = [t.name for t in runs["none"].values() if t.finished is None]
-        print(f"\nWithout gang scheduling {plain.name} sat partly placed for "
-              f"{plain.partly_placed_s:.0f}s, its placed pods holding GPUs while waiting for "
-              "peers" + (f"; {' and '.join(stalled)} never finished (removed)." if stalled else
-                         " (had both jobs been partly placed, neither would ever finish).")
-              + " With Volcano no job was partly placed: they ran one after the other.")
+        print(
+            f"\nWithout gang scheduling {plain.name} sat partly placed for "
+            f"{plain.partly_placed_s:.0f}s, its placed pods holding GPUs while waiting for "
+            "peers"
+            + (
+                f"; {' and '.join(stalled)} never finished (removed)."
+                if stalled
+                else " (had both jobs been partly placed, neither would ever finish)."
+            )
+            + " With Volcano no job was partly placed: they ran one after the other."
+        )
     except DemoError as exc:
         print(f"\ndemo FAILED: {exc}", file=sys.stderr)
         return 1
     named = "" if args.cluster == local.default_name() else f" --name {args.cluster}"
-    print(f"\ndemo: done in {time.monotonic() - started:.0f}s. The cluster keeps running: "
-          f"eval \"$(tfjob-kit cluster env{named})\" to use it, "
-          f"tfjob-kit cluster down{named} to remove it.")
+    print(
+        f"\ndemo: done in {time.monotonic() - started:.0f}s. The cluster keeps running: "
+        f'eval "$(tfjob-kit cluster env{named})" to use it, '
+        f"tfjob-kit cluster down{named} to remove it."
+    )
     return 0
 
 

@@ -67,8 +67,9 @@ def _unschedulable(pods: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _observe(client: Client, namespace: str, names: list[str], timeout: float,
-             interval: float = 0.2) -> dict[str, JobTimeline]:
+def _observe(
+    client: Client, namespace: str, names: list[str], timeout: float, interval: float = 0.2
+) -> dict[str, JobTimeline]:
     timelines = {n: JobTimeline(n) for n in names}
     start = last = time.monotonic()
     while True:
@@ -81,8 +82,9 @@ def _observe(client: Client, namespace: str, names: list[str], timeout: float,
             line.members = members(TFJOB, job or {})
             pods = client.pods(namespace, TFJOB.selector(name))
             placed = [p for p in pods if p.get("spec", {}).get("nodeName")]
-            active = [p for p in placed
-                      if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+            active = [
+                p for p in placed if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+            ]
             line.gpus = sum(_gpus(p) for p in pods) or line.gpus
             if placed and line.first_placed is None:
                 line.first_placed = elapsed
@@ -94,10 +96,12 @@ def _observe(client: Client, namespace: str, names: list[str], timeout: float,
                 if len(placed) > line._worst_count or not line.worst:
                     line._worst_count = len(placed)
                     waiting = _unschedulable([p for p in pods if p not in placed])
-                    line.worst = (f"{len(placed)} of {line.members} pods placed, holding "
-                                  f"{sum(_gpus(p) for p in placed)} GPUs; the other "
-                                  f"{line.members - len(placed)} Pending"
-                                  + (f": {waiting}" if waiting else ""))
+                    line.worst = (
+                        f"{len(placed)} of {line.members} pods placed, holding "
+                        f"{sum(_gpus(p) for p in placed)} GPUs; the other "
+                        f"{line.members - len(placed)} Pending"
+                        + (f": {waiting}" if waiting else "")
+                    )
             if state.phase in ("Succeeded", "Failed") and line.finished is None:
                 line.finished, line.result = elapsed, state.phase
         if all(t.finished is not None for t in timelines.values()):
@@ -110,32 +114,52 @@ def _observe(client: Client, namespace: str, names: list[str], timeout: float,
         time.sleep(interval)
 
 
-def run_once(cluster: str, scheduler: str, out: TextIO, timeout: float = 120.0
-             ) -> dict[str, JobTimeline]:
+def run_once(
+    cluster: str, scheduler: str, out: TextIO, timeout: float = 120.0
+) -> dict[str, JobTimeline]:
     """Submit both jobs together with the operator set to `scheduler`; observe them. Jobs that
     never finish (partly placed jobs can hold each other's GPUs forever) are removed after
     `timeout`, so that the next run starts on the same empty nodes."""
     kubeconfig = local.up(local.UpOptions(name=cluster, gang_scheduler=scheduler), out=out)
     namespace = f"tfjob-kit-gang-{scheduler}"
     local.Kubectl(kubeconfig).apply(
-        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    )
     docs = [yaml.safe_load(p.read_text("utf-8")) for p in sorted(JOBS_DIR.glob("*.yaml"))]
     names = [d["metadata"]["name"] for d in docs]
     connection = Connection(kubeconfig=str(kubeconfig))
     # A rerun starts from nothing: the previous run's jobs go first.
-    task.run(task.Request(definition=docs, namespace=namespace, state="absent", wait=True,
-                          connection=connection))
+    task.run(
+        task.Request(
+            definition=docs, namespace=namespace, state="absent", wait=True, connection=connection
+        )
+    )
     task.run(task.Request(definition=docs, namespace=namespace, connection=connection))
     with Client(connection) as client:
         timelines = _observe(client, namespace, names, timeout)
     if any(t.finished is None for t in timelines.values()):
-        task.run(task.Request(definition=docs, namespace=namespace, state="absent", wait=True,
-                              connection=connection))
+        task.run(
+            task.Request(
+                definition=docs,
+                namespace=namespace,
+                state="absent",
+                wait=True,
+                connection=connection,
+            )
+        )
     return timelines
 
 
-HEADERS = ["job", "needs", "first pod placed", "all placed", "finished", "result",
-           "partly placed", "GPU·s held waiting"]
+HEADERS = [
+    "job",
+    "needs",
+    "first pod placed",
+    "all placed",
+    "finished",
+    "result",
+    "partly placed",
+    "GPU·s held waiting",
+]
 
 
 def _fmt(value: float | None) -> str:
@@ -143,9 +167,19 @@ def _fmt(value: float | None) -> str:
 
 
 def rows(timelines: dict[str, JobTimeline]) -> list[list[str]]:
-    return [[t.name, f"{t.members} pods / {t.gpus} GPUs", _fmt(t.first_placed),
-             _fmt(t.all_placed), _fmt(t.finished), t.result, _fmt(t.partly_placed_s),
-             f"{t.held_gpu_s:.0f}"] for t in timelines.values()]
+    return [
+        [
+            t.name,
+            f"{t.members} pods / {t.gpus} GPUs",
+            _fmt(t.first_placed),
+            _fmt(t.all_placed),
+            _fmt(t.finished),
+            t.result,
+            _fmt(t.partly_placed_s),
+            f"{t.held_gpu_s:.0f}",
+        ]
+        for t in timelines.values()
+    ]
 
 
 def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
@@ -167,8 +201,9 @@ def verdict(runs: dict[str, dict[str, JobTimeline]]) -> list[str]:
         problems.append("without gang scheduling no job stayed partly placed for 2 s or more")
     for t in gang.values():
         if t.partly_placed_s >= 1.0:
-            problems.append(f"with Volcano, {t.name} was partly placed for "
-                            f"{t.partly_placed_s:.1f}s")
+            problems.append(
+                f"with Volcano, {t.name} was partly placed for {t.partly_placed_s:.1f}s"
+            )
     # Without gangs, a stall that never ends is the story too (both jobs partly placed).
     for t in gang.values():
         if t.result != "Succeeded":

@@ -20,8 +20,10 @@ def _register_hypothesis_profiles() -> None:
 
     from hypothesis import HealthCheck, settings
 
-    common = {"deadline": None,
-              "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]}
+    common = {
+        "deadline": None,
+        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    }
     settings.register_profile("default", max_examples=800, **common)
     settings.register_profile("deep", max_examples=20_000, **common)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

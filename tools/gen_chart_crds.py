@@ -41,8 +41,11 @@ def render(document: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when a file is missing or out of date; write nothing")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a file is missing or out of date; write nothing",
+    )
     args = parser.parse_args(argv)
     stale: list[str] = []
     for relative, build in OUTPUTS.items():
@@ -61,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {relative} ({len(text)} bytes)")
     if stale:
         for relative in stale:
-            print(f"{relative} is out of date with schemas/: run `python tools/gen_chart_crds.py`",
-                  file=sys.stderr)
+            print(
+                f"{relative} is out of date with schemas/: run `python tools/gen_chart_crds.py`",
+                file=sys.stderr,
+            )
         return 1
     if args.check:
         print(f"{len(OUTPUTS)} chart CRD file(s) up to date")

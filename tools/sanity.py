@@ -21,18 +21,35 @@ import ansible
 REPO = Path(__file__).resolve().parents[1]
 STAGE = REPO / "build" / "sanity" / "ansible_collections" / "tfjob" / "kit"
 COLLECTION = ["galaxy.yml", "meta", "plugins", "tests/sanity", "roles", "playbooks", "README.md"]
-TESTS = ["validate-modules", "ansible-doc", "import", "compile", "yamllint", "runtime-metadata",
-         "action-plugin-docs", "shebang", "symlinks", "no-smart-quotes", "line-endings",
-         "use-compat-six", "no-assert", "empty-init"]
+TESTS = [
+    "validate-modules",
+    "ansible-doc",
+    "import",
+    "compile",
+    "yamllint",
+    "runtime-metadata",
+    "action-plugin-docs",
+    "shebang",
+    "symlinks",
+    "no-smart-quotes",
+    "line-endings",
+    "use-compat-six",
+    "no-assert",
+    "empty-init",
+]
 PIP_BOOTSTRAP_VERSION = "24.2"  # the get-pip version ansible-test 2.19 asks for
 
 
 def stage() -> None:
     if STAGE.exists():
         shutil.rmtree(STAGE)
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
-                             "--", *COLLECTION], cwd=REPO, capture_output=True, text=True,
-                            check=True).stdout.splitlines()
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *COLLECTION],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     for name in listed:
         source = REPO / name
         if source.is_file() and not source.is_symlink():
@@ -46,15 +63,30 @@ def stage() -> None:
 def main(argv: list[str]) -> int:
     cache = Path.home() / ".ansible" / "test" / "cache"
     cache.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(REPO / "tools" / "get_pip_offline.py",
-                 cache / f"get_pip_{PIP_BOOTSTRAP_VERSION.replace('.', '_')}.py")
+    shutil.copy2(
+        REPO / "tools" / "get_pip_offline.py",
+        cache / f"get_pip_{PIP_BOOTSTRAP_VERSION.replace('.', '_')}.py",
+    )
     stage()
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     tests = [arg for name in TESTS for arg in ("--test", name)]
     ansible_test = Path(sys.executable).parent / "ansible-test"
     print(f"ansible-test sanity ({ansible.__version__}) on {STAGE}", flush=True)
-    return subprocess.run([str(ansible_test), "sanity", "--python", python, "--local",
-                           "--color", "no", *tests, *argv], cwd=STAGE, check=False).returncode
+    return subprocess.run(
+        [
+            str(ansible_test),
+            "sanity",
+            "--python",
+            python,
+            "--local",
+            "--color",
+            "no",
+            *tests,
+            *argv,
+        ],
+        cwd=STAGE,
+        check=False,
+    ).returncode
 
 
 if __name__ == "__main__":

@@ -78,8 +78,11 @@ class KitModule(AnsibleModule):
             self.no_log_values.update(redact.text_values(secrets))
             if secrets:
                 definition = params["definition"]
-                params["definition"] = redact.mask_all(definition, secrets) \
-                    if isinstance(definition, str) else redact.mask(definition, secrets)
+                params["definition"] = (
+                    redact.mask_all(definition, secrets)
+                    if isinstance(definition, str)
+                    else redact.mask(definition, secrets)
+                )
         result.setdefault("invocation", {"module_args": params})
         return result
 
@@ -94,9 +97,12 @@ class KitModule(AnsibleModule):
 
 def require_library(module: AnsibleModule) -> None:
     if LIBRARY_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib(
-            "tfjob-kit", reason="the tfjob.kit modules run the tfjob_kit library"),
-            exception=LIBRARY_IMPORT_ERROR)
+        module.fail_json(
+            msg=missing_required_lib(
+                "tfjob-kit", reason="the tfjob.kit modules run the tfjob_kit library"
+            ),
+            exception=LIBRARY_IMPORT_ERROR,
+        )
 
 
 def connection(module: AnsibleModule) -> Connection:

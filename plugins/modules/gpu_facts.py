@@ -106,12 +106,15 @@ from ansible_collections.tfjob.kit.plugins.module_utils.common import require_li
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec={
-        "nvidia_smi": {"type": "str", "default": "nvidia-smi"},
-        "min_driver_version": {"type": "str"},
-        "min_cuda_version": {"type": "str"},
-        "min_gpus": {"type": "int", "default": 1},
-    }, supports_check_mode=True)
+    module = AnsibleModule(
+        argument_spec={
+            "nvidia_smi": {"type": "str", "default": "nvidia-smi"},
+            "min_driver_version": {"type": "str"},
+            "min_cuda_version": {"type": "str"},
+            "min_gpus": {"type": "int", "default": 1},
+        },
+        supports_check_mode=True,
+    )
     require_library(module)
     from tfjob_kit import gpu
 
@@ -120,8 +123,9 @@ def main() -> None:
         facts = gpu.collect(params["nvidia_smi"])
     except gpu.PreflightError as exc:
         module.fail_json(msg=f"GPU preflight failed: {exc}")
-    problems = gpu.check(facts, params["min_driver_version"], params["min_cuda_version"],
-                         params["min_gpus"])
+    problems = gpu.check(
+        facts, params["min_driver_version"], params["min_cuda_version"], params["min_gpus"]
+    )
     result = {"ansible_facts": {"tfjob_kit_gpu": facts.as_dict()}}
     if problems:
         module.fail_json(msg="GPU preflight failed: " + "; ".join(problems), **result)

@@ -333,8 +333,18 @@ from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     require_library,
 )
 
-CONDITIONS = ["Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Pending",
-              "Completed", "Aborted", "Terminated"]
+CONDITIONS = [
+    "Created",
+    "Running",
+    "Restarting",
+    "Succeeded",
+    "Failed",
+    "Suspended",
+    "Pending",
+    "Completed",
+    "Aborted",
+    "Terminated",
+]
 
 
 def argument_spec() -> dict:
@@ -350,10 +360,18 @@ def argument_spec() -> dict:
         "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
         "convert": {"type": "bool", "default": False},
         "wait": {"type": "bool", "default": False},
-        "wait_for": {"type": "list", "elements": "str", "choices": CONDITIONS,
-                     "default": ["Succeeded"]},
-        "fail_on": {"type": "list", "elements": "str", "choices": CONDITIONS,
-                    "default": ["Failed"]},
+        "wait_for": {
+            "type": "list",
+            "elements": "str",
+            "choices": CONDITIONS,
+            "default": ["Succeeded"],
+        },
+        "fail_on": {
+            "type": "list",
+            "elements": "str",
+            "choices": CONDITIONS,
+            "default": ["Failed"],
+        },
         "wait_timeout": {"type": "int", "default": 600},
     }
     spec.update(connection_spec())
@@ -361,21 +379,35 @@ def argument_spec() -> dict:
 
 
 def main() -> None:
-    module = KitModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           mutually_exclusive=[("src", "definition")],
-                           required_one_of=[("src", "definition")])
+    module = KitModule(
+        argument_spec=argument_spec(),
+        supports_check_mode=True,
+        mutually_exclusive=[("src", "definition")],
+        required_one_of=[("src", "definition")],
+    )
     require_library(module)
     from tfjob_kit.kube.task import Request, TaskError, run
 
     params = module.params
     request = Request(
-        src=params["src"], definition=params["definition"], state=params["state"],
-        namespace=params["namespace"], field_manager=params["field_manager"],
-        force_conflicts=params["force_conflicts"], validate=params["validate"],
-        rules=dict(params["rules"]), backend=params["backend"],
-        convert=params["convert"], wait=params["wait"], wait_for=params["wait_for"],
-        fail_on=params["fail_on"], wait_timeout=float(params["wait_timeout"]),
-        check_mode=module.check_mode, diff=module._diff, connection=connection(module))
+        src=params["src"],
+        definition=params["definition"],
+        state=params["state"],
+        namespace=params["namespace"],
+        field_manager=params["field_manager"],
+        force_conflicts=params["force_conflicts"],
+        validate=params["validate"],
+        rules=dict(params["rules"]),
+        backend=params["backend"],
+        convert=params["convert"],
+        wait=params["wait"],
+        wait_for=params["wait_for"],
+        fail_on=params["fail_on"],
+        wait_timeout=float(params["wait_timeout"]),
+        check_mode=module.check_mode,
+        diff=module._diff,
+        connection=connection(module),
+    )
     try:
         result = run(request)
     except TaskError as exc:

@@ -179,9 +179,14 @@ def main() -> None:
     from tfjob_kit.kube.info import Query, read
 
     params = module.params
-    query = Query(name=params["name"], namespace=params["namespace"],
-                  label_selector=params["label_selector"], backend=params["backend"],
-                  events=params["events"], log_lines=params["log_lines"])
+    query = Query(
+        name=params["name"],
+        namespace=params["namespace"],
+        label_selector=params["label_selector"],
+        backend=params["backend"],
+        events=params["events"],
+        log_lines=params["log_lines"],
+    )
     try:
         jobs = read(connection(module), query)
     except KubeError as exc:

@@ -54,13 +54,25 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE",
-                        help=f"rule configuration (default: {config.DEFAULT_CONFIG_FILE} if "
-                             "present)")
-    parser.add_argument("--disable", action="append", default=[], metavar="RULE[,RULE]",
-                        help="disable rules (repeatable)")
-    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
-                        help="re-level a rule: error, warning or info (repeatable)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"rule configuration (default: {config.DEFAULT_CONFIG_FILE} if present)",
+    )
+    parser.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="RULE[,RULE]",
+        help="disable rules (repeatable)",
+    )
+    parser.add_argument(
+        "--severity",
+        action="append",
+        default=[],
+        metavar="RULE=LEVEL",
+        help="re-level a rule: error, warning or info (repeatable)",
+    )
 
 
 def _rule_config(args: argparse.Namespace) -> config.RuleConfig:
@@ -134,8 +146,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for doc in docs:
         where = f"{doc.source}:{doc.index}"
         if doc.error is not None:
-            print(f"{where}:{doc.error.path}: [{doc.error.rule}] error: {doc.error.message}",
-                  file=sys.stderr)
+            print(
+                f"{where}:{doc.error.path}: [{doc.error.rule}] error: {doc.error.message}",
+                file=sys.stderr,
+            )
             failed = True
             continue
         try:
@@ -150,8 +164,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if converted.get("kind") == model.KIND:
             for finding in check_object(converted):
                 if finding.severity >= Severity.WARNING:
-                    print(f"{where}:{finding.path}: [{finding.rule}] {finding.severity} after "
-                          f"conversion: {finding.message}", file=sys.stderr)
+                    print(
+                        f"{where}:{finding.path}: [{finding.rule}] {finding.severity} after "
+                        f"conversion: {finding.message}",
+                        file=sys.stderr,
+                    )
         outputs.append(converted)
     _write(_dump_yaml(outputs), args.output)
     if failed or (args.strict and dropped):
@@ -163,8 +180,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    rows = [(rule_id, str(rules.default_severity(rule_id)), rules.summary(rule_id))
-            for rule_id in rules.all_rule_ids()]
+    rows = [
+        (rule_id, str(rules.default_severity(rule_id)), rules.summary(rule_id))
+        for rule_id in rules.all_rule_ids()
+    ]
     if args.format == "json":
         print(json.dumps([{"id": r, "severity": s, "summary": d} for r, s, d in rows], indent=2))
     else:
@@ -176,8 +195,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.what == "crd":
-        text = _dump_yaml([crd.crd()]) if args.format == "yaml" else \
-            json.dumps(crd.crd(), indent=2) + "\n"
+        text = (
+            _dump_yaml([crd.crd()])
+            if args.format == "yaml"
+            else json.dumps(crd.crd(), indent=2) + "\n"
+        )
     elif args.what == "crd-json-schema":
         text = json.dumps(crd.openapi_v3_schema(), indent=2) + "\n"
     else:
@@ -199,11 +221,15 @@ def cmd_gpu_preflight(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({**facts.as_dict(), "problems": problems}, indent=2))
     else:
-        print(f"driver {facts.driver_version}, CUDA {facts.cuda_version or 'unknown'}, "
-              f"{facts.count} GPUs")
+        print(
+            f"driver {facts.driver_version}, CUDA {facts.cuda_version or 'unknown'}, "
+            f"{facts.count} GPUs"
+        )
         for g in facts.gpus:
-            print(f"  {g.index}: {g.name} ({g.memory_mib} MiB, compute {g.compute_capability}, "
-                  f"{g.pci_bus_id}) {g.uuid}")
+            print(
+                f"  {g.index}: {g.name} ({g.memory_mib} MiB, compute {g.compute_capability}, "
+                f"{g.pci_bus_id}) {g.uuid}"
+            )
         for name, value in gpu.node_labels(facts).items():
             print(f"  label {name}={value}")
     for problem in problems:
@@ -214,47 +240,62 @@ def cmd_gpu_preflight(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tfjob-kit",
-        description="Validate, explain and convert Kubeflow TFJobs; run a local cluster.")
+        description="Validate, explain and convert Kubeflow TFJobs; run a local cluster.",
+    )
     parser.add_argument("--version", action="version", version=f"tfjob-kit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate = sub.add_parser(
-        "validate", help="check TFJobs against the schema and the operator's rules",
+        "validate",
+        help="check TFJobs against the schema and the operator's rules",
         description="Validate TFJob manifests (files, directories, '-' for stdin). Exit 0: "
-                    "nothing at or above --fail-on; 1: findings (or malformed YAML); 2: usage.")
+        "nothing at or above --fail-on; 1: findings (or malformed YAML); 2: usage.",
+    )
     validate.add_argument("paths", nargs="+", metavar="PATH")
     validate.add_argument("--format", choices=sorted(report.FORMATS), default="text")
     validate.add_argument("--fail-on", choices=["error", "warning", "info"], default="error")
     validate.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
-    validate.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                          help="processes to validate files with (default 0: one per CPU "
-                               "when there are many files)")
+    validate.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes to validate files with (default 0: one per CPU when there are many files)",
+    )
     _add_rule_options(validate)
     validate.set_defaults(func=cmd_validate)
 
     explain_parser = sub.add_parser(
-        "explain", help="show pods, services and the TF_CONFIG each replica gets",
+        "explain",
+        help="show pods, services and the TF_CONFIG each replica gets",
         description="Show what the training-operator creates for a TFJob: pod and service "
-                    "names, the exact TF_CONFIG per replica, who decides success, defaults.")
+        "names, the exact TF_CONFIG per replica, who decides success, defaults.",
+    )
     explain_parser.add_argument("path", metavar="FILE")
-    explain_parser.add_argument("--namespace", help="namespace (default: metadata.namespace or "
-                                                    "'default')")
-    explain_parser.add_argument("--cluster-domain", default="",
-                                help="the operator's CUSTOM_CLUSTER_DOMAIN, if set")
+    explain_parser.add_argument(
+        "--namespace", help="namespace (default: metadata.namespace or 'default')"
+    )
+    explain_parser.add_argument(
+        "--cluster-domain", default="", help="the operator's CUSTOM_CLUSTER_DOMAIN, if set"
+    )
     explain_parser.add_argument("--format", choices=["text", "json"], default="text")
     explain_parser.set_defaults(func=cmd_explain)
 
     convert_parser = sub.add_parser(
-        "convert", help="v1beta1 or T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs",
+        "convert",
+        help="v1beta1 or T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs",
         description="Convert legacy TFJobs (v1alpha1..v1beta2) and T9k TensorFlowTrainingJobs "
-                    "to kubeflow.org/v1 TFJobs (--to tfjob), or any of them to Volcano "
-                    "batch.volcano.sh/v1alpha1 Jobs (--to volcano). What cannot be carried over "
-                    "is reported on stderr.")
+        "to kubeflow.org/v1 TFJobs (--to tfjob), or any of them to Volcano "
+        "batch.volcano.sh/v1alpha1 Jobs (--to volcano). What cannot be carried over "
+        "is reported on stderr.",
+    )
     convert_parser.add_argument("paths", nargs="+", metavar="PATH")
     convert_parser.add_argument("--to", choices=["tfjob", "volcano"], default="tfjob")
     convert_parser.add_argument("-o", "--output", metavar="FILE")
-    convert_parser.add_argument("--strict", action="store_true",
-                                help="exit 1 when anything could not be carried over")
+    convert_parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when anything could not be carried over"
+    )
     convert_parser.set_defaults(func=cmd_convert)
 
     rules_parser = sub.add_parser("rules", help="list the rules")
@@ -262,20 +303,22 @@ def build_parser() -> argparse.ArgumentParser:
     rules_parser.set_defaults(func=cmd_rules)
 
     schema_parser = sub.add_parser(
-        "schema", help="print the bundled JSON Schema or the generated CRD")
+        "schema", help="print the bundled JSON Schema or the generated CRD"
+    )
     schema_parser.add_argument("what", choices=["json", "crd", "crd-json-schema"])
-    schema_parser.add_argument("--format", choices=["yaml", "json"], default="yaml",
-                               help="for crd")
+    schema_parser.add_argument("--format", choices=["yaml", "json"], default="yaml", help="for crd")
     schema_parser.add_argument("-o", "--output", metavar="FILE")
     schema_parser.set_defaults(func=cmd_schema)
 
     gpu_parser = sub.add_parser("gpu", help="GPU node preflight (run on the GPU host)")
     gpu_sub = gpu_parser.add_subparsers(dest="gpu_command", required=True, metavar="COMMAND")
     preflight = gpu_sub.add_parser(
-        "preflight", help="driver, CUDA and GPUs as nvidia-smi reports them, checked",
+        "preflight",
+        help="driver, CUDA and GPUs as nvidia-smi reports them, checked",
         description="Ask the NVIDIA driver (nvidia-smi) for its version, the CUDA version it "
-                    "supports and the GPUs; print them with the Node labels they imply. Exit 1 "
-                    "when the driver is missing or not loaded, or a requirement is not met.")
+        "supports and the GPUs; print them with the Node labels they imply. Exit 1 "
+        "when the driver is missing or not loaded, or a requirement is not met.",
+    )
     preflight.add_argument("--nvidia-smi", default="nvidia-smi", metavar="PATH")
     preflight.add_argument("--min-driver", metavar="VERSION")
     preflight.add_argument("--min-cuda", metavar="VERSION")

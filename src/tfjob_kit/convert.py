@@ -27,8 +27,14 @@ T9K_KIND = "TensorFlowTrainingJob"
 VOLCANO_API_VERSION = "batch.volcano.sh/v1alpha1"
 VOLCANO_RETRYABLE_EXIT_CODES = (130, 137, 143)
 _METADATA_KEPT = ("name", "generateName", "namespace", "labels", "annotations")
-_SPEC_RUN_POLICY = ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
-                    "backoffLimit", "schedulingPolicy", "suspend")
+_SPEC_RUN_POLICY = (
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "schedulingPolicy",
+    "suspend",
+)
 _CLEAN_POLICIES = {"all": "All", "running": "Running", "none": "None"}
 
 
@@ -50,16 +56,26 @@ def _metadata(source: dict[str, Any], notes: list[Note]) -> dict[str, Any]:
     kept = {k: copy.deepcopy(meta[k]) for k in _METADATA_KEPT if k in meta}
     for key in meta:
         if key not in _METADATA_KEPT:
-            notes.append(Note(child_path("$.metadata", key), "dropped",
-                              f"metadata.{key} is server-owned and not carried over"))
+            notes.append(
+                Note(
+                    child_path("$.metadata", key),
+                    "dropped",
+                    f"metadata.{key} is server-owned and not carried over",
+                )
+            )
     return kept
 
 
 def _canonical_key(key: str, path: str, notes: list[Note]) -> str:
     canonical = model.canonical_type(key)
     if canonical is None:
-        notes.append(Note(path, "changed",
-                          f"unknown replica type {key!r} kept as is; tfjob-kit validate flags it"))
+        notes.append(
+            Note(
+                path,
+                "changed",
+                f"unknown replica type {key!r} kept as is; tfjob-kit validate flags it",
+            )
+        )
         return key
     if canonical != key:
         notes.append(Note(path, "changed", f"replica type {key!r} renamed to {canonical!r}"))
@@ -74,9 +90,14 @@ def _move_template_restart_policy(replica: dict[str, Any], path: str, notes: lis
     if isinstance(policy, str) and "restartPolicy" not in replica:
         replica["restartPolicy"] = policy
         del pod_spec["restartPolicy"]
-        notes.append(Note(f"{path}.template.spec.restartPolicy", "changed",
-                          f"template restartPolicy {policy} moved to the replica's restartPolicy "
-                          "(the operator overwrites the template's)"))
+        notes.append(
+            Note(
+                f"{path}.template.spec.restartPolicy",
+                "changed",
+                f"template restartPolicy {policy} moved to the replica's restartPolicy "
+                "(the operator overwrites the template's)",
+            )
+        )
 
 
 def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
@@ -95,13 +116,23 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             key = _canonical_key(str(item.pop("tfReplicaType", "Master")), path, notes)
             port = item.pop("tfPort", None)
             if port is not None and port != model.DEFAULT_PORT:
-                notes.append(Note(f"{path}.tfPort", "changed",
-                                  f"tfPort {port} must become a container port named "
-                                  f"{model.PORT_NAME} on the tensorflow container"))
+                notes.append(
+                    Note(
+                        f"{path}.tfPort",
+                        "changed",
+                        f"tfPort {port} must become a container port named "
+                        f"{model.PORT_NAME} on the tensorflow container",
+                    )
+                )
                 _ensure_port(item, int(port))
             for extra in sorted(set(item) - {"replicas", "template", "restartPolicy"}):
-                notes.append(Note(f"{path}.{extra}", "dropped",
-                                  f"{extra} has no v1 equivalent: {json.dumps(item[extra])}"))
+                notes.append(
+                    Note(
+                        f"{path}.{extra}",
+                        "dropped",
+                        f"{extra} has no v1 equivalent: {json.dumps(item[extra])}",
+                    )
+                )
                 del item[extra]
             _move_template_restart_policy(item, path, notes)
             replicas[key] = item
@@ -120,11 +151,19 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             run_policy[name] = copy.deepcopy(spec[name])
             notes.append(Note(f"$.spec.{name}", "changed", f"moved to spec.runPolicy.{name}"))
     clean = run_policy.get("cleanPodPolicy")
-    if isinstance(clean, str) and clean.lower() in _CLEAN_POLICIES \
-            and clean != _CLEAN_POLICIES[clean.lower()]:
+    if (
+        isinstance(clean, str)
+        and clean.lower() in _CLEAN_POLICIES
+        and clean != _CLEAN_POLICIES[clean.lower()]
+    ):
         run_policy["cleanPodPolicy"] = _CLEAN_POLICIES[clean.lower()]
-        notes.append(Note("$.spec.runPolicy.cleanPodPolicy", "changed",
-                          f"cleanPodPolicy {clean!r} spelled {_CLEAN_POLICIES[clean.lower()]!r}"))
+        notes.append(
+            Note(
+                "$.spec.runPolicy.cleanPodPolicy",
+                "changed",
+                f"cleanPodPolicy {clean!r} spelled {_CLEAN_POLICIES[clean.lower()]!r}",
+            )
+        )
     if run_policy:
         out_spec["runPolicy"] = run_policy
     handled |= {"runPolicy", *_SPEC_RUN_POLICY}
@@ -133,10 +172,19 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             out_spec[name] = copy.deepcopy(spec[name])
             handled.add(name)
     for name in sorted(set(spec) - handled):
-        notes.append(Note(f"$.spec.{name}", "dropped",
-                          f"spec.{name} has no v1 equivalent: {json.dumps(spec[name])}"))
-    out = {"apiVersion": model.API_VERSION, "kind": model.KIND,
-           "metadata": _metadata(job, notes), "spec": out_spec}
+        notes.append(
+            Note(
+                f"$.spec.{name}",
+                "dropped",
+                f"spec.{name} has no v1 equivalent: {json.dumps(spec[name])}",
+            )
+        )
+    out = {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "metadata": _metadata(job, notes),
+        "spec": out_spec,
+    }
     _note_generate_name(out, notes)
     return out, notes
 
@@ -144,9 +192,14 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
 def _note_generate_name(job: dict[str, Any], notes: list[Note]) -> None:
     meta = as_dict(job.get("metadata"))
     if "name" not in meta and "generateName" in meta:
-        notes.append(Note("$.metadata.generateName", "changed",
-                          "only generateName is set: fine for `kubectl create`, but apply and "
-                          "Ansible need metadata.name"))
+        notes.append(
+            Note(
+                "$.metadata.generateName",
+                "changed",
+                "only generateName is set: fine for `kubectl create`, but apply and "
+                "Ansible need metadata.name",
+            )
+        )
 
 
 def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
@@ -162,16 +215,29 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         rtype = str(item.pop("type", ""))
         key = _canonical_key(rtype, f"{path}.type", notes) if rtype else f"Unnamed{index}"
         if key in replicas:
-            notes.append(Note(f"{path}.type", "dropped",
-                              f"a second {key} replica spec cannot be carried over"))
+            notes.append(
+                Note(
+                    f"{path}.type", "dropped", f"a second {key} replica spec cannot be carried over"
+                )
+            )
             continue
         if item.get("restartPolicy") == "ExitCode":
-            notes.append(Note(f"{path}.restartPolicy", "changed",
-                              "ExitCode: T9k retries exit codes 130, 137, 143 and 138; the "
-                              "training-operator retries every code >= 128 and fails on 1-127"))
+            notes.append(
+                Note(
+                    f"{path}.restartPolicy",
+                    "changed",
+                    "ExitCode: T9k retries exit codes 130, 137, 143 and 138; the "
+                    "training-operator retries every code >= 128 and fails on 1-127",
+                )
+            )
         for extra in sorted(set(item) - {"replicas", "template", "restartPolicy"}):
-            notes.append(Note(f"{path}.{extra}", "dropped",
-                              f"{extra} has no TFJob equivalent: {json.dumps(item[extra])}"))
+            notes.append(
+                Note(
+                    f"{path}.{extra}",
+                    "dropped",
+                    f"{extra} has no TFJob equivalent: {json.dumps(item[extra])}",
+                )
+            )
             del item[extra]
         replicas[key] = item
     out_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
@@ -184,42 +250,80 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     if cleanup is not None:
         mapped = {"None": "None", "All": "All", "Unfinished": "Running"}.get(str(cleanup))
         if mapped is None:
-            notes.append(Note("$.spec.runPolicy.cleanUpPolicy", "dropped",
-                              f"cleanUpPolicy {cleanup!r} has no TFJob equivalent"))
+            notes.append(
+                Note(
+                    "$.spec.runPolicy.cleanUpPolicy",
+                    "dropped",
+                    f"cleanUpPolicy {cleanup!r} has no TFJob equivalent",
+                )
+            )
         else:
             run_policy["cleanPodPolicy"] = mapped
             if mapped != cleanup:
-                notes.append(Note("$.spec.runPolicy.cleanUpPolicy", "changed",
-                                  f"cleanUpPolicy {cleanup} -> cleanPodPolicy {mapped} "
-                                  "(deletes the pods still running when the job ends)"))
-    for name in sorted(set(source_policy) - {"backoffLimit", "activeDeadlineSeconds",
-                                             "cleanUpPolicy"}):
-        notes.append(Note(f"$.spec.runPolicy.{name}", "dropped",
-                          f"runPolicy.{name} has no TFJob equivalent: "
-                          f"{json.dumps(source_policy[name])}"))
+                notes.append(
+                    Note(
+                        "$.spec.runPolicy.cleanUpPolicy",
+                        "changed",
+                        f"cleanUpPolicy {cleanup} -> cleanPodPolicy {mapped} "
+                        "(deletes the pods still running when the job ends)",
+                    )
+                )
+    for name in sorted(
+        set(source_policy) - {"backoffLimit", "activeDeadlineSeconds", "cleanUpPolicy"}
+    ):
+        notes.append(
+            Note(
+                f"$.spec.runPolicy.{name}",
+                "dropped",
+                f"runPolicy.{name} has no TFJob equivalent: {json.dumps(source_policy[name])}",
+            )
+        )
     t9k_scheduler = as_dict(as_dict(spec.get("scheduler")).get("t9kScheduler"))
     if t9k_scheduler.get("queue"):
         run_policy["schedulingPolicy"] = {"queue": t9k_scheduler["queue"]}
-        notes.append(Note("$.spec.scheduler.t9kScheduler.queue", "changed",
-                          f"queue {t9k_scheduler['queue']!r} becomes the Volcano queue of the "
-                          "job's PodGroup (needs the operator's --gang-scheduler-name=volcano)"))
+        notes.append(
+            Note(
+                "$.spec.scheduler.t9kScheduler.queue",
+                "changed",
+                f"queue {t9k_scheduler['queue']!r} becomes the Volcano queue of the "
+                "job's PodGroup (needs the operator's --gang-scheduler-name=volcano)",
+            )
+        )
     if "priority" in t9k_scheduler:
-        notes.append(Note("$.spec.scheduler.t9kScheduler.priority", "dropped",
-                          f"priority {t9k_scheduler['priority']} is a T9k scheduler number; "
-                          "TFJobs take a PriorityClass name "
-                          "(spec.runPolicy.schedulingPolicy.priorityClass)"))
+        notes.append(
+            Note(
+                "$.spec.scheduler.t9kScheduler.priority",
+                "dropped",
+                f"priority {t9k_scheduler['priority']} is a T9k scheduler number; "
+                "TFJobs take a PriorityClass name "
+                "(spec.runPolicy.schedulingPolicy.priorityClass)",
+            )
+        )
     if "tensorboardSpec" in spec:
-        notes.append(Note("$.spec.tensorboardSpec", "dropped",
-                          "TFJobs have no TensorBoard; deploy one next to the job (the tfjob "
-                          f"chart's tensorboard values): {json.dumps(spec['tensorboardSpec'])}"))
-    for name in sorted(set(spec) - {"replicaSpecs", "runPolicy", "scheduler",
-                                    "tensorboardSpec"}):
-        notes.append(Note(f"$.spec.{name}", "dropped",
-                          f"spec.{name} has no TFJob equivalent: {json.dumps(spec[name])}"))
+        notes.append(
+            Note(
+                "$.spec.tensorboardSpec",
+                "dropped",
+                "TFJobs have no TensorBoard; deploy one next to the job (the tfjob "
+                f"chart's tensorboard values): {json.dumps(spec['tensorboardSpec'])}",
+            )
+        )
+    for name in sorted(set(spec) - {"replicaSpecs", "runPolicy", "scheduler", "tensorboardSpec"}):
+        notes.append(
+            Note(
+                f"$.spec.{name}",
+                "dropped",
+                f"spec.{name} has no TFJob equivalent: {json.dumps(spec[name])}",
+            )
+        )
     if run_policy:
         out_spec["runPolicy"] = run_policy
-    out = {"apiVersion": model.API_VERSION, "kind": model.KIND,
-           "metadata": _metadata(job, notes), "spec": out_spec}
+    out = {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "metadata": _metadata(job, notes),
+        "spec": out_spec,
+    }
     return out, notes
 
 
@@ -229,12 +333,15 @@ def to_v1(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         return t9k_to_v1(document)
     if document.get("kind") == model.KIND and document.get("apiVersion") == model.API_VERSION:
         return copy.deepcopy(document), []
-    if document.get("kind") == model.KIND and document.get("apiVersion") in \
-            model.LEGACY_API_VERSIONS:
+    if (
+        document.get("kind") == model.KIND
+        and document.get("apiVersion") in model.LEGACY_API_VERSIONS
+    ):
         return legacy_to_v1(document)
     raise ConversionError(
         f"cannot convert {document.get('apiVersion')} {document.get('kind')}: expected a TFJob "
-        f"or a {T9K_KIND}")
+        f"or a {T9K_KIND}"
+    )
 
 
 def _ensure_port(replica: dict[str, Any], port: int) -> None:
@@ -243,7 +350,8 @@ def _ensure_port(replica: dict[str, Any], port: int) -> None:
         if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
             ports = container.setdefault("ports", [])
             if isinstance(ports, list) and not any(
-                    as_dict(p).get("name") == model.PORT_NAME for p in ports):
+                as_dict(p).get("name") == model.PORT_NAME for p in ports
+            ):
                 ports.append({"name": model.PORT_NAME, "containerPort": port})
 
 
@@ -254,19 +362,22 @@ def _check_task(replica: model.Replica) -> None:
     if not model.is_dns1123_label(replica.lower):
         raise ConversionError(
             f"{replica.path}: replica type {shorten(replica.key)!r} cannot be a Volcano task name "
-            f"({model.DNS1123_LABEL_RULE})")
+            f"({model.DNS1123_LABEL_RULE})"
+        )
     if not 1 <= replica.port <= 65535:
-        raise ConversionError(f"{replica.path}: port of the tensorflow container is out of range "
-                              "(1 to 65535)")
+        raise ConversionError(
+            f"{replica.path}: port of the tensorflow container is out of range (1 to 65535)"
+        )
 
 
 def _tf_config_script(task: str, tasks: list[tuple[str, int]]) -> str:
     """POSIX sh that exports TF_CONFIG from Volcano's /etc/volcano/<task>.host files. Task names
     are DNS-1123 labels and ports numbers (_check_task); they are quoted all the same."""
-    cluster = ",".join(f'\\"{name}\\":[$(h {shlex.quote(name)} {int(port)})]'
-                       for name, port in tasks)
+    cluster = ",".join(
+        f'\\"{name}\\":[$(h {shlex.quote(name)} {int(port)})]' for name, port in tasks
+    )
     return (
-        "h() { sed -e \"s/.*/\\\"&:$2\\\"/\" \"/etc/volcano/$1.host\" | tr '\\n' ',' "
+        'h() { sed -e "s/.*/\\"&:$2\\"/" "/etc/volcano/$1.host" | tr \'\\n\' \',\' '
         "| sed 's/,$//'; }; "
         f'export TF_CONFIG="{{\\"cluster\\":{{{cluster}}},'
         f'\\"task\\":{{\\"type\\":\\"{task}\\",\\"index\\":${{VK_TASK_INDEX}}}},'
@@ -297,19 +408,33 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         pod_spec["restartPolicy"] = replica.pod_restart_policy
         policies: list[dict[str, Any]] = []
         if replica.restart_policy == "ExitCode":
-            policies.extend({"exitCode": code, "action": "RestartTask"}
-                            for code in VOLCANO_RETRYABLE_EXIT_CODES)
-            notes.append(Note(f"{replica.path}.restartPolicy", "changed",
-                              "ExitCode: Volcano matches exit codes one by one; "
-                              f"{', '.join(map(str, VOLCANO_RETRYABLE_EXIT_CODES))} restart the "
-                              "task, other codes >= 128 fail it"))
+            policies.extend(
+                {"exitCode": code, "action": "RestartTask"} for code in VOLCANO_RETRYABLE_EXIT_CODES
+            )
+            notes.append(
+                Note(
+                    f"{replica.path}.restartPolicy",
+                    "changed",
+                    "ExitCode: Volcano matches exit codes one by one; "
+                    f"{', '.join(map(str, VOLCANO_RETRYABLE_EXIT_CODES))} restart the "
+                    "task, other codes >= 128 fail it",
+                )
+            )
         if replica.type in deciders:
             policies.append({"event": "TaskCompleted", "action": "CompleteJob"})
-            if replica.type == "Worker" and spec.get("successPolicy") != "AllWorkers" \
-                    and replica.count > 1:
-                notes.append(Note(f"{replica.path}", "changed",
-                                  "the Volcano job completes when every worker completes, not "
-                                  "when worker 0 does"))
+            if (
+                replica.type == "Worker"
+                and spec.get("successPolicy") != "AllWorkers"
+                and replica.count > 1
+            ):
+                notes.append(
+                    Note(
+                        f"{replica.path}",
+                        "changed",
+                        "the Volcano job completes when every worker completes, not "
+                        "when worker 0 does",
+                    )
+                )
         if policies:
             task["policies"] = policies
         found = replica.tensorflow_container()
@@ -317,14 +442,24 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             container = pod_spec["containers"][found[0]]
             command = as_list(container.get("command"))
             if not command:
-                notes.append(Note(f"{replica.path}.template.spec.containers[{found[0]}]",
-                                  "dropped",
-                                  "TF_CONFIG cannot be injected: the tensorflow container runs "
-                                  "the image ENTRYPOINT; set its command"))
+                notes.append(
+                    Note(
+                        f"{replica.path}.template.spec.containers[{found[0]}]",
+                        "dropped",
+                        "TF_CONFIG cannot be injected: the tensorflow container runs "
+                        "the image ENTRYPOINT; set its command",
+                    )
+                )
             else:
                 script = _tf_config_script(replica.lower, cluster_tasks)
-                container["command"] = ["sh", "-c", script, "--", *command,
-                                        *as_list(container.pop("args", []))]
+                container["command"] = [
+                    "sh",
+                    "-c",
+                    script,
+                    "--",
+                    *command,
+                    *as_list(container.pop("args", [])),
+                ]
                 ports = container.setdefault("ports", [])
                 if not any(as_dict(p).get("name") == model.PORT_NAME for p in ports):
                     ports.append({"name": model.PORT_NAME, "containerPort": replica.port})
@@ -346,21 +481,38 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         vc_spec["ttlSecondsAfterFinished"] = run_policy["ttlSecondsAfterFinished"]
     for key in ("cleanPodPolicy", "activeDeadlineSeconds", "suspend", "managedBy"):
         if key in run_policy:
-            notes.append(Note(f"$.spec.runPolicy.{key}", "dropped",
-                              f"runPolicy.{key} ({json.dumps(run_policy[key])}) has no Volcano "
-                              "Job equivalent"))
+            notes.append(
+                Note(
+                    f"$.spec.runPolicy.{key}",
+                    "dropped",
+                    f"runPolicy.{key} ({json.dumps(run_policy[key])}) has no Volcano "
+                    "Job equivalent",
+                )
+            )
     for key in ("minResources", "scheduleTimeoutSeconds"):
         if key in scheduling:
-            notes.append(Note(f"$.spec.runPolicy.schedulingPolicy.{key}", "dropped",
-                              f"schedulingPolicy.{key} has no Volcano Job equivalent"))
+            notes.append(
+                Note(
+                    f"$.spec.runPolicy.schedulingPolicy.{key}",
+                    "dropped",
+                    f"schedulingPolicy.{key} has no Volcano Job equivalent",
+                )
+            )
     if spec.get("enableDynamicWorker"):
-        notes.append(Note("$.spec.enableDynamicWorker", "dropped",
-                          "Volcano Jobs have no dynamic workers"))
+        notes.append(
+            Note("$.spec.enableDynamicWorker", "dropped", "Volcano Jobs have no dynamic workers")
+        )
     metadata = as_dict(job.get("metadata"))
-    out = {"apiVersion": VOLCANO_API_VERSION, "kind": "Job",
-           "metadata": {k: v for k, v in metadata.items() if k != "generateName"},
-           "spec": vc_spec}
+    out = {
+        "apiVersion": VOLCANO_API_VERSION,
+        "kind": "Job",
+        "metadata": {k: v for k, v in metadata.items() if k != "generateName"},
+        "spec": vc_spec,
+    }
     if not name or "name" not in metadata:
-        notes.append(Note("$.metadata.name", "changed",
-                          "Volcano host names come from metadata.name: set one"))
+        notes.append(
+            Note(
+                "$.metadata.name", "changed", "Volcano host names come from metadata.name: set one"
+            )
+        )
     return out, notes

@@ -27,11 +27,34 @@ from tfjob_kit import schema
 GROUP = "kubeflow.org"
 PLURAL = "tfjobs"
 # What apiextensions.k8s.io/v1 JSONSchemaProps can say (plus x-kubernetes-* extensions).
-_SUPPORTED = {"description", "type", "format", "maximum", "exclusiveMaximum", "minimum",
-              "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
-              "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required",
-              "items", "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties",
-              "nullable"}
+_SUPPORTED = {
+    "description",
+    "type",
+    "format",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "multipleOf",
+    "enum",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "items",
+    "allOf",
+    "oneOf",
+    "anyOf",
+    "not",
+    "properties",
+    "additionalProperties",
+    "nullable",
+}
 _KEEP_FORMATS = {"int32", "int64", "date-time"}
 _FLOAT64_EXACT = 2**53  # the largest integer bound a float64 holds exactly
 
@@ -62,7 +85,9 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
         return node
     one_of = node.get("oneOf")
     if isinstance(one_of, list) and {b.get("type") for b in one_of} in (
-            {"integer", "string"}, {"number", "string"}):
+        {"integer", "string"},
+        {"number", "string"},
+    ):
         int_or_string: dict[str, Any] = {"x-kubernetes-int-or-string": True}
         if "description" in node:
             int_or_string["description"] = node["description"]
@@ -91,10 +116,12 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
         types = {type(v).__name__ for v in out["enum"]}
         if types == {"str"}:
             out["type"] = "string"
-    if path[-2:] == ("template", "metadata") or path[-3:] == ("template", "properties",
-                                                               "metadata"):
-        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                "description": out.get("description", "")}
+    if path[-2:] == ("template", "metadata") or path[-3:] == ("template", "properties", "metadata"):
+        return {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            "description": out.get("description", ""),
+        }
     return out
 
 
@@ -130,17 +157,22 @@ def crd() -> dict[str, Any]:
                 "categories": ["kubeflow"],
             },
             "scope": "Namespaced",
-            "versions": [{
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "additionalPrinterColumns": [
-                    {"name": "State", "type": "string",
-                     "jsonPath": ".status.conditions[-1:].type"},
-                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-                ],
-                "schema": {"openAPIV3Schema": openapi_v3_schema()},
-            }],
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [
+                        {
+                            "name": "State",
+                            "type": "string",
+                            "jsonPath": ".status.conditions[-1:].type",
+                        },
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    ],
+                    "schema": {"openAPIV3Schema": openapi_v3_schema()},
+                }
+            ],
         },
     }

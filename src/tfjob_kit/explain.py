@@ -65,8 +65,9 @@ def _host(job: str, rtype: str, index: int, namespace: str, domain: str, port: i
     return f"{host}:{port}"
 
 
-def cluster_spec(job: str, namespace: str, reps: list[Replica], domain: str = ""
-                 ) -> dict[str, list[str]]:
+def cluster_spec(
+    job: str, namespace: str, reps: list[Replica], domain: str = ""
+) -> dict[str, list[str]]:
     """The `cluster` of TF_CONFIG: lower-case type -> host:port of every replica, keys sorted."""
     cluster: dict[str, list[str]] = {}
     for replica in reps:
@@ -100,8 +101,9 @@ def _is_sparse(content: Any) -> bool:
     return as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True
 
 
-def _pod_config(cluster: dict[str, list[str]], sparse: bool, kind: str, index: int
-                ) -> dict[str, Any]:
+def _pod_config(
+    cluster: dict[str, list[str]], sparse: bool, kind: str, index: int
+) -> dict[str, Any]:
     """The TF_CONFIG (parsed) of task `index` of lower-case type `kind`, given the job's
     cluster spec, as the operator builds it."""
     task = {"type": kind, "index": index}
@@ -117,8 +119,9 @@ def _pod_config(cluster: dict[str, list[str]], sparse: bool, kind: str, index: i
     return {"cluster": {"worker": workers, "ps": ps}, "task": task}
 
 
-def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None,
-              domain: str = "") -> str | None:
+def tf_config(
+    content: Any, rtype: str, index: int, namespace: str | None = None, domain: str = ""
+) -> str | None:
     """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set."""
     reps = _distributed_replicas(content)
     if reps is None:
@@ -128,8 +131,9 @@ def tf_config(content: Any, rtype: str, index: int, namespace: str | None = None
     return _go_json(_pod_config(cluster, _is_sparse(content), rtype.lower(), index))
 
 
-def tf_config_summary(content: Any, namespace: str | None = None, domain: str = ""
-                      ) -> dict[str, Any]:
+def tf_config_summary(
+    content: Any, namespace: str | None = None, domain: str = ""
+) -> dict[str, Any]:
     """The TF_CONFIG of every pod, in a size linear in the pod count: the cluster spec once and
     each pod's task. {} when the job is not distributed (no pod gets TF_CONFIG).
 
@@ -146,16 +150,18 @@ def tf_config_summary(content: Any, namespace: str | None = None, domain: str = 
     summary: dict[str, Any] = {"cluster": cluster_spec(job, ns, reps, domain), "sparse": sparse}
     if not sparse:
         summary["environment"] = "cloud"
-    summary["tasks"] = {model.pod_name(job, r.type, i): {"type": r.lower, "index": i}
-                        for r in reps for i in range(r.count)}
+    summary["tasks"] = {
+        model.pod_name(job, r.type, i): {"type": r.lower, "index": i}
+        for r in reps
+        for i in range(r.count)
+    }
     return summary
 
 
 def pod_tf_config(summary: dict[str, Any], pod: str) -> dict[str, Any]:
     """The parsed TF_CONFIG `pod` receives, from a tf_config_summary()."""
     task = summary["tasks"][pod]
-    return _pod_config(summary["cluster"], bool(summary.get("sparse")), task["type"],
-                       task["index"])
+    return _pod_config(summary["cluster"], bool(summary.get("sparse")), task["type"], task["index"])
 
 
 def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:
@@ -166,7 +172,8 @@ def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str
         "training.kubeflow.org/replica-index": str(index),
     }
     is_master = replica.type in model.CHIEF_TYPES or (
-        not has_chief and replica.type == "Worker" and index == 0)
+        not has_chief and replica.type == "Worker" and index == 0
+    )
     if is_master:
         labels["training.kubeflow.org/job-role"] = "master"
     return labels
@@ -193,10 +200,12 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
     defaults = {
         "runPolicy.cleanPodPolicy": run_policy.get("cleanPodPolicy", "None"),
         "runPolicy.backoffLimit": run_policy.get("backoffLimit", "unset (no limit)"),
-        "runPolicy.activeDeadlineSeconds": run_policy.get("activeDeadlineSeconds",
-                                                          "unset (no deadline)"),
-        "runPolicy.ttlSecondsAfterFinished": run_policy.get("ttlSecondsAfterFinished",
-                                                            "unset (kept)"),
+        "runPolicy.activeDeadlineSeconds": run_policy.get(
+            "activeDeadlineSeconds", "unset (no deadline)"
+        ),
+        "runPolicy.ttlSecondsAfterFinished": run_policy.get(
+            "ttlSecondsAfterFinished", "unset (kept)"
+        ),
         "runPolicy.suspend": run_policy.get("suspend", False),
         "successPolicy": spec.get("successPolicy", "") or "default (chief, else worker 0)",
         "gang.minAvailable": scheduling.get("minAvailable", total),
@@ -206,24 +215,38 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
     plans = []
     for replica in reps:
         replica_plan = ReplicaPlan(
-            type=replica.type, key=replica.key, replicas=replica.count,
+            type=replica.type,
+            key=replica.key,
+            replicas=replica.count,
             restart_policy=replica.restart_policy,
-            pod_restart_policy=replica.pod_restart_policy, port=replica.port,
-            decides_success=replica.type in deciders)
+            pod_restart_policy=replica.pod_restart_policy,
+            port=replica.port,
+            decides_success=replica.type in deciders,
+        )
         for index in range(replica.count):
             name = model.pod_name(job, replica.type, index)
-            replica_plan.pods.append(Pod(
-                name=name, service=name, index=index,
-                tf_config=_go_json(pod_tf_config(summary, name)) if summary else None,
-                labels=_labels(job, replica, index, has_chief)))
+            replica_plan.pods.append(
+                Pod(
+                    name=name,
+                    service=name,
+                    index=index,
+                    tf_config=_go_json(pod_tf_config(summary, name)) if summary else None,
+                    labels=_labels(job, replica, index, has_chief),
+                )
+            )
         plans.append(replica_plan)
-    return Plan(job=job, namespace=ns, distributed=is_distributed(reps), success=success,
-                defaults=defaults, replicas=plans)
+    return Plan(
+        job=job,
+        namespace=ns,
+        distributed=is_distributed(reps),
+        success=success,
+        defaults=defaults,
+        replicas=plans,
+    )
 
 
 def render_text(result: Plan) -> str:
-    lines = [f"TFJob {result.job} in namespace {result.namespace}",
-             f"  success: {result.success}"]
+    lines = [f"TFJob {result.job} in namespace {result.namespace}", f"  success: {result.success}"]
     if not result.distributed:
         lines.append("  TF_CONFIG: not set (a single replica is not distributed)")
     lines.append("  effective defaults:")
@@ -233,8 +256,10 @@ def render_text(result: Plan) -> str:
         if replica.pod_restart_policy != policy:
             policy += f" (pods: {replica.pod_restart_policy})"
         decides = ", decides success" if replica.decides_success else ""
-        lines.append(f"  {replica.type} x{replica.replicas}: restartPolicy {policy}, "
-                     f"port {replica.port}{decides}")
+        lines.append(
+            f"  {replica.type} x{replica.replicas}: restartPolicy {policy}, "
+            f"port {replica.port}{decides}"
+        )
         for pod in replica.pods:
             lines.append(f"    pod {pod.name}  service {pod.service} (headless)")
             if pod.tf_config is not None:

@@ -18,9 +18,7 @@ class Severity(IntEnum):
         try:
             return cls[text.strip().upper()]
         except KeyError:
-            raise ValueError(
-                f"unknown severity {text!r}: use error, warning or info"
-            ) from None
+            raise ValueError(f"unknown severity {text!r}: use error, warning or info") from None
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -40,8 +38,12 @@ class Finding:
     column: int | None = None
 
     def at(self, source: str, document: int, line: int | None) -> Finding:
-        return replace(self, source=source, document=document,
-                       line=self.line if self.line is not None else line)
+        return replace(
+            self,
+            source=source,
+            document=document,
+            line=self.line if self.line is not None else line,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -47,9 +47,13 @@ class GpuFacts:
         return len(self.gpus)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"driver_version": self.driver_version, "cuda_version": self.cuda_version,
-                "count": self.count, "gpus": [asdict(g) for g in self.gpus],
-                "labels": node_labels(self)}
+        return {
+            "driver_version": self.driver_version,
+            "cuda_version": self.cuda_version,
+            "count": self.count,
+            "gpus": [asdict(g) for g in self.gpus],
+            "labels": node_labels(self),
+        }
 
 
 def parse_query(text: str) -> tuple[list[Gpu], str]:
@@ -66,8 +70,9 @@ def parse_query(text: str) -> tuple[list[Gpu], str]:
         try:
             gpus.append(Gpu(int(index), name, uuid, int(float(memory)), capability, bus))
         except ValueError:
-            raise PreflightError(f"nvidia-smi printed an unexpected line: {','.join(row)!r}"
-                                 ) from None
+            raise PreflightError(
+                f"nvidia-smi printed an unexpected line: {','.join(row)!r}"
+            ) from None
         drivers.add(driver)
     if len(drivers) > 1:
         raise PreflightError(f"nvidia-smi reports several driver versions: {sorted(drivers)}")
@@ -86,11 +91,14 @@ def _version(text: str) -> tuple[int, ...]:
 
 def _run(binary: str, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([binary, *args], capture_output=True, text=True,
-                              timeout=TIMEOUT, check=False)
+        return subprocess.run(
+            [binary, *args], capture_output=True, text=True, timeout=TIMEOUT, check=False
+        )
     except subprocess.TimeoutExpired:
-        raise PreflightError(f"{binary} did not answer within {TIMEOUT:g}s: the driver may be "
-                             "hung (check dmesg for Xid errors)") from None
+        raise PreflightError(
+            f"{binary} did not answer within {TIMEOUT:g}s: the driver may be "
+            "hung (check dmesg for Xid errors)"
+        ) from None
 
 
 def collect(nvidia_smi: str = "nvidia-smi") -> GpuFacts:
@@ -100,25 +108,31 @@ def collect(nvidia_smi: str = "nvidia-smi") -> GpuFacts:
         raise PreflightError(
             f"{nvidia_smi} not found: the NVIDIA driver is not installed on this host (or "
             "nvidia-smi is not on PATH). Install the driver (e.g. the distribution's "
-            "nvidia-driver package or NVIDIA's .run installer) and reboot, then rerun")
+            "nvidia-driver package or NVIDIA's .run installer) and reboot, then rerun"
+        )
     query = _run(binary, f"--query-gpu={QUERY}", "--format=csv,noheader,nounits")
     if query.returncode != 0:
         said = " ".join((query.stdout + query.stderr).split()) or f"exit {query.returncode}"
-        hint = ("the kernel module is not loaded or does not match the installed driver; "
-                "check `lsmod | grep nvidia` and dmesg, reboot after a driver upgrade"
-                if "communicate with the NVIDIA driver" in said or "Driver/library version "
-                "mismatch" in said else "see the message")
+        hint = (
+            "the kernel module is not loaded or does not match the installed driver; "
+            "check `lsmod | grep nvidia` and dmesg, reboot after a driver upgrade"
+            if "communicate with the NVIDIA driver" in said
+            or "Driver/library version mismatch" in said
+            else "see the message"
+        )
         raise PreflightError(f"nvidia-smi failed: {said} ({hint})")
     gpus, driver = parse_query(query.stdout)
     if not gpus:
         raise PreflightError("the NVIDIA driver is loaded but reports no GPU")
     banner = _run(binary)
-    return GpuFacts(driver_version=driver, cuda_version=parse_cuda_version(banner.stdout),
-                    gpus=gpus)
+    return GpuFacts(
+        driver_version=driver, cuda_version=parse_cuda_version(banner.stdout), gpus=gpus
+    )
 
 
-def check(facts: GpuFacts, min_driver: str | None = None, min_cuda: str | None = None,
-          min_gpus: int = 1) -> list[str]:
+def check(
+    facts: GpuFacts, min_driver: str | None = None, min_cuda: str | None = None, min_gpus: int = 1
+) -> list[str]:
     """Problems with the facts against the requirements (empty: fine)."""
     problems = []
     if facts.count < min_gpus:
@@ -129,8 +143,9 @@ def check(facts: GpuFacts, min_driver: str | None = None, min_cuda: str | None =
         if facts.cuda_version is None:
             problems.append(f"the driver does not report a CUDA version ({min_cuda} required)")
         elif _version(facts.cuda_version) < _version(min_cuda):
-            problems.append(f"the driver supports CUDA {facts.cuda_version}, older than the "
-                            f"required {min_cuda}")
+            problems.append(
+                f"the driver supports CUDA {facts.cuda_version}, older than the required {min_cuda}"
+            )
     return problems
 
 

@@ -115,8 +115,10 @@ class _OutOfRange(str):
 
 
 def out_of_range_message(text: str) -> str:
-    return (f"number {shorten(text)} is out of range: Kubernetes reads numbers as 64-bit "
-            "floats at most (about 1.8e308); quote it if it is meant as a string")
+    return (
+        f"number {shorten(text)} is out of range: Kubernetes reads numbers as 64-bit "
+        "floats at most (about 1.8e308); quote it if it is meant as a string"
+    )
 
 
 class InputError(Exception):
@@ -283,9 +285,7 @@ def _graph_cost(root: yaml.Node, limits: Limits) -> LoadError | None:
                 *_mark(node),
             )
         if depths[key] > limits.max_depth:
-            return LoadError(
-                "input-limit", _too_deep(limits), *_mark(node)
-            )
+            return LoadError("input-limit", _too_deep(limits), *_mark(node))
     return None
 
 
@@ -310,8 +310,13 @@ def _too_deep(limits: Limits) -> str:
     return f"nesting deeper than {limits.max_depth} levels"
 
 
-def _careful(text: str, source: str, limits: Limits, first_index: int, line_offset: int,
-             ) -> Iterator[Document]:
+def _careful(
+    text: str,
+    source: str,
+    limits: Limits,
+    first_index: int,
+    line_offset: int,
+) -> Iterator[Document]:
     loader = _StrictLoader(text)
     index = first_index
     try:
@@ -320,12 +325,17 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
             try:
                 node = loader.get_node() if loader.check_node() else None
             except yaml.YAMLError as exc:
-                yield Document(source, index, start_line,
-                               error=_yaml_error(exc, line_offset, limits))
+                yield Document(
+                    source, index, start_line, error=_yaml_error(exc, line_offset, limits)
+                )
                 return
             except RecursionError:  # pragma: no cover - PyYAML without libyaml composes recursively
-                yield Document(source, index, start_line,
-                               error=LoadError("input-limit", _too_deep(limits), start_line))
+                yield Document(
+                    source,
+                    index,
+                    start_line,
+                    error=LoadError("input-limit", _too_deep(limits), start_line),
+                )
                 return
             if node is None:
                 return
@@ -334,15 +344,17 @@ def _careful(text: str, source: str, limits: Limits, first_index: int, line_offs
                 continue  # an empty document: nothing to judge
             cost = _graph_cost(node, limits)
             if cost is not None:
-                shifted = LoadError(cost.rule, cost.message,
-                                    (cost.line or 1) + line_offset, cost.column)
+                shifted = LoadError(
+                    cost.rule, cost.message, (cost.line or 1) + line_offset, cost.column
+                )
                 yield Document(source, index, start_line, error=shifted)
             else:
                 try:
                     content = loader.construct_document(node)
                 except yaml.YAMLError as exc:
-                    yield Document(source, index, start_line,
-                                   error=_yaml_error(exc, line_offset, limits))
+                    yield Document(
+                        source, index, start_line, error=_yaml_error(exc, line_offset, limits)
+                    )
                 else:
                     doc = Document(source, index, start_line, content)
                     _inspect(doc, limits)
@@ -367,8 +379,26 @@ _ZERO_STARTS = tuple(f"{before}{sign}0" for before in " \n[{," for sign in ("", 
 _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 # Strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
 _YAML11_WORDS = frozenset(
-    ("y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
-     "OFF", "=", "~")
+    (
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "=",
+        "~",
+    )
 )
 # Each branch is linear: no two quantifiers can split the same run of characters between them
 # (the third branch, "digits, dots and underscores with an underscore in them", used to be
@@ -386,7 +416,7 @@ def _has_leading_zero_number(text: str) -> bool:
         index = text.find(start)
         while index != -1:
             after = index + len(start)
-            if text[after:after + 1] in _OCTAL_FOLLOWERS:
+            if text[after : after + 1] in _OCTAL_FOLLOWERS:
                 return True
             index = text.find(start, after)
     return False
@@ -459,8 +489,9 @@ _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{_MAX_DECIMAL_DIGITS}}}")
 def _plain_enough(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
-    return not (_has_leading_zero_number(text) or _has_non_printable(text)
-                or _LONG_DIGITS.search(text))
+    return not (
+        _has_leading_zero_number(text) or _has_non_printable(text) or _LONG_DIGITS.search(text)
+    )
 
 
 def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
@@ -470,8 +501,11 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
         return None
     docs: list[Document] = []
     for begin, end, line in _split_documents(text):
-        if (end - begin > limits.max_document_bytes or _block_scalar_at_end(text[begin:end])
-                or _may_nest_too_deep(text[begin:end], limits)):
+        if (
+            end - begin > limits.max_document_bytes
+            or _block_scalar_at_end(text[begin:end])
+            or _may_nest_too_deep(text[begin:end], limits)
+        ):
             return None
         try:
             content = yaml_rs.loads(text[begin:end], parse_datetime=False)
@@ -489,6 +523,7 @@ def _fast(text: str, source: str, limits: Limits) -> list[Document] | None:
 
 
 # --------------------------------------------------------------------------- shared checks
+
 
 class _NeedsCareful(Exception):  # noqa: N818 - a signal, not an error
     """YAML 1.1 would read something in this document differently from YAML 1.2."""
@@ -525,8 +560,13 @@ def _number_problem(value: Any) -> str | None:
     return None
 
 
-def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[bool],
-          ) -> tuple[list[str | int], str] | None:
+def _scan(
+    node: Any,
+    depth: int,
+    fast: bool,
+    limits: Limits,
+    saw_float: list[bool],
+) -> tuple[list[str | int], str] | None:
     """First problem under node as (reversed path, message); raises _NeedsCareful (fast only)."""
     if depth > limits.max_depth:
         return [], _too_deep(limits)
@@ -539,13 +579,16 @@ def _scan(node: Any, depth: int, fast: bool, limits: Limits, saw_float: list[boo
                     raise _NeedsCareful  # YAML 1.1 may read the key differently
                 shown = shorten(key if type(key) is _OutOfRange else repr(key))
                 return [], f"mapping key {shown} is not a string (quote it)"
-            if fast and (key in _YAML11_WORDS or (
-                    key[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(key))):
+            if fast and (
+                key in _YAML11_WORDS or (key[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(key))
+            ):
                 raise _NeedsCareful
         kind = type(child)
         if kind is str:
-            if fast and (child in _YAML11_WORDS or (
-                    child[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(child))):
+            if fast and (
+                child in _YAML11_WORDS
+                or (child[:1] in _NUMBER_START and _YAML11_NUMBER.fullmatch(child))
+            ):
                 raise _NeedsCareful
         elif kind is dict or kind is list:
             found = _scan(child, depth + 1, fast, limits, saw_float)
@@ -571,12 +614,19 @@ def _inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> str
     return "careful" when YAML 1.1 would have read a scalar differently."""
     content = doc.content
     if not isinstance(content, dict):
-        names = {"list": "sequence", "str": "string", "int": "number", "float": "number",
-                 "bool": "boolean"}
+        names = {
+            "list": "sequence",
+            "str": "string",
+            "int": "number",
+            "float": "number",
+            "bool": "boolean",
+        }
         what = names.get(type(content).__name__, type(content).__name__)
         doc.error = LoadError(
-            "not-an-object", f"document is a YAML {what}, not a Kubernetes object (a mapping)",
-            doc.line)
+            "not-an-object",
+            f"document is a YAML {what}, not a Kubernetes object (a mapping)",
+            doc.line,
+        )
         return None
     saw_float = [False]
     try:
@@ -607,8 +657,7 @@ def unsendable_number(content: Any) -> tuple[str, str] | None:
             stack.extend(((path, key), child) for key, child in reversed(node.items()))
             continue
         if kind is list:
-            stack.extend(((path, index), child) for index, child in reversed(
-                list(enumerate(node))))
+            stack.extend(((path, index), child) for index, child in reversed(list(enumerate(node))))
             continue
         message = _number_problem(node)
         if message is None:
@@ -627,13 +676,24 @@ def unsendable_number(content: Any) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------- entry points
 
 
-def load_text(text: str, source: str = "<string>", limits: Limits = DEFAULT_LIMITS,
-              ) -> list[Document]:
+def load_text(
+    text: str,
+    source: str = "<string>",
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[Document]:
     """All documents of a YAML text, in order; errors are documents too."""
     if len(text) > limits.max_file_bytes:
-        return [Document(source, 1, 1, error=LoadError(
-            "input-limit",
-            f"input is {len(text)} bytes, over the limit of {limits.max_file_bytes}"))]
+        return [
+            Document(
+                source,
+                1,
+                1,
+                error=LoadError(
+                    "input-limit",
+                    f"input is {len(text)} bytes, over the limit of {limits.max_file_bytes}",
+                ),
+            )
+        ]
     if text.startswith("\ufeff"):
         text = text[1:]
     docs = _fast(text, source, limits)
@@ -642,11 +702,20 @@ def load_text(text: str, source: str = "<string>", limits: Limits = DEFAULT_LIMI
         for begin, end, line in _split_documents(text):
             chunk = text[begin:end]
             if len(chunk) > limits.max_document_bytes:
-                docs.append(Document(source, len(docs) + 1, line, error=LoadError(
-                    "input-limit",
-                    f"document is {len(chunk)} bytes, over the limit of "
-                    f"{limits.max_document_bytes} (etcd stores at most ~1.5 MiB per object)",
-                    line)))
+                docs.append(
+                    Document(
+                        source,
+                        len(docs) + 1,
+                        line,
+                        error=LoadError(
+                            "input-limit",
+                            f"document is {len(chunk)} bytes, over the limit of "
+                            f"{limits.max_document_bytes} (etcd stores at most ~1.5 MiB per "
+                            "object)",
+                            line,
+                        ),
+                    )
+                )
                 continue
             docs.extend(_careful(chunk, source, limits, len(docs) + 1, line - 1))
     if len(docs) > limits.max_documents:
@@ -707,8 +776,12 @@ def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
         text = data[: exc.start].decode("utf-8")
         line = text.count("\n") + 1
         raise _UndecodableError(
-            LoadError("yaml-syntax", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-                      f"{exc.start}); is this a binary file?", line)
+            LoadError(
+                "yaml-syntax",
+                f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                f"{exc.start}); is this a binary file?",
+                line,
+            )
         ) from None
 
 
@@ -729,7 +802,8 @@ def expand_paths(paths: list[str]) -> list[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 found.extend(
-                    str(Path(root) / name) for name in sorted(files)
+                    str(Path(root) / name)
+                    for name in sorted(files)
                     if name.endswith(MANIFEST_SUFFIXES)
                 )
         elif Path(path).exists():

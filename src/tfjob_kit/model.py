@@ -16,8 +16,12 @@ from tfjob_kit.findings import json_path
 GROUP = "kubeflow.org"
 API_VERSION = "kubeflow.org/v1"
 KIND = "TFJob"
-LEGACY_API_VERSIONS = ("kubeflow.org/v1alpha1", "kubeflow.org/v1alpha2", "kubeflow.org/v1beta1",
-                       "kubeflow.org/v1beta2")
+LEGACY_API_VERSIONS = (
+    "kubeflow.org/v1alpha1",
+    "kubeflow.org/v1alpha2",
+    "kubeflow.org/v1beta1",
+    "kubeflow.org/v1beta2",
+)
 REPLICA_TYPES = ("Chief", "Master", "PS", "Worker", "Evaluator")
 CHIEF_TYPES = ("Chief", "Master")
 DEFAULT_PORT = 2222
@@ -133,14 +137,16 @@ def replicas(content: Any) -> list[Replica]:
         canonical = canonical_type(key)
         spec_dict = as_dict(spec)
         policy = spec_dict.get("restartPolicy")
-        found.append(Replica(
-            key=key,
-            type=canonical or key,
-            known=canonical is not None,
-            count=max(as_int(spec_dict.get("replicas"), 1), 0),
-            spec=spec_dict,
-            restart_policy=policy if isinstance(policy, str) and policy else "Never",
-        ))
+        found.append(
+            Replica(
+                key=key,
+                type=canonical or key,
+                known=canonical is not None,
+                count=max(as_int(spec_dict.get("replicas"), 1), 0),
+                spec=spec_dict,
+                restart_policy=policy if isinstance(policy, str) and policy else "Never",
+            )
+        )
     order = {name: index for index, name in enumerate(REPLICA_TYPES)}
     found.sort(key=lambda r: (order.get(r.type, len(order)), r.key))
     return found
@@ -176,7 +182,9 @@ def success_decider(content: Any) -> tuple[str, list[str]]:
         return (f"the job succeeds when every {'/'.join(chiefs)} replica succeeds", chiefs)
     if "Worker" in reps:
         if policy == "AllWorkers":
-            return ("the job succeeds when all workers succeed (successPolicy AllWorkers)",
-                    ["Worker"])
+            return (
+                "the job succeeds when all workers succeed (successPolicy AllWorkers)",
+                ["Worker"],
+            )
         return ("the job succeeds when worker 0 succeeds (no Chief/Master)", ["Worker"])
     return ("nothing can decide success: there is no Chief, Master or Worker replica", [])

@@ -31,14 +31,26 @@ MASK = "********"
 MIN_TEXT_LENGTH = 6
 
 _ANYWHERE = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "CREDENTIAL", "PRIVATE")
-_WORDS = frozenset({"PASS", "PWD", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER", "CREDS", "JWT",
-                    "COOKIE", "SALT"})
+_WORDS = frozenset(
+    {"PASS", "PWD", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER", "CREDS", "JWT", "COOKIE", "SALT"}
+)
 _WORD_ENDINGS = ("TOKEN", "TOKENS", "KEY", "KEYS")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 # kubeconfig users[].user fields that are not credentials
-_USER_PUBLIC = frozenset({"client-certificate", "client-certificate-data", "client-key",
-                          "tokenFile", "as", "as-groups", "as-uid", "as-user-extra", "username",
-                          "extensions"})
+_USER_PUBLIC = frozenset(
+    {
+        "client-certificate",
+        "client-certificate-data",
+        "client-key",
+        "tokenFile",
+        "as",
+        "as-groups",
+        "as-uid",
+        "as-user-extra",
+        "username",
+        "extensions",
+    }
+)
 
 
 def is_secret_name(name: object) -> bool:
@@ -124,9 +136,12 @@ def mask(value: Any, values: Iterable[str] = ()) -> Any:
             out = {k: walk(v) for k, v in node.items()}
             env = out.get("env")
             if isinstance(env, list):
-                out["env"] = [{**e, "value": MASK} if isinstance(e, dict) and
-                              _is_secret_entry(e) and e["value"] not in (None, "") else e
-                              for e in env]
+                out["env"] = [
+                    {**e, "value": MASK}
+                    if isinstance(e, dict) and _is_secret_entry(e) and e["value"] not in (None, "")
+                    else e
+                    for e in env
+                ]
             return out
         if isinstance(node, list):
             return [walk(v) for v in node]
@@ -155,8 +170,13 @@ def kubeconfig_credentials(kubeconfig: Any) -> set[str]:
                 found.update(_leaves(value.get("config")))
             elif key == "exec" and isinstance(value, dict):
                 env = value.get("env")
-                found.update(_leaves([e.get("value") for e in env if isinstance(e, dict)]
-                                     if isinstance(env, list) else []))
+                found.update(
+                    _leaves(
+                        [e.get("value") for e in env if isinstance(e, dict)]
+                        if isinstance(env, list)
+                        else []
+                    )
+                )
             elif key not in _USER_PUBLIC:
                 found.update(_leaves(value))
     return found

@@ -55,7 +55,7 @@ def _bundle() -> dict[str, Any]:
             out = {}
             for key, value in node.items():
                 if key == "$ref" and value.startswith(K8S_SCHEMA):
-                    fragment = value[len(K8S_SCHEMA):]
+                    fragment = value[len(K8S_SCHEMA) :]
                     out[key] = fragment if fragment else k8s_root
                 else:
                     out[key] = rewrite(value)
@@ -114,8 +114,10 @@ def _describe(error: Any) -> tuple[str, str]:
         return path, f"missing required field {kind.property!r}"
     schema_path = list(error.schema_path)
     if kind_name == "OneOfNotValid" and _at_def(schema_path, QUANTITY_DEF):
-        return path, (f"{error.instance!r} is not a Kubernetes quantity "
-                      "(examples: 2, 500m, 1.5, 4Gi, 512Mi, 1e3)")
+        return path, (
+            f"{error.instance!r} is not a Kubernetes quantity "
+            "(examples: 2, 500m, 1.5, 4Gi, 512Mi, 1e3)"
+        )
     if kind_name == "OneOfNotValid" and _at_def(schema_path, INT_OR_STRING_DEF):
         return path, f"{error.instance!r} must be an integer or a string"
     if kind_name == "Enum":

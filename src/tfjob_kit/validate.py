@@ -102,8 +102,9 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
     configured.sort(key=_finding_order)
     secrets = redact.secret_values(content)
     if secrets:  # messages may quote a value; secret env values are never shown
-        configured = [replace(f, message=redact.mask_message(f.message, f.path, secrets))
-                      for f in configured]
+        configured = [
+            replace(f, message=redact.mask_message(f.message, f.path, secrets)) for f in configured
+        ]
     return configured
 
 
@@ -127,8 +128,14 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
         if error.line is not None and error.path == "$":
             where = f"line {error.line}" + (f", column {error.column}" if error.column else "")
             message = f"{where}: {message}"
-        finding = Finding(error.rule, rules.default_severity(error.rule), message,
-                          error.path, line=error.line, column=error.column)
+        finding = Finding(
+            error.rule,
+            rules.default_severity(error.rule),
+            message,
+            error.path,
+            line=error.line,
+            column=error.column,
+        )
         applied = config.apply(finding)
         result.findings = [applied.at(doc.source, doc.index, doc.line)] if applied else []
         return result
@@ -137,37 +144,46 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
         hint = CONVERTIBLE_KINDS.get(doc.kind)
         result.skipped = f"{kind} {doc.api_version}".strip() + (f": {hint}" if hint else "")
         return result
-    result.findings = [f.at(doc.source, doc.index, doc.line)
-                       for f in check_object(content, config)]
+    result.findings = [f.at(doc.source, doc.index, doc.line) for f in check_object(content, config)]
     return result
 
 
-PODGROUP_GROUPS = ("scheduling.volcano.sh/", "scheduling.incubator.k8s.io/",
-                   "scheduling.x-k8s.io/")
+PODGROUP_GROUPS = ("scheduling.volcano.sh/", "scheduling.incubator.k8s.io/", "scheduling.x-k8s.io/")
 
 
-def _podgroups_by_hand(docs: list[Document], results: list[DocumentResult],
-                       config: RuleConfig) -> None:
+def _podgroups_by_hand(
+    docs: list[Document], results: list[DocumentResult], config: RuleConfig
+) -> None:
     """A PodGroup written next to a TFJob (seed 003) collides with the one the operator makes."""
-    groups = {str(model.as_dict(d.content.get("metadata")).get("name")): d for d in docs
-              if d.ok and d.kind == "PodGroup" and d.api_version.startswith(PODGROUP_GROUPS)}
+    groups = {
+        str(model.as_dict(d.content.get("metadata")).get("name")): d
+        for d in docs
+        if d.ok and d.kind == "PodGroup" and d.api_version.startswith(PODGROUP_GROUPS)
+    }
     if not groups:
         return
     for doc, result in zip(docs, results, strict=True):
         if result.skipped is not None or not result.loaded:
             continue
         referenced = {result.name} | {
-            str(model.as_dict(model.as_dict(r.template.get("metadata")).get("annotations"))
-                .get("scheduling.k8s.io/group-name"))
-            for r in model.replicas(doc.content)}
+            str(
+                model.as_dict(model.as_dict(r.template.get("metadata")).get("annotations")).get(
+                    "scheduling.k8s.io/group-name"
+                )
+            )
+            for r in model.replicas(doc.content)
+        }
         for name in sorted(referenced & set(groups)):
             group = groups[name]
             finding = Finding(
-                "podgroup-by-hand", rules.default_severity("podgroup-by-hand"),
+                "podgroup-by-hand",
+                rules.default_severity("podgroup-by-hand"),
                 f"PodGroup {name!r} (document {group.index}, {group.api_version}) is written by "
                 "hand: with --gang-scheduler-name the operator creates and deletes the job's "
                 "PodGroup itself, and a hand-made one outlives the job or fights it; drop it "
-                "and set spec.runPolicy.schedulingPolicy", "$.metadata.name")
+                "and set spec.runPolicy.schedulingPolicy",
+                "$.metadata.name",
+            )
             applied = config.apply(finding)
             if applied is not None:
                 result.findings.append(applied.at(doc.source, doc.index, doc.line))
@@ -192,22 +208,36 @@ def _worker_count(jobs: int, files: int) -> int:
     return min(os.cpu_count() or 1, files // 4) or 1
 
 
-def validate_paths(paths: list[str], config: RuleConfig | None = None,
-                   limits: Limits = DEFAULT_LIMITS, jobs: int = 1) -> Report:
+def validate_paths(
+    paths: list[str],
+    config: RuleConfig | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    jobs: int = 1,
+) -> Report:
     """Validate files, directories and '-', in order, over `jobs` processes (0: automatic).
     Raises manifests.InputError for paths that do not exist."""
     files = expand_paths(paths)
     workers = _worker_count(jobs, len(files))
     if workers <= 1 or "-" in files:
         return Report([r for path in files for r in _validate_file(path, config, limits)])
-    context = multiprocessing.get_context("fork" if "fork" in
-                                          multiprocessing.get_all_start_methods() else None)
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        chunks = pool.map(_validate_file, files, repeat(config), repeat(limits),
-                          chunksize=max(1, len(files) // (workers * 4)))
+        chunks = pool.map(
+            _validate_file,
+            files,
+            repeat(config),
+            repeat(limits),
+            chunksize=max(1, len(files) // (workers * 4)),
+        )
         return Report([r for chunk in chunks for r in chunk])
 
 
-def validate_text(text: str, source: str = "<string>", config: RuleConfig | None = None,
-                  limits: Limits = DEFAULT_LIMITS) -> Report:
+def validate_text(
+    text: str,
+    source: str = "<string>",
+    config: RuleConfig | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Report:
     return validate_documents(load_text(text, source, limits), config)

@@ -32,20 +32,27 @@ class PlayResult:
 
 def ansible_env(kubeconfig: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "K8S_AUTH_KUBECONFIG": str(kubeconfig),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_FORCE_COLOR": "0",
-        "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-    })
+    env.update(
+        {
+            "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+            "K8S_AUTH_KUBECONFIG": str(kubeconfig),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        }
+    )
     env.pop("KUBECONFIG", None)
     return env
 
 
-def run_tasks(tmp_path: Path, kubeconfig: Path, tasks: list[dict[str, Any]],
-              *args: str, timeout: float = 600, env: dict[str, str] | None = None
-              ) -> PlayResult:
+def run_tasks(
+    tmp_path: Path,
+    kubeconfig: Path,
+    tasks: list[dict[str, Any]],
+    *args: str,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+) -> PlayResult:
     """Run the tasks in one play on localhost; every task's result is returned, in order."""
     out = tmp_path / "results.json"
     registered = []
@@ -55,17 +62,30 @@ def run_tasks(tmp_path: Path, kubeconfig: Path, tasks: list[dict[str, Any]],
         registered.append(name)
         play_tasks.append({**task, "register": name, "ignore_errors": True})
     dump = "{{ {" + ", ".join(f"'{n}': {n}" for n in registered) + "} | to_json }}"
-    play_tasks.append({"name": "Write the results", "ansible.builtin.copy": {
-        "content": dump, "dest": str(out), "mode": "0600"}, "check_mode": False,
-        "diff": False})
+    play_tasks.append(
+        {
+            "name": "Write the results",
+            "ansible.builtin.copy": {"content": dump, "dest": str(out), "mode": "0600"},
+            "check_mode": False,
+            "diff": False,
+        }
+    )
     playbook = tmp_path / "playbook.yml"
-    playbook.write_text(yaml.safe_dump([{"name": "test", "hosts": "localhost",
-                                         "gather_facts": False, "tasks": play_tasks}],
-                                       sort_keys=False))
+    playbook.write_text(
+        yaml.safe_dump(
+            [{"name": "test", "hosts": "localhost", "gather_facts": False, "tasks": play_tasks}],
+            sort_keys=False,
+        )
+    )
     proc = subprocess.run(
-        [str(BIN / "ansible-playbook"), str(playbook), *args], cwd=tmp_path,
-        env=env or ansible_env(kubeconfig), capture_output=True, text=True, timeout=timeout,
-        check=False)
+        [str(BIN / "ansible-playbook"), str(playbook), *args],
+        cwd=tmp_path,
+        env=env or ansible_env(kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     if not out.exists():
         raise AssertionError(f"the playbook did not finish (rc {proc.returncode}):\n{output}")

@@ -32,22 +32,36 @@ class Cluster:
     ) -> subprocess.CompletedProcess[str]:
         cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *self.cache_args(), *args]
         proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=120, check=False,
+            cmd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
             umask=local.UMASK,  # its cache lives in the cluster's private directory
         )
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
         return proc
 
-    def service_account_token(self, namespace: str, account: str, role: str, verbs: str,
-                              resources: str) -> str:
+    def service_account_token(
+        self, namespace: str, account: str, role: str, verbs: str, resources: str
+    ) -> str:
         """A token of a new ServiceAccount bound to a new Role (verbs on resources, as
         `kubectl create role` takes them) in the namespace."""
         self.kubectl("create", "serviceaccount", account, "-n", namespace)
-        self.kubectl("create", "role", role, "-n", namespace, f"--verb={verbs}",
-                     f"--resource={resources}")
-        self.kubectl("create", "rolebinding", role, "-n", namespace, f"--role={role}",
-                     f"--serviceaccount={namespace}:{account}")
+        self.kubectl(
+            "create", "role", role, "-n", namespace, f"--verb={verbs}", f"--resource={resources}"
+        )
+        self.kubectl(
+            "create",
+            "rolebinding",
+            role,
+            "-n",
+            namespace,
+            f"--role={role}",
+            f"--serviceaccount={namespace}:{account}",
+        )
         return self.kubectl("create", "token", account, "-n", namespace).stdout.strip()
 
     def get(self, *args: str) -> Any:

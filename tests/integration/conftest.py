@@ -45,12 +45,16 @@ def _snapshot(name: str) -> dict[str, Any]:
     def names(*args: str) -> list[str]:
         proc = view.kubectl("get", *args, "-o", "json", check=False)
         items = json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
-        return sorted(f"{i['metadata'].get('namespace', '')}/{i['metadata']['name']}"
-                      f"/{i['metadata']['uid']}" for i in items)
+        return sorted(
+            f"{i['metadata'].get('namespace', '')}/{i['metadata']['name']}/{i['metadata']['uid']}"
+            for i in items
+        )
 
-    return {"namespaces": names("namespaces"),
-            "tfjobs": names("tfjobs.kubeflow.org", "-A"),
-            "helm releases": names("secrets", "-A", "-l", "owner=helm")}
+    return {
+        "namespaces": names("namespaces"),
+        "tfjobs": names("tfjobs.kubeflow.org", "-A"),
+        "helm releases": names("secrets", "-A", "-l", "owner=helm"),
+    }
 
 
 def _foreign_running() -> list[str]:
@@ -58,8 +62,13 @@ def _foreign_running() -> list[str]:
     clusters = kwok_workdir() / "clusters"
     found = sorted(p.name for p in clusters.iterdir()) if clusters.is_dir() else []
     given = os.environ.get("TFJOB_KIT_KUBECONFIG")
-    return [n for n in found if not n.startswith(TEST_PREFIX) and local.is_running(n)
-            and not (given and Path(given).resolve() == local.kubeconfig_path(n).resolve())]
+    return [
+        n
+        for n in found
+        if not n.startswith(TEST_PREFIX)
+        and local.is_running(n)
+        and not (given and Path(given).resolve() == local.kubeconfig_path(n).resolve())
+    ]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -23,12 +23,17 @@ from ._cluster import Cluster
 pytestmark = pytest.mark.integration
 OPERATOR = "system:serviceaccount:kubeflow:training-operator"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
-KINDS = ("namespaces", "crds", "clusterroles", "clusterrolebindings",
-         "validatingwebhookconfigurations", "mutatingwebhookconfigurations")
+KINDS = (
+    "namespaces",
+    "crds",
+    "clusterroles",
+    "clusterrolebindings",
+    "validatingwebhookconfigurations",
+    "mutatingwebhookconfigurations",
+)
 
 
-def playbook(cluster: Cluster, name: str, *extra: str,
-             inventory: str = "inventories/local") -> str:
+def playbook(cluster: Cluster, name: str, *extra: str, inventory: str = "inventories/local") -> str:
     """Run playbooks/<name> against the session's cluster: with inventories/local, the local
     cluster by name (or by kubeconfig when the session uses an external one); with another
     inventory, by kubeconfig."""
@@ -39,13 +44,23 @@ def playbook(cluster: Cluster, name: str, *extra: str,
     elif cluster.name:
         target = ["-e", f"local_cluster_name={cluster.name}"]
     else:  # an external cluster (TFJOB_KIT_KUBECONFIG): no embedded cluster to start
-        target = ["-e", "tfjob_kit_local_cluster=false", "-e",
-                  f"tfjob_kit_kubeconfig={cluster.kubeconfig}", "-e",
-                  f"local_cluster_helm={helm_path()}"]
+        target = [
+            "-e",
+            "tfjob_kit_local_cluster=false",
+            "-e",
+            f"tfjob_kit_kubeconfig={cluster.kubeconfig}",
+            "-e",
+            f"local_cluster_helm={helm_path()}",
+        ]
     proc = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", inventory, f"playbooks/{name}",
-         *target, *extra], cwd=REPO, env=env,
-        capture_output=True, text=True, timeout=1200, check=False)
+        [str(BIN / "ansible-playbook"), "-i", inventory, f"playbooks/{name}", *target, *extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-8000:]
     return output
@@ -59,9 +74,14 @@ def recap_changed(output: str) -> int:
 def snapshot(cluster: Cluster) -> dict[str, set[str]]:
     """Cluster-wide objects by kind (test namespaces, created and removed by other tests
     without waiting, are left out)."""
-    return {kind: {o["metadata"]["name"] for o in cluster.items(kind)
-                   if not (kind == "namespaces" and o["metadata"]["name"].startswith("it-"))}
-            for kind in KINDS}
+    return {
+        kind: {
+            o["metadata"]["name"]
+            for o in cluster.items(kind)
+            if not (kind == "namespaces" and o["metadata"]["name"].startswith("it-"))
+        }
+        for kind in KINDS
+    }
 
 
 @pytest.fixture(scope="module")
@@ -98,17 +118,23 @@ def _grants(rules: list[dict[str, Any]]) -> dict[str, set[str]]:
         for group in rule.get("apiGroups", []):
             for resource in rule.get("resources", []):
                 key = f"{resource.split('/')[0]}.{group}".rstrip(".") + (
-                    f"/{resource.split('/')[1]}" if "/" in resource else "")
+                    f"/{resource.split('/')[1]}" if "/" in resource else ""
+                )
                 grants.setdefault(key, set()).update(rule["verbs"])
     return grants
 
 
-def test_operator_can_do_exactly_what_its_roles_list(cluster: Cluster,
-                                                    bootstrapped: dict[str, Any]) -> None:
+def test_operator_can_do_exactly_what_its_roles_list(
+    cluster: Cluster, bootstrapped: dict[str, Any]
+) -> None:
     role = cluster.get("clusterrole", "training-operator")
     bindings = cluster.items("clusterrolebindings")
-    assert not [b for b in bindings if b["roleRef"]["name"] == "cluster-admin"
-                and any(s.get("kind") == "ServiceAccount" for s in b.get("subjects") or [])]
+    assert not [
+        b
+        for b in bindings
+        if b["roleRef"]["name"] == "cluster-admin"
+        and any(s.get("kind") == "ServiceAccount" for s in b.get("subjects") or [])
+    ]
     grants = _grants(role["rules"])
     assert grants and all("*" not in verbs for verbs in grants.values())
     # Rules for resources this cluster does not serve (scheduler-plugins' PodGroups, for a
@@ -116,45 +142,76 @@ def test_operator_can_do_exactly_what_its_roles_list(cluster: Cluster,
     served = set(cluster.kubectl("api-resources", "-o", "name").stdout.split())
     grants = {r: v for r, v in grants.items() if r.split("/")[0] in served}
     assert "tfjobs.kubeflow.org" in grants and "podgroups.scheduling.volcano.sh" in grants
-    checks = [(verb, resource, "default", verb in verbs)
-              for resource, verbs in grants.items() for verb in VERBS]
+    checks = [
+        (verb, resource, "default", verb in verbs)
+        for resource, verbs in grants.items()
+        for verb in VERBS
+    ]
     namespaced = _grants(cluster.get("role", "training-operator", "-n", "kubeflow")["rules"])
-    checks += [(verb, resource, "kubeflow", True)
-               for resource, verbs in namespaced.items() for verb in verbs]
+    checks += [
+        (verb, resource, "kubeflow", True)
+        for resource, verbs in namespaced.items()
+        for verb in verbs
+    ]
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(lambda c: _can(cluster, c[0], c[1], c[2]), checks))
-    wrong = [(verb, resource, ns, expected) for (verb, resource, ns, expected), got
-             in zip(checks, answers, strict=True) if got != expected]
+    wrong = [
+        (verb, resource, ns, expected)
+        for (verb, resource, ns, expected), got in zip(checks, answers, strict=True)
+        if got != expected
+    ]
     assert not wrong, f"can-i disagrees with the roles (verb, resource, namespace, listed): {wrong}"
-    for verb, resource in (("delete", "nodes"), ("get", "secrets"), ("create", "clusterroles"),
-                           ("impersonate", "users")):
+    for verb, resource in (
+        ("delete", "nodes"),
+        ("get", "secrets"),
+        ("create", "clusterroles"),
+        ("impersonate", "users"),
+    ):
         assert not _can(cluster, verb, resource, "default"), f"operator can {verb} {resource}"
 
 
 def gpu_job(name: str, namespace: str) -> dict[str, Any]:
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"runPolicy": {"cleanPodPolicy": "None",
-                                   "schedulingPolicy": {"minAvailable": 6}},
-                     "tfReplicaSpecs": {"Worker": {
-                         "replicas": 6, "restartPolicy": "Never", "template": {"spec": {
-                             "containers": [{
-                                 "name": "tensorflow", "image": "registry.example.com/resnet:1",
-                                 "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "1",
-                                                          "memory": "1Gi"}}}]}}}}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "None", "schedulingPolicy": {"minAvailable": 6}},
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 6,
+                    "restartPolicy": "Never",
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "registry.example.com/resnet:1",
+                                    "resources": {
+                                        "limits": {"nvidia.com/gpu": 1, "cpu": "1", "memory": "1Gi"}
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                }
+            },
+        },
+    }
 
 
-def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: str,
-                                                   tmp_path: Path,
-                                                   bootstrapped: dict[str, Any]) -> None:
+def test_volcano_runs_gpu_jobs_one_after_the_other(
+    cluster: Cluster, namespace: str, tmp_path: Path, bootstrapped: dict[str, Any]
+) -> None:
     """Two jobs of 6 GPUs each on 8 GPUs: gang scheduling places one whole job, then the other;
     never a part of both (the default scheduler would place 6 + 2 and deadlock)."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
     for name in ("gang-a", "gang-b"):
         (jobs / f"{name}.yaml").write_text(yaml.safe_dump(gpu_job(name, namespace)))
-    playbook(cluster, "submit.yml", "-e", f"tfjob_kit_jobs_dir={jobs}", "-e",
-             "tfjob_kit_wait=false")
+    playbook(
+        cluster, "submit.yml", "-e", f"tfjob_kit_jobs_dir={jobs}", "-e", "tfjob_kit_wait=false"
+    )
     running_together = []
     groups: dict[str, dict[str, Any]] = {}  # the operator deletes them when a job ends
     deadline = time.monotonic() + 240
@@ -162,23 +219,28 @@ def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: 
         pods = cluster.items("pods", "-n", namespace)
         active: dict[str, int] = {}
         for pod in pods:
-            if pod["spec"].get("nodeName") and pod["status"].get("phase") in ("Pending",
-                                                                              "Running"):
+            if pod["spec"].get("nodeName") and pod["status"].get("phase") in ("Pending", "Running"):
                 job = pod["metadata"]["labels"]["training.kubeflow.org/job-name"]
                 active[job] = active.get(job, 0) + 1
         if len(active) > 1:
             running_together.append(active)
         for group in cluster.items("podgroups.scheduling.volcano.sh", "-n", namespace):
             groups.setdefault(group["metadata"]["name"], group)
-        states = {j["metadata"]["name"]: [c["type"] for c in j.get("status", {}).get(
-            "conditions", []) if c["status"] == "True"] for j in cluster.items("tfjobs", "-n",
-                                                                                namespace)}
+        states = {
+            j["metadata"]["name"]: [
+                c["type"]
+                for c in j.get("status", {}).get("conditions", [])
+                if c["status"] == "True"
+            ]
+            for j in cluster.items("tfjobs", "-n", namespace)
+        }
         if all("Succeeded" in s for s in states.values()) and len(states) == 2:
             break
         time.sleep(0.3)
     else:
-        raise AssertionError(f"the jobs did not both succeed: {states}\n"
-                             f"{cluster.diagnostics(namespace)}")
+        raise AssertionError(
+            f"the jobs did not both succeed: {states}\n{cluster.diagnostics(namespace)}"
+        )
     assert not running_together, f"both jobs held GPUs at once: {running_together[:3]}"
     assert set(groups) == {"gang-a", "gang-b"}
     for name, group in groups.items():
@@ -187,19 +249,36 @@ def test_volcano_runs_gpu_jobs_one_after_the_other(cluster: Cluster, namespace: 
 
 
 LEFTOVER_WEBHOOK = {
-    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingWebhookConfiguration",
     "metadata": {"name": "volcano-admission-service-pods-validate"},
-    "webhooks": [{
-        "name": "validatepod.volcano.sh", "admissionReviewVersions": ["v1"],
-        "sideEffects": "None", "failurePolicy": "Ignore",
-        "clientConfig": {"service": {"name": "volcano-admission-service",
-                                     "namespace": "volcano-system", "path": "/pods/validate"}},
-        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                   "resources": ["pods"]}]}]}
+    "webhooks": [
+        {
+            "name": "validatepod.volcano.sh",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Ignore",
+            "clientConfig": {
+                "service": {
+                    "name": "volcano-admission-service",
+                    "namespace": "volcano-system",
+                    "path": "/pods/validate",
+                }
+            },
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE"],
+                    "resources": ["pods"],
+                }
+            ],
+        }
+    ],
+}
 
 
-def test_example_inventory_installs_and_teardown_removes_everything(
-        bare_cluster: Cluster) -> None:
+def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster: Cluster) -> None:
     """inventories/example (a real cluster's), on a cluster without the local addons: site.yml
     installs the CRDs and charts; teardown (keep_crds false there) leaves the cluster as it
     found it. What a simulated cluster cannot do is switched off: the GPU hosts are not
@@ -207,8 +286,14 @@ def test_example_inventory_installs_and_teardown_removes_everything(
     webhooks, no smoke job), and the context is the kubeconfig's own."""
     before = snapshot(bare_cluster)
     assert "tfjobs.kubeflow.org" not in before["crds"]
-    example = ("-e", "tfjob_kit_context=", "--limit", "localhost",
-               "-e", "training_operator_webhook_enabled=false")
+    example = (
+        "-e",
+        "tfjob_kit_context=",
+        "--limit",
+        "localhost",
+        "-e",
+        "training_operator_webhook_enabled=false",
+    )
     options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
     playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
     installed = snapshot(bare_cluster)
@@ -222,13 +307,21 @@ def test_example_inventory_installs_and_teardown_removes_everything(
     assert snapshot(bare_cluster) == before
 
 
-USERS_NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
-    "name": "kubeflow", "labels": {"team": "ml-platform",
-                                   "pod-security.kubernetes.io/enforce": "baseline"},
-    "annotations": {"example.com/owner": "kubeflow-install"}}}
-USERS_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-    "name": "kubeflow-config", "namespace": "kubeflow", "labels": {"app": "kubeflow"}},
-    "data": {"profile": "full"}}
+USERS_NAMESPACE = {
+    "apiVersion": "v1",
+    "kind": "Namespace",
+    "metadata": {
+        "name": "kubeflow",
+        "labels": {"team": "ml-platform", "pod-security.kubernetes.io/enforce": "baseline"},
+        "annotations": {"example.com/owner": "kubeflow-install"},
+    },
+}
+USERS_CONFIGMAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "kubeflow-config", "namespace": "kubeflow", "labels": {"app": "kubeflow"}},
+    "data": {"profile": "full"},
+}
 
 
 def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -> None:
@@ -238,23 +331,28 @@ def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -
     created itself (nvidia-device-plugin)."""
     before = snapshot(bare_cluster)
     assert "kubeflow" not in before["namespaces"]
-    bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(
-        [USERS_NAMESPACE, USERS_CONFIGMAP]))
+    bare_cluster.kubectl(
+        "apply", "-f", "-", stdin=yaml.safe_dump_all([USERS_NAMESPACE, USERS_CONFIGMAP])
+    )
     namespace = bare_cluster.get("namespace", "kubeflow")
-    example = ("-e", "tfjob_kit_context=", "--limit", "localhost",
-               "-e", "training_operator_webhook_enabled=false")
+    example = (
+        "-e",
+        "tfjob_kit_context=",
+        "--limit",
+        "localhost",
+        "-e",
+        "training_operator_webhook_enabled=false",
+    )
     options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
     try:
         playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
         installed = bare_cluster.get("namespace", "kubeflow")
         assert installed["metadata"]["labels"] == namespace["metadata"]["labels"]
-        assert installed["metadata"].get("annotations") == namespace["metadata"].get(
-            "annotations")
+        assert installed["metadata"].get("annotations") == namespace["metadata"].get("annotations")
         created = bare_cluster.get("namespace", "nvidia-device-plugin")
         assert created["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
         assert bare_cluster.items("deployments", "-n", "kubeflow")  # the operator went there
-        output = playbook(bare_cluster, "teardown.yml", *example,
-                          inventory="inventories/example")
+        output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
         assert "nothing the toolkit installed is left" in output
         kept = bare_cluster.get("namespace", "kubeflow")
         assert kept["metadata"]["uid"] == namespace["metadata"]["uid"]
@@ -263,17 +361,29 @@ def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -
         assert "deletionTimestamp" not in kept["metadata"]
         config = bare_cluster.get("configmap", "kubeflow-config", "-n", "kubeflow")
         assert config["data"] == {"profile": "full"}
-        left = [f"{kind}/{o['metadata']['name']}" for kind in (
-            "deployments", "services", "serviceaccounts", "roles", "rolebindings", "secrets",
-            "configmaps") for o in bare_cluster.items(kind, "-n", "kubeflow")
-            if kind != "configmaps" or o["metadata"]["name"] != "kubeflow-config"]
-        assert [x for x in left if not x.startswith(("serviceaccounts/default",
-                                                     "configmaps/kube-root-ca.crt"))] == []
+        left = [
+            f"{kind}/{o['metadata']['name']}"
+            for kind in (
+                "deployments",
+                "services",
+                "serviceaccounts",
+                "roles",
+                "rolebindings",
+                "secrets",
+                "configmaps",
+            )
+            for o in bare_cluster.items(kind, "-n", "kubeflow")
+            if kind != "configmaps" or o["metadata"]["name"] != "kubeflow-config"
+        ]
+        assert [
+            x
+            for x in left
+            if not x.startswith(("serviceaccounts/default", "configmaps/kube-root-ca.crt"))
+        ] == []
         after = snapshot(bare_cluster)
         assert after == {**before, "namespaces": before["namespaces"] | {"kubeflow"}}
     finally:
-        bare_cluster.kubectl("delete", "namespace", "kubeflow", "--ignore-not-found",
-                             "--wait=true")
+        bare_cluster.kubectl("delete", "namespace", "kubeflow", "--ignore-not-found", "--wait=true")
 
 
 CERT_NOT_AFTER = "volcano.tfjob-kit.io/certificate-not-after"
@@ -291,17 +401,29 @@ def _short_lived_certificate(days: int) -> tuple[bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "short-lived")])
     now = datetime.now(UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=days))
-            .sign(key, hashes.SHA256()))
-    return (cert.public_bytes(serialization.Encoding.PEM),
-            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                              serialization.NoEncryption()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=days))
+        .sign(key, hashes.SHA256())
+    )
+    return (
+        cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
+    )
 
 
 def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
-        bare_cluster: Cluster, tmp_path: Path) -> None:
+    bare_cluster: Cluster, tmp_path: Path
+) -> None:
     """`helm upgrade` keeps the webhooks' certificate while it has more than
     certRenewBeforeDays left, and makes a new one when it is closer to expiry or carries no
     recorded expiry (an older chart's 10-year certificate). The volcano role's check passes on
@@ -312,9 +434,21 @@ def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
     namespace, release = "it-volcano-cert", "vccert"
     helm = [str(helm_path()), "--kubeconfig", str(bare_cluster.kubeconfig), "-n", namespace]
     # Only the webhook server and its Secret/configurations: no CRDs on the bare cluster.
-    install = [*helm, "upgrade", "--install", release, str(REPO / "charts" / "volcano"),
-               "--skip-crds", "--create-namespace", "--set", "scheduler.enabled=false",
-               "--set", "controllers.enabled=false", "--set-json", "queues=[]"]
+    install = [
+        *helm,
+        "upgrade",
+        "--install",
+        release,
+        str(REPO / "charts" / "volcano"),
+        "--skip-crds",
+        "--create-namespace",
+        "--set",
+        "scheduler.enabled=false",
+        "--set",
+        "controllers.enabled=false",
+        "--set-json",
+        "queues=[]",
+    ]
     secret_name = f"{release}-volcano-admission-tls"
 
     def upgrade() -> dict[str, Any]:
@@ -323,16 +457,42 @@ def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
         return secret
 
     def check_role() -> subprocess.CompletedProcess[str]:
-        play = [{"name": "Check", "hosts": "localhost", "gather_facts": False, "tasks": [{
-            "name": "Check the certificate", "ansible.builtin.include_role": {
-                "name": "tfjob.kit.volcano", "tasks_from": "certificate.yml"},
-            "vars": {"volcano_namespace": namespace, "volcano_release": release}}]}]
+        play = [
+            {
+                "name": "Check",
+                "hosts": "localhost",
+                "gather_facts": False,
+                "tasks": [
+                    {
+                        "name": "Check the certificate",
+                        "ansible.builtin.include_role": {
+                            "name": "tfjob.kit.volcano",
+                            "tasks_from": "certificate.yml",
+                        },
+                        "vars": {"volcano_namespace": namespace, "volcano_release": release},
+                    }
+                ],
+            }
+        ]
         (tmp_path / "check.yml").write_text(yaml.safe_dump(play))
         return subprocess.run(
-            [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-             "-e", f"ansible_python_interpreter={BIN / 'python'}", str(tmp_path / "check.yml")],
-            cwd=REPO, env=ansible_env(bare_cluster.kubeconfig), capture_output=True, text=True,
-            timeout=300, check=False)
+            [
+                str(BIN / "ansible-playbook"),
+                "-i",
+                "localhost,",
+                "-c",
+                "local",
+                "-e",
+                f"ansible_python_interpreter={BIN / 'python'}",
+                str(tmp_path / "check.yml"),
+            ],
+            cwd=REPO,
+            env=ansible_env(bare_cluster.kubeconfig),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
 
     try:
         first = upgrade()
@@ -344,32 +504,54 @@ def test_volcano_admission_certificate_is_rotated_before_it_expires_and_checked(
         assert "is valid until" in checked.stdout
 
         soon = (datetime.now(UTC) + timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        bare_cluster.kubectl("annotate", "secret", secret_name, "-n", namespace,
-                             "--overwrite", f"{CERT_NOT_AFTER}={soon}")
+        bare_cluster.kubectl(
+            "annotate",
+            "secret",
+            secret_name,
+            "-n",
+            namespace,
+            "--overwrite",
+            f"{CERT_NOT_AFTER}={soon}",
+        )
         rotated = upgrade()
         assert rotated["data"]["tls.crt"] != first["data"]["tls.crt"]
         assert rotated["data"]["ca.crt"] != first["data"]["ca.crt"]
         assert rotated["metadata"]["annotations"][CERT_NOT_AFTER] > soon
-        hook = bare_cluster.get("validatingwebhookconfiguration",
-                                "volcano-admission-service-jobs-validate")
+        hook = bare_cluster.get(
+            "validatingwebhookconfiguration", "volcano-admission-service-jobs-validate"
+        )
         assert hook["webhooks"][0]["clientConfig"]["caBundle"] == rotated["data"]["ca.crt"]
 
-        bare_cluster.kubectl("annotate", "secret", secret_name, "-n", namespace,
-                             f"{CERT_NOT_AFTER}-")
+        bare_cluster.kubectl(
+            "annotate", "secret", secret_name, "-n", namespace, f"{CERT_NOT_AFTER}-"
+        )
         assert upgrade()["data"]["tls.crt"] != rotated["data"]["tls.crt"]  # no record: renewed
 
         cert, key = _short_lived_certificate(days=10)
-        patch = {"data": {"tls.crt": base64.b64encode(cert).decode(),
-                          "tls.key": base64.b64encode(key).decode()}}
-        bare_cluster.kubectl("patch", "secret", secret_name, "-n", namespace, "--type",
-                             "merge", "-p", yaml.safe_dump(patch))
+        patch = {
+            "data": {
+                "tls.crt": base64.b64encode(cert).decode(),
+                "tls.key": base64.b64encode(key).decode(),
+            }
+        }
+        bare_cluster.kubectl(
+            "patch",
+            "secret",
+            secret_name,
+            "-n",
+            namespace,
+            "--type",
+            "merge",
+            "-p",
+            yaml.safe_dump(patch),
+        )
         checked = check_role()
         assert checked.returncode != 0
         assert f"Secret {namespace}/{secret_name}" in checked.stdout
         assert "within 30 days" in checked.stdout
         assert "BEGIN" not in checked.stdout  # the key is never printed
     finally:
-        subprocess.run([*helm, "uninstall", release, "--wait"], capture_output=True,
-                       check=False, timeout=300)
-        bare_cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found",
-                             "--wait=true")
+        subprocess.run(
+            [*helm, "uninstall", release, "--wait"], capture_output=True, check=False, timeout=300
+        )
+        bare_cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=true")

@@ -28,8 +28,15 @@ INSTALL = 'pip install "tfjob-kit[bootstrap]==0.1.0"'  # pinned: tests/unit/test
 
 def user_repo(cluster: Cluster, tmp_path: Path) -> Path:
     # the pipeline creates the job: none of that name may be left from earlier tests
-    cluster.kubectl("delete", "tfjob", "dist-mnist", "-n", "default", "--ignore-not-found",
-                    "--cascade=foreground")
+    cluster.kubectl(
+        "delete",
+        "tfjob",
+        "dist-mnist",
+        "-n",
+        "default",
+        "--ignore-not-found",
+        "--cascade=foreground",
+    )
     repo = tmp_path / "repo"
     (repo / "jobs").mkdir(parents=True)
     shutil.copy(REPO / "examples" / "tfjobs" / "dist-mnist.yaml", repo / "jobs")
@@ -37,8 +44,15 @@ def user_repo(cluster: Cluster, tmp_path: Path) -> Path:
 
 
 def run_step(script: str, repo: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
+    proc = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{script}\n{output[-6000:]}"
     return output
@@ -74,8 +88,10 @@ def test_github_actions_workflow(cluster: Cluster, tmp_path: Path) -> None:
             if step.get("name") == "Install tfjob-kit":
                 assert step["run"] == INSTALL
                 continue
-            step_env = {k: re.sub(r"\$\{\{ *([^} ]+) *\}\}", lambda m: secrets[m[1]], str(v))
-                        for k, v in (step.get("env") or {}).items()}
+            step_env = {
+                k: re.sub(r"\$\{\{ *([^} ]+) *\}\}", lambda m: secrets[m[1]], str(v))
+                for k, v in (step.get("env") or {}).items()
+            }
             outputs.append(run_step(step["run"], repo, {**env, **step_env}))
             ran += 1
     assert ran == 3
@@ -92,8 +108,9 @@ def test_gitlab_ci_pipeline(cluster: Cluster, tmp_path: Path) -> None:
     kubeconfig.write_text(cluster.kubeconfig.read_text())
     kubeconfig.chmod(0o600)
     env = ci_env(cluster, CI_PROJECT_DIR=str(repo), KUBECONFIG=str(kubeconfig))
-    jobs = [name for name in pipeline if isinstance(pipeline[name], dict) and
-            "script" in pipeline[name]]
+    jobs = [
+        name for name in pipeline if isinstance(pipeline[name], dict) and "script" in pipeline[name]
+    ]
     jobs.sort(key=lambda name: pipeline["stages"].index(pipeline[name]["stage"]))
     assert jobs == ["validate-tfjobs", "submit-tfjobs"]
     outputs = [run_step(line, repo, env) for name in jobs for line in pipeline[name]["script"]]

@@ -54,13 +54,17 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
         "tfjob-kit-pod-delete",
     }
     assert all(s["spec"]["resourceRef"]["kind"] == "Pod" for s in stages)
-    for training in ("tfjob-kit-tfjob-pod-exit-code", "tfjob-kit-tfjob-pod-succeed",
-                     "tfjob-kit-volcano-pod-succeed"):
+    for training in (
+        "tfjob-kit-tfjob-pod-exit-code",
+        "tfjob-kit-tfjob-pod-succeed",
+        "tfjob-kit-volcano-pod-succeed",
+    ):
         assert names[training]["spec"]["delay"]["durationMilliseconds"] == 7500
     # TensorFlow pods succeed only once the rendezvous stand-in saw all of their peers run
     for succeed in ("tfjob-kit-tfjob-pod-succeed", "tfjob-kit-volcano-pod-succeed"):
-        keys = {e["key"]: e["operator"] for e in names[succeed]["spec"]["selector"][
-            "matchExpressions"]}
+        keys = {
+            e["key"]: e["operator"] for e in names[succeed]["spec"]["selector"]["matchExpressions"]
+        }
         assert keys['.metadata.annotations["tfjob-kit.dev/peers-running"]'] == "Exists"
     assert names["tfjob-kit-job-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 1000
     assert names["tfjob-kit-pod-delete"]["spec"]["next"] == {
@@ -87,13 +91,15 @@ def test_kubectl_is_built_only_when_missing(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_kwokctl_config_binds_loopback_and_puts_etcd_behind_mutual_tls() -> None:
     opts = local.UpOptions(name="tfjob-kit-test-config")
-    header = next(yaml.safe_load_all(
-        local.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800))))
+    header = next(
+        yaml.safe_load_all(local.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800)))
+    )
     options = header["options"]
     assert options["bindAddress"] == "127.0.0.1"
     assert (options["etcdPort"], options["etcdPeerPort"]) == (23790, 23800)
-    patches = {p["name"]: {a["key"]: a for a in p["extraArgs"]}
-               for p in header["componentsPatches"]}
+    patches = {
+        p["name"]: {a["key"]: a for a in p["extraArgs"]} for p in header["componentsPatches"]
+    }
     etcd, apiserver = patches["etcd"], patches["kube-apiserver"]
     for url in ("listen-client-urls", "advertise-client-urls"):
         assert etcd[url] == {"key": url, "value": "https://127.0.0.1:23790", "override": True}

@@ -35,7 +35,7 @@ def _address(hex_addr: str) -> str:
     raw = bytes.fromhex(hex_addr)
     if len(raw) == 4:
         return ".".join(str(b) for b in reversed(raw))
-    words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
     packed = b"".join(words)
     if packed[:12] == b"\0" * 10 + b"\xff\xff":  # IPv4-mapped
         return ".".join(str(b) for b in packed[12:])
@@ -64,7 +64,7 @@ def _children(pids: set[int]) -> set[int]:
                 text = (entry / "stat").read_text()
             except OSError:
                 continue
-            parent[int(entry.name)] = int(text[text.rindex(")") + 2:].split()[1])
+            parent[int(entry.name)] = int(text[text.rindex(")") + 2 :].split()[1])
     found = set(pids)
     grew = True
     while grew:
@@ -101,11 +101,18 @@ def test_every_listener_is_on_loopback(cluster: Cluster) -> None:
     # Not vacuous: etcd (client and peer), the API server, controller-manager, scheduler,
     # kwok, both Volcano processes and the operator (metrics, probes, webhook) all listen.
     names = " ".join(listeners)
-    for component in ("etcd", "apiserver", "controller", "scheduler", "kwok",
-                      "vc-scheduler", "vc-controller-manager", "training-operator"):
+    for component in (
+        "etcd",
+        "apiserver",
+        "controller",
+        "scheduler",
+        "kwok",
+        "vc-scheduler",
+        "vc-controller-manager",
+        "training-operator",
+    ):
         assert component in names, f"no listener found for {component}: {listeners}"
-    state = json.loads((local.cluster_dir(cluster.name) / "tfjob-kit" / "state.json")
-                       .read_text())
+    state = json.loads((local.cluster_dir(cluster.name) / "tfjob-kit" / "state.json").read_text())
     webhook = ("127.0.0.1", state["ports"]["operator_webhook"])
     assert webhook in listeners["training-operator"]
 
@@ -114,7 +121,9 @@ def _etcd_answers(port: int, context: ssl.SSLContext | None) -> bool:
     """True when etcd at 127.0.0.1:port answers GET /version (over TLS with context)."""
     conn: http.client.HTTPConnection = (
         http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=context)
-        if context else http.client.HTTPConnection("127.0.0.1", port, timeout=5))
+        if context
+        else http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    )
     try:
         conn.request("GET", "/version")
         response = conn.getresponse()
@@ -146,15 +155,26 @@ def test_state_is_private(cluster: Cluster) -> None:
     assert stat.S_IMODE(root.parent.stat().st_mode) == 0o700
     # No directory lets anyone else in (so nothing below it is reachable: kubectl chmods its
     # discovery cache 0660 whatever the umask), and no credential is readable by anyone else.
-    open_dirs = [str(p.relative_to(root)) for p in root.rglob("*")
-                 if p.is_dir() and not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077]
+    open_dirs = [
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_dir() and not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
     assert not open_dirs, f"directories others may enter: {open_dirs}"
-    credentials = [root / "kubeconfig.yaml", *root.glob("pki/*"), *root.glob("tfjob-kit/*.token"),
-                   *root.glob("tfjob-kit/*.kubeconfig"), *root.glob("tfjob-kit/webhook-certs/*"),
-                   *root.glob("logs/*")]
+    credentials = [
+        root / "kubeconfig.yaml",
+        *root.glob("pki/*"),
+        *root.glob("tfjob-kit/*.token"),
+        *root.glob("tfjob-kit/*.kubeconfig"),
+        *root.glob("tfjob-kit/webhook-certs/*"),
+        *root.glob("logs/*"),
+    ]
     assert len(credentials) > 15
-    loose = [f"{p.relative_to(root)} {oct(stat.S_IMODE(p.stat().st_mode))}" for p in credentials
-             if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    loose = [
+        f"{p.relative_to(root)} {oct(stat.S_IMODE(p.stat().st_mode))}"
+        for p in credentials
+        if stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
     assert not loose, f"readable by others: {loose}"
     certs = local.cluster_dir(cluster.name) / "tfjob-kit" / "webhook-certs"
     assert (certs / "tls.key").is_file(), "the operator's certificate lives in the cluster"
@@ -204,15 +224,18 @@ def test_two_clusters_with_addons_side_by_side(cluster: Cluster) -> None:
     name = session_name("second")
     try:
         kubeconfig = local.up(
-            local.UpOptions(name=name, nodes=NodePlan(cpu_nodes=1, gpu_nodes=1)),
-            out=io.StringIO())
+            local.UpOptions(name=name, nodes=NodePlan(cpu_nodes=1, gpu_nodes=1)), out=io.StringIO()
+        )
         second = Cluster(kubeconfig, name)
         for view in (cluster, second):
-            proc = view.kubectl("create", "--dry-run=server", "-f", "-", stdin=BAD_TFJOB,
-                                check=False)
+            proc = view.kubectl(
+                "create", "--dry-run=server", "-f", "-", stdin=BAD_TFJOB, check=False
+            )
             assert proc.returncode != 0 and "denied the request" in proc.stderr, proc.stderr
-        keys = {c: (local.cluster_dir(c) / "tfjob-kit" / "webhook-certs" / "tls.key")
-                .read_bytes() for c in (cluster.name, name)}
+        keys = {
+            c: (local.cluster_dir(c) / "tfjob-kit" / "webhook-certs" / "tls.key").read_bytes()
+            for c in (cluster.name, name)
+        }
         assert keys[cluster.name] != keys[name]
         assert all(p["alive"] for p in local.status(cluster.name)["processes"].values())
     finally:

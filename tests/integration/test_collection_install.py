@@ -19,22 +19,39 @@ pytestmark = pytest.mark.integration
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel built from the repository, installed (without dependencies) into a folder."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w",
-                    str(out), str(REPO)], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
+        check=True,
+        timeout=300,
+    )
     (wheel,) = out.glob("tfjob_kit-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for shipped in ("ansible_collections/tfjob/kit/galaxy.yml",
-                    "ansible_collections/tfjob/kit/meta/runtime.yml",
-                    "ansible_collections/tfjob/kit/plugins/modules/tfjob.py",
-                    "ansible_collections/tfjob/kit/plugins/module_utils/common.py",
-                    "ansible_collections/tfjob/kit/roles/training_operator/tasks/main.yml",
-                    "ansible_collections/tfjob/kit/playbooks/site.yml",
-                    "ansible_collections/tfjob/kit/charts/training-operator/crds/"
-                    "tfjobs.kubeflow.org.yaml"):
+    for shipped in (
+        "ansible_collections/tfjob/kit/galaxy.yml",
+        "ansible_collections/tfjob/kit/meta/runtime.yml",
+        "ansible_collections/tfjob/kit/plugins/modules/tfjob.py",
+        "ansible_collections/tfjob/kit/plugins/module_utils/common.py",
+        "ansible_collections/tfjob/kit/roles/training_operator/tasks/main.yml",
+        "ansible_collections/tfjob/kit/playbooks/site.yml",
+        "ansible_collections/tfjob/kit/charts/training-operator/crds/tfjobs.kubeflow.org.yaml",
+    ):
         assert shipped in names
     target = out / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",
-                    str(target), str(wheel)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--quiet",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        timeout=300,
+    )
     return target
 
 
@@ -43,13 +60,25 @@ def test_collection_from_the_wheel(installed: Path, cluster: Cluster, tmp_path: 
     env.pop("ANSIBLE_CONFIG")  # no ansible.cfg, no collections_path: only the wheel
     env["PYTHONPATH"] = str(installed)
     env["ANSIBLE_COLLECTIONS_PATH"] = str(tmp_path / "empty")
-    doc = subprocess.run([str(BIN / "ansible-doc"), "tfjob.kit.tfjob"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, check=False, timeout=120)
+    doc = subprocess.run(
+        [str(BIN / "ansible-doc"), "tfjob.kit.tfjob"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert doc.returncode == 0, doc.stderr
     assert str(installed / "ansible_collections" / "tfjob" / "kit") in doc.stdout
     assert "wait_for" in doc.stdout and "force_conflicts" in doc.stdout
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob_info": {"namespace": "kube-system"}},
-    ], env=env)
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob_info": {"namespace": "kube-system"}},
+        ],
+        env=env,
+    )
     assert result.rc == 0, result.output
     assert result[0]["jobs"] == []

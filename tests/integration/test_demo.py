@@ -23,12 +23,19 @@ pytestmark = pytest.mark.integration
 JOBS = {
     "dist-mnist (PS/Worker)": ("TFJob dist-mnist", "kubeflow", "PS:1 Worker:2", "Succeeded"),
     "GPU Chief": ("TFJob mnist-gpu", "kubeflow", "Chief:1 PS:1 Worker:2", "Succeeded"),
-    "v1beta1 MASTER job, converted": ("TFJob example-tfjob", "kubeflow", "Master:1",
-                                      "Succeeded"),
-    "T9k TensorFlowTrainingJob, converted": ("TFJob tensorflow-example", "kubeflow",
-                                             "Worker:4", "Succeeded"),
-    "dist-mnist as a Volcano Job": ("Job dist-mnist-volcano", "volcano", "ps:1 worker:2",
-                                    "Completed"),
+    "v1beta1 MASTER job, converted": ("TFJob example-tfjob", "kubeflow", "Master:1", "Succeeded"),
+    "T9k TensorFlowTrainingJob, converted": (
+        "TFJob tensorflow-example",
+        "kubeflow",
+        "Worker:4",
+        "Succeeded",
+    ),
+    "dist-mnist as a Volcano Job": (
+        "Job dist-mnist-volcano",
+        "volcano",
+        "ps:1 worker:2",
+        "Completed",
+    ),
 }
 
 
@@ -38,8 +45,12 @@ def demo(cluster: Cluster) -> str:
     proc = subprocess.run(
         ["make", "demo", f"CLUSTER={cluster.name}", f"BIN={Path(sys.executable).parent}"],
         cwd=REPO,
-        env=ansible_env(cluster.kubeconfig), capture_output=True, text=True, timeout=1500,
-        check=False)
+        env=ansible_env(cluster.kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-10000:]
     return output
@@ -71,14 +82,18 @@ def check_summary(output: str) -> None:
     assert tf_config["task"] == {"type": "worker", "index": 0}
     assert tf_config["cluster"] == {
         "ps": ["dist-mnist-ps-0.tfjob-kit-demo.svc:2222"],
-        "worker": ["dist-mnist-worker-0.tfjob-kit-demo.svc:2222",
-                   "dist-mnist-worker-1.tfjob-kit-demo.svc:2222"]}
+        "worker": [
+            "dist-mnist-worker-0.tfjob-kit-demo.svc:2222",
+            "dist-mnist-worker-1.tfjob-kit-demo.svc:2222",
+        ],
+    }
 
 
 def story_rows(output: str, heading: str) -> dict[str, list[str]]:
     block = output.split(f"\n{heading}:\n")[1].split("\n\n")[0].splitlines()
-    return {cells[0]: cells for cells in (cells_of(line)
-                                          for line in block if line.startswith("gang-"))}
+    return {
+        cells[0]: cells for cells in (cells_of(line) for line in block if line.startswith("gang-"))
+    }
 
 
 def check_story(output: str) -> None:
@@ -93,8 +108,11 @@ def check_story(output: str) -> None:
     # without gangs one job sat partly placed, holding GPUs, and said why the rest waited
     stalled = max(plain.values(), key=lambda row: seconds(row[6]))
     assert seconds(stalled[6]) >= 2.0 and int(stalled[7]) > 0
-    assert re.search(rf"{stalled[0]}: \d of 4 pods placed, holding \d GPUs; the other \d "
-                     r"Pending: 0/\d nodes are available: .*Insufficient nvidia.com/gpu", output)
+    assert re.search(
+        rf"{stalled[0]}: \d of 4 pods placed, holding \d GPUs; the other \d "
+        r"Pending: 0/\d nodes are available: .*Insufficient nvidia.com/gpu",
+        output,
+    )
     # with Volcano nothing was partly placed: the second job started after the first finished
     assert all(seconds(row[6]) < 1.0 and row[7] == "0" for row in gang.values())
     first, second = sorted(gang.values(), key=lambda row: seconds(row[2]))
@@ -107,16 +125,24 @@ def check_readme_sample(output: str) -> None:
     sample = readme.split("<!-- snippet: demo-output -->\n```text\n")[1].split("```")[0]
     tf_config = sample.split("received:\n")[1].splitlines()[0]
     assert f"received:\n{tf_config}\n" in output
-    for heading, stable in (("", range(5)), ("default scheduler (no gang):", (0, 1, 5)),
-                            ("Volcano gang scheduling:", (0, 1, 5))):
+    for heading, stable in (
+        ("", range(5)),
+        ("default scheduler (no gang):", (0, 1, 5)),
+        ("Volcano gang scheduling:", (0, 1, 5)),
+    ):
         shown = (sample.split(heading)[1] if heading else sample).split("\n\n")[0]
         actual = output.split(heading)[1].split("\n\n")[0] if heading else output
-        rows = [cells_of(line) for line in shown.splitlines()[2:]
-                if line and not line.startswith((" ", "-", "TF_CONFIG", "{"))]
+        rows = [
+            cells_of(line)
+            for line in shown.splitlines()[2:]
+            if line and not line.startswith((" ", "-", "TF_CONFIG", "{"))
+        ]
         assert rows, heading
         for row in rows:
-            got = next((cells_of(line) for line in actual.splitlines()
-                        if line.startswith(row[0] + "  ")), [])
+            got = next(
+                (cells_of(line) for line in actual.splitlines() if line.startswith(row[0] + "  ")),
+                [],
+            )
             assert [got[i] for i in stable] == [row[i] for i in stable], (heading, row, got)
 
 

@@ -21,12 +21,33 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tfjobs" / "dist-mn
 
 
 def _job(name: str, **run_policy: Any) -> str:
-    return yaml.safe_dump({
-        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
-        "spec": {"runPolicy": run_policy, "tfReplicaSpecs": {"Worker": {
-            "replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{
-                "name": "tensorflow", "image": "docker.io/tensorflow/tensorflow:2.16.1",
-                "command": ["python", "-c", "print(1)"]}]}}}}}})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": name},
+            "spec": {
+                "runPolicy": run_policy,
+                "tfReplicaSpecs": {
+                    "Worker": {
+                        "replicas": 2,
+                        "restartPolicy": "OnFailure",
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "tensorflow",
+                                        "image": "docker.io/tensorflow/tensorflow:2.16.1",
+                                        "command": ["python", "-c", "print(1)"],
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            },
+        }
+    )
 
 
 def test_the_served_crd_is_the_generated_one(cluster: Cluster) -> None:
@@ -37,18 +58,23 @@ def test_the_served_crd_is_the_generated_one(cluster: Cluster) -> None:
     assert policy["cleanPodPolicy"]["enum"] == ["All", "Running", "None"]
 
 
-@pytest.mark.parametrize(("run_policy", "path"), [
-    ({"cleanPodPolicy": "none"}, "$.spec.runPolicy.cleanPodPolicy"),
-    ({"backoffLimit": -1}, "$.spec.runPolicy.backoffLimit"),
-    ({"managedBy": "someone-else"}, "$.spec.runPolicy.managedBy"),
-])
-def test_server_rejects_what_validate_reports(cluster: Cluster, namespace: str,
-                                              run_policy: dict[str, Any], path: str) -> None:
+@pytest.mark.parametrize(
+    ("run_policy", "path"),
+    [
+        ({"cleanPodPolicy": "none"}, "$.spec.runPolicy.cleanPodPolicy"),
+        ({"backoffLimit": -1}, "$.spec.runPolicy.backoffLimit"),
+        ({"managedBy": "someone-else"}, "$.spec.runPolicy.managedBy"),
+    ],
+)
+def test_server_rejects_what_validate_reports(
+    cluster: Cluster, namespace: str, run_policy: dict[str, Any], path: str
+) -> None:
     text = _job("bad-policy", **run_policy)
     findings = validate_text(text).findings
     assert any(f.path == path and str(f.severity) == "error" for f in findings), findings
-    proc = cluster.kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=text,
-                           check=False)
+    proc = cluster.kubectl(
+        "apply", "--server-side", "-n", namespace, "-f", "-", stdin=text, check=False
+    )
     assert proc.returncode != 0
     assert path.removeprefix("$.") in proc.stderr, proc.stderr
 
@@ -56,12 +82,14 @@ def test_server_rejects_what_validate_reports(cluster: Cluster, namespace: str,
 def test_valid_job_is_accepted_by_both(cluster: Cluster, namespace: str) -> None:
     text = _job("good-policy", cleanPodPolicy="Running", backoffLimit=2)
     assert [f for f in validate_text(text).findings if str(f.severity) == "error"] == []
-    cluster.kubectl("apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-",
-                    stdin=text)
+    cluster.kubectl(
+        "apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-", stdin=text
+    )
 
 
-def test_example_dist_mnist_succeeds_with_predicted_tf_config(cluster: Cluster,
-                                                             namespace: str) -> None:
+def test_example_dist_mnist_succeeds_with_predicted_tf_config(
+    cluster: Cluster, namespace: str
+) -> None:
     manifest = yaml.safe_load(EXAMPLE.read_text())
     manifest["metadata"]["namespace"] = namespace
     cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(manifest))
@@ -69,8 +97,9 @@ def test_example_dist_mnist_succeeds_with_predicted_tf_config(cluster: Cluster,
     expected = {pod.name: pod.tf_config for replica in plan.replicas for pod in replica.pods}
 
     def pods() -> list[dict[str, Any]] | None:
-        found = cluster.items("pods", "-n", namespace, "-l",
-                              "training.kubeflow.org/job-name=dist-mnist")
+        found = cluster.items(
+            "pods", "-n", namespace, "-l", "training.kubeflow.org/job-name=dist-mnist"
+        )
         return found if len(found) == len(expected) else None
 
     for pod in cluster.wait_for("the example's pods", pods, namespace):
@@ -81,15 +110,16 @@ def test_example_dist_mnist_succeeds_with_predicted_tf_config(cluster: Cluster,
 
     def succeeded() -> dict[str, Any] | None:
         job: dict[str, Any] = cluster.get("tfjob", "-n", namespace, "dist-mnist")
-        done = any(c["type"] == "Succeeded" and c["status"] == "True"
-                   for c in job.get("status", {}).get("conditions", []))
+        done = any(
+            c["type"] == "Succeeded" and c["status"] == "True"
+            for c in job.get("status", {}).get("conditions", [])
+        )
         return job if done else None
 
     cluster.wait_for("the example to succeed", succeeded, namespace, timeout=120)
 
 
-def test_realistic_valid_jobs_are_accepted_by_the_server(cluster: Cluster,
-                                                        namespace: str) -> None:
+def test_realistic_valid_jobs_are_accepted_by_the_server(cluster: Cluster, namespace: str) -> None:
     """The benchmark corpus (security contexts, probes, volumes, GPUs...) is valid for
     `validate`; the served CRD must accept every job too (a float64 int64 bound once
     rejected every runAsUser)."""
@@ -101,5 +131,6 @@ def test_realistic_valid_jobs_are_accepted_by_the_server(cluster: Cluster,
         job["metadata"]["namespace"] = namespace
     text = yaml.safe_dump_all(jobs)
     assert [f for f in validate_text(text).findings if str(f.severity) == "error"] == []
-    cluster.kubectl("apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-",
-                    stdin=text)
+    cluster.kubectl(
+        "apply", "--server-side", "--dry-run=server", "-n", namespace, "-f", "-", stdin=text
+    )

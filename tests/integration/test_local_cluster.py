@@ -313,39 +313,48 @@ def test_tensorflow_pods_wait_for_every_peer(
         # The default scheduler places pods one by one (no gang): the PS alone cannot be placed.
         spec["template"]["spec"]["schedulerName"] = "default-scheduler"
     doc["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["nodeSelector"] = {
-        "tfjob-kit.dev/peers-test": namespace}
+        "tfjob-kit.dev/peers-test": namespace
+    }
     cluster.apply_file(_write(tmp_path, job, yaml.safe_dump(doc)), namespace)
 
     def workers_running() -> list[dict[str, Any]] | None:
-        pods = [p for p in _pods(cluster, namespace, job)
-                if p["status"].get("phase") == "Running"]
+        pods = [p for p in _pods(cluster, namespace, job) if p["status"].get("phase") == "Running"]
         return pods if len(pods) == 2 else None
 
     running = cluster.wait_for("the 2 workers to run", workers_running, namespace)
     assert {p["metadata"]["labels"]["training.kubeflow.org/replica-type"] for p in running} == {
-        "worker"}
+        "worker"
+    }
     time.sleep(3.0 + 4.0)  # the session cluster's run time (3 s), and more
     pods = {p["metadata"]["name"]: p for p in _pods(cluster, namespace, job)}
     assert [p["status"]["phase"] for p in pods.values()].count("Running") == 2
     assert pods[f"{job}-ps-0"]["status"]["phase"] == "Pending"
-    assert not any("tfjob-kit.dev/peers-running" in (p["metadata"].get("annotations") or {})
-                   for p in pods.values())
+    assert not any(
+        "tfjob-kit.dev/peers-running" in (p["metadata"].get("annotations") or {})
+        for p in pods.values()
+    )
     assert not _condition(_tfjob_status(cluster, namespace, job), "Succeeded")
 
     # Give the PS a node: it is placed, every peer runs, the job completes.
     node = next(n["metadata"]["name"] for n in cluster.items("nodes", "-l", "type=kwok"))
     cluster.kubectl("label", "node", node, f"tfjob-kit.dev/peers-test={namespace}")
     try:
-        cluster.wait_for("the job to succeed",
-                         lambda: _with_condition(cluster, namespace, job, "Succeeded"), namespace)
+        cluster.wait_for(
+            "the job to succeed",
+            lambda: _with_condition(cluster, namespace, job, "Succeeded"),
+            namespace,
+        )
     finally:
         cluster.kubectl("label", "node", node, "tfjob-kit.dev/peers-test-")
 
 
 def test_addons_run_as_least_privilege_service_accounts(cluster: Cluster) -> None:
     # The local processes' identities live in their own namespace (local.LOCAL_NAMESPACE).
-    accounts = ["tfjob-kit-local-training-operator", "tfjob-kit-local-vc-scheduler",
-                "tfjob-kit-local-rendezvous"]
+    accounts = [
+        "tfjob-kit-local-training-operator",
+        "tfjob-kit-local-vc-scheduler",
+        "tfjob-kit-local-rendezvous",
+    ]
     bindings = {b["metadata"]["name"]: b for b in cluster.items("clusterrolebindings")}
     for account in accounts:
         user = f"system:serviceaccount:{local.LOCAL_NAMESPACE}:{account}"

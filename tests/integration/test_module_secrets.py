@@ -51,8 +51,9 @@ def inline_kubeconfig(cluster: Cluster) -> dict[str, Any]:
 def service_account_kubeconfig(cluster: Cluster, namespace: str) -> tuple[dict[str, Any], str]:
     """A kubeconfig dict whose user is a token of a service account that may manage TFJobs (and
     read their pods and events) in the namespace; and the token."""
-    token = cluster.service_account_token(namespace, "deployer", "tfjob-deployer", "*",
-                                          "tfjobs.kubeflow.org,pods,events")
+    token = cluster.service_account_token(
+        namespace, "deployer", "tfjob-deployer", "*", "tfjobs.kubeflow.org,pods,events"
+    )
     config = inline_kubeconfig(cluster)
     config["users"] = [{"name": "deployer", "user": {"token": token}}]
     for context in config["contexts"]:
@@ -71,16 +72,21 @@ def container_env(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
-        cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
     admin = inline_kubeconfig(cluster)
     credentials = redact.kubeconfig_credentials(admin)
     assert credentials, "the admin kubeconfig has inline credentials"
     deployer, token = service_account_kubeconfig(cluster, namespace)
-    env = [{"name": "DB_PASSWORD", "value": PASSWORD}, {"name": "WANDB_API_KEY", "value": API_KEY},
-           {"name": "BATCH_SIZE", "value": "64"}]
+    env = [
+        {"name": "DB_PASSWORD", "value": PASSWORD},
+        {"name": "WANDB_API_KEY", "value": API_KEY},
+        {"name": "BATCH_SIZE", "value": "64"},
+    ]
     job = with_env(tfjob("secretive", namespace), env)
-    changed = with_env(tfjob("secretive", namespace), [*env[:2], {"name": "BATCH_SIZE",
-                                                                   "value": "128"}])
+    changed = with_env(
+        tfjob("secretive", namespace), [*env[:2], {"name": "BATCH_SIZE", "value": "128"}]
+    )
     broken = with_env(tfjob("broken", namespace), [{"name": "DB_PASSWORD", "value": 1234}])
     # As a pipeline holds them: in files (or the vault), read by lookups. (ansible-core shows
     # the playbook lines around a failed task, so secrets written into a playbook are shown.)
@@ -92,18 +98,35 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
     def read(name: str) -> str:
         return f"{{{{ lookup('file', '{tmp_path / name}.json') | from_json }}}}"
 
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"definition": read("job"), "kubeconfig": read("admin")},
-         "diff": True},
-        {"tfjob.kit.tfjob": {"definition": f"{{{{ lookup('file', '{tmp_path}/changed.yaml') }}}}",
-                             "kubeconfig": read("deployer")}, "diff": True},
-        {"tfjob.kit.tfjob_info": {"namespace": namespace, "kubeconfig": read("deployer")}},
-        # fails in the module's argument parsing, before any of its own code runs
-        {"tfjob.kit.tfjob": {"definition": read("job"), "kubeconfig": read("deployer"),
-                             "wait_timeout": "soon"}},
-        # fails validation: the finding quotes the value
-        {"tfjob.kit.tfjob": {"definition": read("broken"), "kubeconfig": read("admin")}},
-    ], "-vvv")
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {
+                "tfjob.kit.tfjob": {"definition": read("job"), "kubeconfig": read("admin")},
+                "diff": True,
+            },
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": f"{{{{ lookup('file', '{tmp_path}/changed.yaml') }}}}",
+                    "kubeconfig": read("deployer"),
+                },
+                "diff": True,
+            },
+            {"tfjob.kit.tfjob_info": {"namespace": namespace, "kubeconfig": read("deployer")}},
+            # fails in the module's argument parsing, before any of its own code runs
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": read("job"),
+                    "kubeconfig": read("deployer"),
+                    "wait_timeout": "soon",
+                }
+            },
+            # fails validation: the finding quotes the value
+            {"tfjob.kit.tfjob": {"definition": read("broken"), "kubeconfig": read("admin")}},
+        ],
+        "-vvv",
+    )
     created, updated, info, bad_option, invalid = result.results
     assert created.get("changed") and updated.get("changed"), result.output
     assert not info.get("failed") and [j["name"] for j in info["jobs"]] == ["secretive"]
@@ -123,27 +146,59 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
     assert '"module_args": {' in result.output and '"value": "********"' in result.output
     # ... and real in the cluster.
     held = cluster.get("tfjob", "secretive", "-n", namespace)
-    assert container_env(held) == {"DB_PASSWORD": PASSWORD, "WANDB_API_KEY": API_KEY,
-                                   "BATCH_SIZE": "128"}
+    assert container_env(held) == {
+        "DB_PASSWORD": PASSWORD,
+        "WANDB_API_KEY": API_KEY,
+        "BATCH_SIZE": "128",
+    }
     # The rest of the kubeconfig is still shown in the invocation: only credentials are hidden.
     assert f'"server": "{admin["clusters"][0]["cluster"]["server"]}"' in result.output
 
 
-def test_impersonated_groups_arrive_one_by_one(cluster: Cluster, namespace: str,
-                                               tmp_path: Path) -> None:
+def test_impersonated_groups_arrive_one_by_one(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
     suffix = uuid.uuid4().hex[:6]
     first, second = f"it-idle-{suffix}", f"it-readers-{suffix}"
-    cluster.kubectl("create", "role", "tfjob-reader", "-n", namespace, "--verb=get,list",
-                    "--resource=tfjobs.kubeflow.org")
-    cluster.kubectl("create", "rolebinding", "tfjob-reader", "-n", namespace,
-                    "--role=tfjob-reader", f"--group={second}")
+    cluster.kubectl(
+        "create",
+        "role",
+        "tfjob-reader",
+        "-n",
+        namespace,
+        "--verb=get,list",
+        "--resource=tfjobs.kubeflow.org",
+    )
+    cluster.kubectl(
+        "create",
+        "rolebinding",
+        "tfjob-reader",
+        "-n",
+        namespace,
+        "--role=tfjob-reader",
+        f"--group={second}",
+    )
     user = f"it-user-{suffix}"
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob_info": {"namespace": namespace, "impersonate_user": user,
-                                  "impersonate_groups": [first, second]}},
-        {"tfjob.kit.tfjob_info": {"namespace": namespace, "impersonate_user": user,
-                                  "impersonate_groups": [first]}},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {
+                "tfjob.kit.tfjob_info": {
+                    "namespace": namespace,
+                    "impersonate_user": user,
+                    "impersonate_groups": [first, second],
+                }
+            },
+            {
+                "tfjob.kit.tfjob_info": {
+                    "namespace": namespace,
+                    "impersonate_user": user,
+                    "impersonate_groups": [first],
+                }
+            },
+        ],
+    )
     both, only_first = result.results
     # Only the second group may read TFJobs here: the read succeeds only if it arrived as a
     # group of its own (a joined "first, second" header is one group nobody bound).

@@ -18,14 +18,29 @@ from ._cluster import Cluster
 pytestmark = pytest.mark.integration
 
 
-def tfjob(name: str, namespace: str, workers: int = 2, chief: bool = False,
-          annotations: dict[str, str] | None = None, chief_annotations: dict[str, str] | None
-          = None) -> dict[str, Any]:
+def tfjob(
+    name: str,
+    namespace: str,
+    workers: int = 2,
+    chief: bool = False,
+    annotations: dict[str, str] | None = None,
+    chief_annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
     def replica(count: int, notes: dict[str, str] | None) -> dict[str, Any]:
-        template: dict[str, Any] = {"spec": {"containers": [{
-            "name": "tensorflow", "image": "registry.example.com/mnist:1.0",
-            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                          "limits": {"cpu": "100m", "memory": "128Mi"}}}]}}
+        template: dict[str, Any] = {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "tensorflow",
+                        "image": "registry.example.com/mnist:1.0",
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "128Mi"},
+                            "limits": {"cpu": "100m", "memory": "128Mi"},
+                        },
+                    }
+                ]
+            }
+        }
         if notes:
             template["metadata"] = {"annotations": notes}
         return {"replicas": count, "restartPolicy": "Never", "template": template}
@@ -33,9 +48,12 @@ def tfjob(name: str, namespace: str, workers: int = 2, chief: bool = False,
     specs = {"Worker": replica(workers, annotations)}
     if chief:
         specs["Chief"] = replica(1, chief_annotations)
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-            "metadata": {"name": name, "namespace": namespace, "labels": {"suite": "module"}},
-            "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"suite": "module"}},
+        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs},
+    }
 
 
 def write(tmp_path: Path, name: str, *docs: dict[str, Any]) -> Path:
@@ -51,59 +69,75 @@ def names(cluster: Cluster, kind: str, namespace: str) -> list[str]:
 def test_create_again_edit_check_mode(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
     job = tfjob("lifecycle", namespace)
     edited = copy.deepcopy(job)
-    edited["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] = \
+    edited["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] = (
         "registry.example.com/mnist:2.0"
+    )
     fresh = tfjob("only-checked", namespace)
     task = {"tfjob.kit.tfjob": {"src": str(write(tmp_path, "job.yaml", job))}}
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        task,
-        task,
-        {"tfjob.kit.tfjob": {"src": str(write(tmp_path, "edited.yaml", edited))}, "diff": True},
-        {"tfjob.kit.tfjob": {"definition": fresh}, "check_mode": True},
-        {"tfjob.kit.tfjob": {"definition": job}, "check_mode": True, "diff": True},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            task,
+            task,
+            {"tfjob.kit.tfjob": {"src": str(write(tmp_path, "edited.yaml", edited))}, "diff": True},
+            {"tfjob.kit.tfjob": {"definition": fresh}, "check_mode": True},
+            {"tfjob.kit.tfjob": {"definition": job}, "check_mode": True, "diff": True},
+        ],
+    )
     assert result.rc == 0, result.output
     created, again, edit, checked_new, checked_edit = result.results
     assert created["changed"] and created["jobs"][0]["action"] == "created"
     assert not again["changed"] and again["jobs"][0]["action"] == "unchanged"
     assert edit["changed"] and edit["jobs"][0]["action"] == "updated"
     (diff,) = edit["diff"]
-    assert diff["before"]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"][
-        "containers"][0]["image"].endswith(":1.0")
-    assert diff["after"]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"][
-        "containers"][0]["image"].endswith(":2.0")
+    assert diff["before"]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+        "image"
+    ].endswith(":1.0")
+    assert diff["after"]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+        "image"
+    ].endswith(":2.0")
     assert "managedFields" not in diff["after"]["metadata"]
     # Check mode reports the change and changes nothing.
     assert checked_new["changed"] and checked_new["jobs"][0]["action"] == "created"
     assert checked_edit["changed"] and checked_edit["jobs"][0]["action"] == "updated"
-    assert checked_edit["diff"][0]["after"]["spec"]["tfReplicaSpecs"]["Worker"]["template"][
-        "spec"]["containers"][0]["image"].endswith(":1.0")
+    assert checked_edit["diff"][0]["after"]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"][
+        "containers"
+    ][0]["image"].endswith(":1.0")
     assert names(cluster, "tfjobs", namespace) == ["lifecycle"]
     held = cluster.get("tfjob", "lifecycle", "-n", namespace, "--show-managed-fields")
     assert held["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
-        "image"].endswith(":2.0")
+        "image"
+    ].endswith(":2.0")
     managers = {m["manager"] for m in held["metadata"]["managedFields"]}
     assert "tfjob-kit" in managers
 
 
 def test_invalid_document_fails_located_and_creates_nothing(
-        cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
     good = tfjob("good", namespace)
     bad = tfjob("bad", namespace)
     bad["spec"]["runPolicy"]["cleanPodPolicy"] = "none"  # lower case: the operator rejects it
     del bad["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"]
     path = write(tmp_path, "jobs.yaml", good, bad)
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"src": str(path)}},
-        {"tfjob.kit.tfjob": {"src": str(path), "validate": "warn"}, "check_mode": True},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob": {"src": str(path)}},
+            {"tfjob.kit.tfjob": {"src": str(path), "validate": "warn"}, "check_mode": True},
+        ],
+    )
     strict, warned = result.results
     assert strict["failed"]
     message = strict["msg"]
     assert message.startswith("nothing was applied; 3 problems in the input")
     assert f"{path}: document 2: $.spec.runPolicy.cleanPodPolicy: 'none'" in message
-    assert f"{path}: document 2: $.spec.tfReplicaSpecs.Worker.template.spec.containers[0]: " \
+    assert (
+        f"{path}: document 2: $.spec.tfReplicaSpecs.Worker.template.spec.containers[0]: "
         "missing required field 'name'" in message
+    )
     assert "document 1" not in message
     assert {f["document"] for f in strict["findings"]} == {2}
     # With validate: warn the findings are warnings and the API server judges: it rejects the
@@ -114,16 +148,25 @@ def test_invalid_document_fails_located_and_creates_nothing(
     assert names(cluster, "tfjobs", namespace) == []
 
 
-def test_wait_for_succeeded_and_tf_config(cluster: Cluster, namespace: str,
-                                          tmp_path: Path) -> None:
+def test_wait_for_succeeded_and_tf_config(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
     job = tfjob("waits", namespace, workers=2, chief=True)
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"definition": job, "wait": True, "wait_for": ["Succeeded"],
-                             "wait_timeout": 180}},
-        {"tfjob.kit.tfjob_info": {"name": "waits", "namespace": namespace}},
-        {"tfjob.kit.tfjob_info": {"namespace": namespace, "label_selector": "suite=module"}},
-        {"tfjob.kit.tfjob_info": {"namespace": namespace, "label_selector": "suite=other"}},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": job,
+                    "wait": True,
+                    "wait_for": ["Succeeded"],
+                    "wait_timeout": 180,
+                }
+            },
+            {"tfjob.kit.tfjob_info": {"name": "waits", "namespace": namespace}},
+            {"tfjob.kit.tfjob_info": {"namespace": namespace, "label_selector": "suite=module"}},
+            {"tfjob.kit.tfjob_info": {"namespace": namespace, "label_selector": "suite=other"}},
+        ],
+    )
     assert result.rc == 0, result.output
     applied, info, listed, none = result.results
     (job_result,) = applied["jobs"]
@@ -135,26 +178,47 @@ def test_wait_for_succeeded_and_tf_config(cluster: Cluster, namespace: str,
     assert sorted(job_result["tf_config"]["tasks"]) == sorted(p["metadata"]["name"] for p in pods)
     for pod in pods:
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
-        assert json.loads(env["TF_CONFIG"]) == explain.pod_tf_config(job_result["tf_config"],
-                                                                     pod["metadata"]["name"])
+        assert json.loads(env["TF_CONFIG"]) == explain.pod_tf_config(
+            job_result["tf_config"], pod["metadata"]["name"]
+        )
     (described,) = info["jobs"]
     assert described["phase"] == "Succeeded"
     assert sorted(p["name"] for p in described["pods"]) == [
-        "waits-chief-0", "waits-worker-0", "waits-worker-1"]
+        "waits-chief-0",
+        "waits-worker-0",
+        "waits-worker-1",
+    ]
     assert all(p["node"] and p["phase"] == "Succeeded" for p in described["pods"])
     assert any(e["reason"] == "SuccessfulCreatePod" for e in described["events"])
     assert [j["name"] for j in listed["jobs"]] == ["waits"]
     assert none["jobs"] == []
 
 
-def test_failing_chief_ends_the_wait_with_the_reason(cluster: Cluster, namespace: str,
-                                                      tmp_path: Path) -> None:
-    job = tfjob("breaks", namespace, workers=1, chief=True,
-                chief_annotations={"tfjob-kit.dev/exit-code": "3"})
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"definition": job, "wait": True, "wait_for": ["Succeeded"],
-                             "fail_on": ["Failed"], "wait_timeout": 300}},
-    ])
+def test_failing_chief_ends_the_wait_with_the_reason(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "breaks",
+        namespace,
+        workers=1,
+        chief=True,
+        chief_annotations={"tfjob-kit.dev/exit-code": "3"},
+    )
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": job,
+                    "wait": True,
+                    "wait_for": ["Succeeded"],
+                    "fail_on": ["Failed"],
+                    "wait_timeout": 300,
+                }
+            },
+        ],
+    )
     (failed,) = result.results
     assert failed["failed"]
     message = failed["msg"]
@@ -165,18 +229,29 @@ def test_failing_chief_ends_the_wait_with_the_reason(cluster: Cluster, namespace
     assert failed["jobs"][0]["action"] == "created"
 
 
-def test_absent_removes_job_pods_and_services(cluster: Cluster, namespace: str,
-                                              tmp_path: Path) -> None:
+def test_absent_removes_job_pods_and_services(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
     job = tfjob("removed", namespace, workers=2)
     job["spec"]["runPolicy"]["cleanPodPolicy"] = "None"  # keep pods after success
     path = write(tmp_path, "job.yaml", job)
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"src": str(path), "wait": True, "wait_timeout": 180}},
-        {"tfjob.kit.tfjob": {"src": str(path), "state": "absent"}, "check_mode": True},
-        {"tfjob.kit.tfjob": {"src": str(path), "state": "absent", "wait": True,
-                             "wait_timeout": 120}},
-        {"tfjob.kit.tfjob": {"src": str(path), "state": "absent"}},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob": {"src": str(path), "wait": True, "wait_timeout": 180}},
+            {"tfjob.kit.tfjob": {"src": str(path), "state": "absent"}, "check_mode": True},
+            {
+                "tfjob.kit.tfjob": {
+                    "src": str(path),
+                    "state": "absent",
+                    "wait": True,
+                    "wait_timeout": 120,
+                }
+            },
+            {"tfjob.kit.tfjob": {"src": str(path), "state": "absent"}},
+        ],
+    )
     assert result.rc == 0, result.output
     _, checked, removed, again = result.results
     assert checked["changed"] and checked["jobs"][0]["action"] == "deleted"
@@ -188,21 +263,49 @@ def test_absent_removes_job_pods_and_services(cluster: Cluster, namespace: str,
     assert cluster.items("services", "-n", namespace, "-l", selector) == []
 
 
-def test_volcano_backend_and_conversion(cluster: Cluster, namespace: str,
-                                        tmp_path: Path) -> None:
-    t9k = {"apiVersion": "batch.tensorstack.dev/v1beta1", "kind": "TensorFlowTrainingJob",
-           "metadata": {"name": "t9k", "namespace": namespace},
-           "spec": {"runPolicy": {"cleanUpPolicy": "Unfinished"},
-                    "replicaSpecs": [{"type": "worker", "replicas": 2, "template": tfjob(
-                        "x", namespace)["spec"]["tfReplicaSpecs"]["Worker"]["template"]}]}}
+def test_volcano_backend_and_conversion(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    t9k = {
+        "apiVersion": "batch.tensorstack.dev/v1beta1",
+        "kind": "TensorFlowTrainingJob",
+        "metadata": {"name": "t9k", "namespace": namespace},
+        "spec": {
+            "runPolicy": {"cleanUpPolicy": "Unfinished"},
+            "replicaSpecs": [
+                {
+                    "type": "worker",
+                    "replicas": 2,
+                    "template": tfjob("x", namespace)["spec"]["tfReplicaSpecs"]["Worker"][
+                        "template"
+                    ],
+                }
+            ],
+        },
+    }
     path = write(tmp_path, "t9k.yaml", t9k)
-    result = run_tasks(tmp_path, cluster.kubeconfig, [
-        {"tfjob.kit.tfjob": {"src": str(path)}},
-        {"tfjob.kit.tfjob": {"src": str(path), "convert": True, "wait": True,
-                             "wait_timeout": 180}},
-        {"tfjob.kit.tfjob": {"definition": tfjob("gang", namespace), "backend": "volcano",
-                             "wait": True, "wait_for": ["Succeeded"], "wait_timeout": 180}},
-    ])
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob": {"src": str(path)}},
+            {
+                "tfjob.kit.tfjob": {
+                    "src": str(path),
+                    "convert": True,
+                    "wait": True,
+                    "wait_timeout": 180,
+                }
+            },
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": tfjob("gang", namespace),
+                    "backend": "volcano",
+                    "wait": True,
+                    "wait_for": ["Succeeded"],
+                    "wait_timeout": 180,
+                }
+            },
+        ],
+    )
     refused, converted, volcano = result.results
     assert refused["failed"] and "set convert: true" in refused["msg"]
     assert not converted.get("failed"), converted.get("msg")

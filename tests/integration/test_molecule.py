@@ -26,11 +26,24 @@ def test_molecule(cluster: Cluster, role: str) -> None:
     # The roles find helm on PATH (the one `make cluster-build` built, as `tfjob-kit cluster
     # env` puts it there for users).
     path = os.pathsep.join([str(BIN), str(helm_path().parent), os.environ["PATH"]])
-    env = {**os.environ, "K8S_AUTH_KUBECONFIG": str(cluster.kubeconfig),
-           "KUBECONFIG": str(cluster.kubeconfig), "PATH": path, "ANSIBLE_NOCOLOR": "1",
-           "PY_COLORS": "0", "NO_COLOR": "1"}
-    proc = subprocess.run([str(BIN / "molecule"), "test"], cwd=REPO / "roles" / role, env=env,
-                          capture_output=True, text=True, timeout=1200, check=False)
+    env = {
+        **os.environ,
+        "K8S_AUTH_KUBECONFIG": str(cluster.kubeconfig),
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "PATH": path,
+        "ANSIBLE_NOCOLOR": "1",
+        "PY_COLORS": "0",
+        "NO_COLOR": "1",
+    }
+    proc = subprocess.run(
+        [str(BIN / "molecule"), "test"],
+        cwd=REPO / "roles" / role,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     # molecule exits non-zero when any step fails, idempotence included (a second converge
     # that reports a change).

@@ -25,8 +25,9 @@ def readme_config() -> str:
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_readme_precommit_config_blocks_a_bad_tfjob(tmp_path: Path) -> None:
@@ -44,14 +45,21 @@ def test_readme_precommit_config_blocks_a_bad_tfjob(tmp_path: Path) -> None:
     # the classic mistake: cleanPodPolicy under spec instead of spec.runPolicy
     good = (REPO / "examples" / "tfjobs" / "dist-mnist.yaml").read_text()
     bad = good.replace("    cleanPodPolicy: Running\n", "").replace(
-        "spec:\n  runPolicy:", "spec:\n  cleanPodPolicy: Running\n  runPolicy:", 1)
+        "spec:\n  runPolicy:", "spec:\n  cleanPodPolicy: Running\n  runPolicy:", 1
+    )
     (repo / "jobs" / "bad.yaml").write_text(bad)
     (repo / "docs" / "not-checked.yaml").write_text("kind: TFJob\nspec: [broken\n")
     git(repo, "add", "-A")
 
     def pre_commit() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([PRE_COMMIT, "run", "--all-files"], cwd=repo, capture_output=True,
-                              text=True, timeout=900, check=False)
+        return subprocess.run(
+            [PRE_COMMIT, "run", "--all-files"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
 
     first = pre_commit()
     output = first.stdout + first.stderr

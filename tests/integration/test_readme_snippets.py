@@ -15,8 +15,9 @@ from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
 pytestmark = pytest.mark.integration
-BLOCKS = re.findall(r"<!-- snippet: shell -->\n```shell\n(.*?)```",
-                    (REPO / "README.md").read_text(), re.S)
+BLOCKS = re.findall(
+    r"<!-- snippet: shell -->\n```shell\n(.*?)```", (REPO / "README.md").read_text(), re.S
+)
 
 
 @pytest.mark.parametrize("script", BLOCKS, ids=[b.splitlines()[0][:50] for b in BLOCKS])
@@ -25,12 +26,18 @@ def test_readme_shell_snippet(cluster: Cluster, script: str) -> None:
         pytest.skip("the README's snippets drive an embedded local cluster by name")
     env = {**ansible_env(cluster.kubeconfig), "TFJOB_KIT_CLUSTER": cluster.name}
     try:
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=1200, check=False)
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
         output = proc.stdout + proc.stderr
         assert proc.returncode == 0, output[-8000:]
         assert "failed=1" not in output
     finally:
         # what the snippets leave for a user to look at: gone before the next test
-        cluster.kubectl("delete", "tfjobs", "--all", "-n", "default", "--wait=false",
-                        check=False)
+        cluster.kubectl("delete", "tfjobs", "--all", "-n", "default", "--wait=false", check=False)

@@ -17,10 +17,12 @@ from tfjob_kit.kube import jobs
 from tfjob_kit.manifests import DEFAULT_LIMITS, load_path, load_text
 from tfjob_kit.validate import Report, validate_documents
 
-JOB = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\nspec:\n"
-       "  tfReplicaSpecs:\n    Worker:\n      replicas: {replicas}\n      template:\n"
-       "        spec:\n          containers:\n          - name: tensorflow\n"
-       "            image: tf:1\n            resources: {{limits: {{cpu: {cpu}}}}}\n")
+JOB = (
+    "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\nspec:\n"
+    "  tfReplicaSpecs:\n    Worker:\n      replicas: {replicas}\n      template:\n"
+    "        spec:\n          containers:\n          - name: tensorflow\n"
+    "            image: tf:1\n            resources: {{limits: {{cpu: {cpu}}}}}\n"
+)
 
 
 def job(name: str = "ok", replicas: str = "1", cpu: str = "1", extra: str = "") -> str:
@@ -139,8 +141,9 @@ def test_cli_reports_located_findings(tmp_path: Path, capsys: pytest.CaptureFixt
         assert all(f["document"] >= 1 for f in findings), case
 
 
-@pytest.mark.parametrize("data", [b"a: \xff\xfe\n", b"kind: TFJob\n" + b"\x80" * 100_000,
-                                  b"a: b\n" * 1000 + b"\xc3"])
+@pytest.mark.parametrize(
+    "data", [b"a: \xff\xfe\n", b"kind: TFJob\n" + b"\x80" * 100_000, b"a: b\n" * 1000 + b"\xc3"]
+)
 def test_invalid_utf8_is_located(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "bad.yaml"
     path.write_bytes(data)
@@ -162,8 +165,11 @@ def test_module_offline_step_reports_located_problems(case: str) -> None:
         assert "None" not in problem and len(problem) < 1200, problem[:200]
 
 
-@pytest.mark.parametrize("value", [10**5000, -(10**400), float("inf"), float("-inf")],
-                         ids=["5001 digits", "-401 digits", "inf", "-inf"])
+@pytest.mark.parametrize(
+    "value",
+    [10**5000, -(10**400), float("inf"), float("-inf")],
+    ids=["5001 digits", "-401 digits", "inf", "-inf"],
+)
 def test_module_definition_dict_with_a_huge_number(value: object) -> None:
     """A definition given as a dict skips the loader; its numbers are judged all the same."""
     definition = yaml_job()
@@ -171,8 +177,9 @@ def test_module_definition_dict_with_a_huge_number(value: object) -> None:
     with pytest.raises(jobs.InvalidInputError) as raised:
         jobs.prepare(jobs.load_input(None, definition))
     problems = raised.value.problems
-    assert any("$.spec.tfReplicaSpecs.Worker.replicas" in p and "out of range" in p
-               for p in problems), problems
+    assert any(
+        "$.spec.tfReplicaSpecs.Worker.replicas" in p and "out of range" in p for p in problems
+    ), problems
     assert not any("None" in p for p in problems), problems
 
 
@@ -185,6 +192,8 @@ def yaml_job() -> dict[str, object]:
 @pytest.mark.parametrize("value", ["9" * 5000, "0." + "0" * 5000 + "1", "1e" + "9" * 5000])
 def test_long_quantities_are_not_judged_and_do_not_crash(value: str) -> None:
     assert quantity.parse(value) is None
-    text = job(cpu="1").replace("resources: {limits: {cpu: 1}}",
-                                f"resources: {{requests: {{cpu: '{value}'}}, limits: {{cpu: 1}}}}")
+    text = job(cpu="1").replace(
+        "resources: {limits: {cpu: 1}}",
+        f"resources: {{requests: {{cpu: '{value}'}}, limits: {{cpu: 1}}}}",
+    )
     assert validate(text).results[0].loaded

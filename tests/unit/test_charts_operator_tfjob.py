@@ -45,13 +45,22 @@ def _kube_version() -> str:
 
 
 def _run_helm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_helm(), *args], capture_output=True, text=True, check=False,
-                          timeout=120)
+    return subprocess.run(
+        [_helm(), *args], capture_output=True, text=True, check=False, timeout=120
+    )
 
 
 def _template(chart: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return _run_helm("template", chart.name, str(chart), "--namespace", RELEASE_NAMESPACE,
-                     "--kube-version", _kube_version(), *args)
+    return _run_helm(
+        "template",
+        chart.name,
+        str(chart),
+        "--namespace",
+        RELEASE_NAMESPACE,
+        "--kube-version",
+        _kube_version(),
+        *args,
+    )
 
 
 @cache
@@ -100,8 +109,9 @@ def test_lint_strict(chart: Path) -> None:
     result = _run_helm("lint", "--strict", str(chart), "--kube-version", _kube_version())
     assert result.returncode == 0, result.stdout + result.stderr
     for scenario in _scenarios(chart):
-        result = _run_helm("lint", "--strict", str(chart), "-f", str(scenario),
-                           "--kube-version", _kube_version())
+        result = _run_helm(
+            "lint", "--strict", str(chart), "-f", str(scenario), "--kube-version", _kube_version()
+        )
         assert result.returncode == 0, f"{scenario.name}: {result.stdout}{result.stderr}"
 
 
@@ -119,8 +129,7 @@ def test_chart_conventions(chart: Path) -> None:
     jsonschema.Draft7Validator.check_schema(schema)
     assert schema["additionalProperties"] is False
     helpers = (chart / "templates" / "_helpers.tpl").read_text()
-    for helper in ("name", "fullname", "chart", "labels", "selectorLabels",
-                   "serviceAccountName"):
+    for helper in ("name", "fullname", "chart", "labels", "selectorLabels", "serviceAccountName"):
         assert f'define "{chart.name}.{helper}"' in helpers
     assert (chart / "templates" / "validation.yaml").is_file()
     assert (chart / "README.md").is_file()
@@ -133,8 +142,13 @@ def _undocumented_values(path: Path) -> list[str]:
     for line in path.read_text().splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith(("#", "-")) and ":" in stripped:
-            keys.append((len(line) - len(line.lstrip()), stripped.split(":", 1)[0],
-                         previous.startswith("#")))
+            keys.append(
+                (
+                    len(line) - len(line.lstrip()),
+                    stripped.split(":", 1)[0],
+                    previous.startswith("#"),
+                )
+            )
         if stripped:
             previous = stripped
     missing: list[str] = []
@@ -215,8 +229,7 @@ def test_every_workload_is_restricted(value_set: tuple[Path, tuple[str, ...]]) -
 
 
 def _operator_container(docs: list[Manifest]) -> Manifest:
-    containers: list[Manifest] = _only(docs, "Deployment")["spec"]["template"]["spec"][
-        "containers"]
+    containers: list[Manifest] = _only(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in containers] == ["training-operator"]
     return containers[0]
 
@@ -224,9 +237,19 @@ def _operator_container(docs: list[Manifest]) -> Manifest:
 def test_operator_defaults() -> None:
     docs = _render(OPERATOR)
     kinds = sorted(d["kind"] for d in docs)
-    assert kinds == sorted(["ServiceAccount", "Secret", "ClusterRole", "ClusterRoleBinding",
-                            "Role", "RoleBinding", "Service", "Deployment",
-                            "ValidatingWebhookConfiguration"])
+    assert kinds == sorted(
+        [
+            "ServiceAccount",
+            "Secret",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "Deployment",
+            "ValidatingWebhookConfiguration",
+        ]
+    )
     container = _operator_container(docs)
     assert container["image"] == "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489"
     assert container["command"] == ["/manager"]
@@ -249,8 +272,10 @@ def test_operator_defaults() -> None:
     assert env["MY_POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
     probes = (container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert [(p["path"], ports[p["port"]]) for p in probes] == [("/healthz", 8081),
-                                                               ("/readyz", 8081)]
+    assert [(p["path"], ports[p["port"]]) for p in probes] == [
+        ("/healthz", 8081),
+        ("/readyz", 8081),
+    ]
     assert ports["webhook"] == 9443 and ports["metrics"] == 8080
 
 
@@ -259,22 +284,40 @@ def test_operator_version_matches_versions_toml() -> None:
     assert meta["appVersion"] == load_versions(ROOT).training_operator
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ((), None),
-    (("--set", "gangScheduler=volcano"), "--gang-scheduler-name=volcano"),
-    (("--set", "gangScheduler=scheduler-plugins-scheduler"),
-     "--gang-scheduler-name=scheduler-plugins-scheduler"),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), None),
+        (("--set", "gangScheduler=volcano"), "--gang-scheduler-name=volcano"),
+        (
+            ("--set", "gangScheduler=scheduler-plugins-scheduler"),
+            "--gang-scheduler-name=scheduler-plugins-scheduler",
+        ),
+    ],
+)
 def test_operator_gang_scheduler_flag(args: tuple[str, ...], expected: str | None) -> None:
-    flags = [a for a in _operator_container(_render(OPERATOR, *args))["args"]
-             if a.startswith("--gang-scheduler-name")]
+    flags = [
+        a
+        for a in _operator_container(_render(OPERATOR, *args))["args"]
+        if a.startswith("--gang-scheduler-name")
+    ]
     assert flags == ([expected] if expected else [])
 
 
 def test_operator_optional_flags() -> None:
-    args = _operator_container(_render(
-        OPERATOR, "--set", "leaderElect=false", "--set", "watchNamespace=team-a",
-        "--set", "controllerThreads=4", "--set", "extraArgs={--zap-log-level=debug}"))["args"]
+    args = _operator_container(
+        _render(
+            OPERATOR,
+            "--set",
+            "leaderElect=false",
+            "--set",
+            "watchNamespace=team-a",
+            "--set",
+            "controllerThreads=4",
+            "--set",
+            "extraArgs={--zap-log-level=debug}",
+        )
+    )["args"]
     assert "--leader-elect" not in args
     assert "--namespace=team-a" in args
     assert "--controller-threads=4" in args
@@ -300,7 +343,9 @@ def test_operator_webhook_configuration() -> None:
     docs = _render(OPERATOR)
     service = _only(docs, "Service")
     assert {(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]} == {
-        ("metrics", 8080, "metrics"), ("webhook", 443, "webhook")}
+        ("metrics", 8080, "metrics"),
+        ("webhook", 443, "webhook"),
+    }
     vwc = _only(docs, "ValidatingWebhookConfiguration")
     assert vwc["metadata"]["name"] == VWC_NAME
     [webhook] = vwc["webhooks"]
@@ -309,11 +354,20 @@ def test_operator_webhook_configuration() -> None:
     assert webhook["admissionReviewVersions"] == ["v1"]
     assert "caBundle" not in webhook["clientConfig"]  # owned by the operator's rotator
     assert webhook["clientConfig"]["service"] == {
-        "name": service["metadata"]["name"], "namespace": RELEASE_NAMESPACE,
-        "path": "/validate-kubeflow-org-v1-tfjob", "port": 443}
-    assert webhook["rules"] == [{
-        "apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
-        "operations": ["CREATE", "UPDATE"], "resources": ["tfjobs"], "scope": "Namespaced"}]
+        "name": service["metadata"]["name"],
+        "namespace": RELEASE_NAMESPACE,
+        "path": "/validate-kubeflow-org-v1-tfjob",
+        "port": 443,
+    }
+    assert webhook["rules"] == [
+        {
+            "apiGroups": ["kubeflow.org"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["tfjobs"],
+            "scope": "Namespaced",
+        }
+    ]
 
 
 def test_operator_webhook_disabled() -> None:
@@ -333,8 +387,13 @@ def _rules(docs: list[Manifest], kind: str) -> list[Manifest]:
 
 
 def _grants(rules: list[Manifest]) -> set[tuple[str, str, str]]:
-    return {(group, resource, verb) for rule in rules for group in rule["apiGroups"]
-            for resource in rule["resources"] for verb in rule["verbs"]}
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
 
 
 def test_operator_rbac_least_privilege() -> None:
@@ -346,18 +405,28 @@ def test_operator_rbac_least_privilege() -> None:
     grants = _grants(cluster_rules)
     kubeflow = {resource for group, resource, _ in grants if group == "kubeflow.org"}
     assert kubeflow == {"tfjobs", "tfjobs/status", "tfjobs/finalizers"}
-    assert not {r for g, r, _ in grants if g == "" and r == "secrets"}, \
+    assert not {r for g, r, _ in grants if g == "" and r == "secrets"}, (
         "Secrets are reached through the namespaced Role only"
-    for needed in [("", "pods", "create"), ("", "services", "create"), ("", "events", "create"),
-                   ("kubeflow.org", "tfjobs/status", "update"),
-                   ("scheduling.volcano.sh", "podgroups", "watch"),
-                   ("scheduling.x-k8s.io", "podgroups", "watch"),
-                   ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "update")]:
+    )
+    for needed in [
+        ("", "pods", "create"),
+        ("", "services", "create"),
+        ("", "events", "create"),
+        ("kubeflow.org", "tfjobs/status", "update"),
+        ("scheduling.volcano.sh", "podgroups", "watch"),
+        ("scheduling.x-k8s.io", "podgroups", "watch"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "update"),
+    ]:
         assert needed in grants, needed
     named = [r for r in cluster_rules if r.get("resourceNames")]
-    assert named == [{"apiGroups": ["admissionregistration.k8s.io"],
-                      "resources": ["validatingwebhookconfigurations"],
-                      "resourceNames": [VWC_NAME], "verbs": ["get", "update"]}]
+    assert named == [
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "resourceNames": [VWC_NAME],
+            "verbs": ["get", "update"],
+        }
+    ]
     role_grants = _grants(_rules(docs, "Role"))
     assert ("coordination.k8s.io", "leases", "update") in role_grants
     assert ("", "events", "create") in role_grants
@@ -367,8 +436,11 @@ def test_operator_rbac_least_privilege() -> None:
 def test_operator_clusterrole_within_upstream() -> None:
     """Nothing beyond what the upstream operator's own role grants (copied by the build)."""
     upstream_path = build.operator_clusterrole_path(load_versions(ROOT))
-    upstream = [d for d in yaml.safe_load_all(upstream_path.read_text()) if d
-                and d.get("kind") == "ClusterRole"]
+    upstream = [
+        d
+        for d in yaml.safe_load_all(upstream_path.read_text())
+        if d and d.get("kind") == "ClusterRole"
+    ]
     allowed = _grants([r for d in upstream for r in d["rules"]])
     extra = _grants(_rules(_render(OPERATOR), "ClusterRole")) - allowed
     assert not extra, f"beyond the upstream role: {sorted(extra)}"
@@ -380,10 +452,14 @@ def test_operator_bindings() -> None:
     for kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
         binding = _only(docs, kind)
         assert binding["roleRef"]["name"] != "cluster-admin"
-        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind,
-                                      "name": _only(docs, role_kind)["metadata"]["name"]}
-        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account,
-                                        "namespace": RELEASE_NAMESPACE}]
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role_kind,
+            "name": _only(docs, role_kind)["metadata"]["name"],
+        }
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": account, "namespace": RELEASE_NAMESPACE}
+        ]
     assert _only(docs, "Role")["metadata"]["namespace"] == RELEASE_NAMESPACE
     assert _only(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == account
 
@@ -397,29 +473,40 @@ def test_no_binding_to_cluster_admin(value_set: tuple[Path, tuple[str, ...]]) ->
 
 
 def test_operator_crd_is_generated_and_current() -> None:
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_chart_crds.py"),
-                             "--check"], capture_output=True, text=True, check=False, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_chart_crds.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     crd_file = OPERATOR / "crds" / "tfjobs.kubeflow.org.yaml"
     assert crd_file.read_text().startswith(
-        "# generated by tools/gen_chart_crds.py from schemas/, do not edit\n")
+        "# generated by tools/gen_chart_crds.py from schemas/, do not edit\n"
+    )
     assert [p.name for p in (OPERATOR / "crds").iterdir()] == [crd_file.name]
 
 
 OPERATOR_FAILURES = [
-    (("--set", "replicaCount=2", "--set", "leaderElect=false"),
-     "replicaCount is 2 but leaderElect is false"),
+    (
+        ("--set", "replicaCount=2", "--set", "leaderElect=false"),
+        "replicaCount is 2 but leaderElect is false",
+    ),
     (("--set", "serviceAccount.create=false"), "serviceAccount.name is empty"),
     (("--set", "gangScheduler=kube-batch"), "kube-batch is archived"),
     (("--set", "gangScheduler=default-scheduler"), "does not gang-schedule"),
     (("--set", "image.tag="), "image.tag and image.digest are both empty"),
-    (("--set", "extraArgs={--gang-scheduler-name=volcano}"),
-     "sets --gang-scheduler-name, which the chart sets itself"),
+    (
+        ("--set", "extraArgs={--gang-scheduler-name=volcano}"),
+        "sets --gang-scheduler-name, which the chart sets itself",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("args", "message"), OPERATOR_FAILURES,
-                         ids=[m for _, m in OPERATOR_FAILURES])
+@pytest.mark.parametrize(
+    ("args", "message"), OPERATOR_FAILURES, ids=[m for _, m in OPERATOR_FAILURES]
+)
 def test_operator_validation_fails(args: tuple[str, ...], message: str) -> None:
     result = _template(OPERATOR, *args)
     assert result.returncode != 0
@@ -434,8 +521,9 @@ def test_tfjob_required_scenarios_exist() -> None:
     assert names >= REQUIRED_SCENARIOS
 
 
-@pytest.mark.parametrize("scenario", [None, *_scenarios(TFJOB)],
-                         ids=lambda p: "default" if p is None else p.name)
+@pytest.mark.parametrize(
+    "scenario", [None, *_scenarios(TFJOB)], ids=lambda p: "default" if p is None else p.name
+)
 def test_tfjob_renders_a_valid_tfjob(scenario: Path | None) -> None:
     args = ("-f", str(scenario)) if scenario else ()
     text = _render_text(TFJOB, args)
@@ -449,8 +537,9 @@ def test_tfjob_renders_a_valid_tfjob(scenario: Path | None) -> None:
         assert spec["replicas"] > 0
         containers = spec["template"]["spec"]["containers"]
         assert containers[0]["name"] == "tensorflow"
-        assert containers[0]["ports"] == [{"name": "tfjob-port", "containerPort": 2222,
-                                           "protocol": "TCP"}]
+        assert containers[0]["ports"] == [
+            {"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}
+        ]
         assert "restartPolicy" not in spec["template"]["spec"]
 
 
@@ -482,7 +571,10 @@ def test_tfjob_chief_gpu() -> None:
 def test_tfjob_gang_volcano() -> None:
     job = _only(_render(TFJOB, *_scenario("gang-volcano")), "TFJob")
     assert job["spec"]["runPolicy"]["schedulingPolicy"] == {
-        "minAvailable": 5, "queue": "default", "scheduleTimeoutSeconds": 600}
+        "minAvailable": 5,
+        "queue": "default",
+        "scheduleTimeoutSeconds": 600,
+    }
     for spec in job["spec"]["tfReplicaSpecs"].values():
         pod = spec["template"]
         assert pod["spec"]["schedulerName"] == "volcano"
@@ -493,8 +585,12 @@ def test_tfjob_gang_volcano() -> None:
 
 def test_tfjob_run_policy() -> None:
     policy = _only(_render(TFJOB, *_scenario("ps-worker")), "TFJob")["spec"]["runPolicy"]
-    assert policy == {"cleanPodPolicy": "Running", "backoffLimit": 3,
-                      "activeDeadlineSeconds": 7200, "ttlSecondsAfterFinished": 86400}
+    assert policy == {
+        "cleanPodPolicy": "Running",
+        "backoffLimit": 3,
+        "activeDeadlineSeconds": 7200,
+        "ttlSecondsAfterFinished": 86400,
+    }
 
 
 def test_tfjob_checkpoint_claim_and_tensorboard() -> None:
@@ -507,8 +603,11 @@ def test_tfjob_checkpoint_claim_and_tensorboard() -> None:
 
     def claim_mount(pod: Manifest) -> Manifest:
         volumes = {v["name"]: v for v in pod["volumes"]}
-        mounts: list[Manifest] = [m for m in pod["containers"][0]["volumeMounts"]
-                                  if "persistentVolumeClaim" in volumes[m["name"]]]
+        mounts: list[Manifest] = [
+            m
+            for m in pod["containers"][0]["volumeMounts"]
+            if "persistentVolumeClaim" in volumes[m["name"]]
+        ]
         [mount] = mounts
         volume = volumes[mount["name"]]["persistentVolumeClaim"]
         assert volume["claimName"] == claim["metadata"]["name"]
@@ -523,7 +622,10 @@ def test_tfjob_checkpoint_claim_and_tensorboard() -> None:
     pod = deployment["spec"]["template"]["spec"]
     mount = claim_mount(pod)
     assert (mount["mountPath"], mount["subPath"], mount["readOnly"]) == (
-        "/tmp/tensorflow", name, True)
+        "/tmp/tensorflow",
+        name,
+        True,
+    )
     assert "--logdir=/tmp/tensorflow/train" in pod["containers"][0]["args"]
     service = _only(docs, "Service")
     selector = service["spec"]["selector"]
@@ -535,54 +637,82 @@ def test_tfjob_checkpoint_claim_and_tensorboard() -> None:
 
 
 def test_tfjob_existing_claim() -> None:
-    docs = _render(TFJOB, "--set", "storage.enabled=true", "--set", "storage.existingClaim=data",
-                   "--set", "storage.perJobSubPath=false")
+    docs = _render(
+        TFJOB,
+        "--set",
+        "storage.enabled=true",
+        "--set",
+        "storage.existingClaim=data",
+        "--set",
+        "storage.perJobSubPath=false",
+    )
     assert not [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
     for spec in _only(docs, "TFJob")["spec"]["tfReplicaSpecs"].values():
         pod = spec["template"]["spec"]
-        assert {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "data"}} in \
-            pod["volumes"]
-        assert {"name": "checkpoints", "mountPath": "/tmp/tensorflow"} in \
-            pod["containers"][0]["volumeMounts"]
+        assert {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "data"}} in pod[
+            "volumes"
+        ]
+        assert {"name": "checkpoints", "mountPath": "/tmp/tensorflow"} in pod["containers"][0][
+            "volumeMounts"
+        ]
 
 
 TFJOB_FAILURES = [
-    (("--set", "ps.replicas=0", "--set", "worker.replicas=0"),
-     "chief, ps, worker and evaluator replicas are all 0"),
+    (
+        ("--set", "ps.replicas=0", "--set", "worker.replicas=0"),
+        "chief, ps, worker and evaluator replicas are all 0",
+    ),
     (("--set", "worker.replicas=0"), "no Chief and no Worker"),
     (("--set", "ps.resources.limits.nvidia\\.com/gpu=1"), "GPUs on PS"),
     (("--set", "ps.resources.requests.nvidia\\.com/gpu=1"), "GPUs on PS"),
     (("--set", "worker.resources.limits.nvidia\\.com/gpu=1"), "set worker.gpus instead"),
     (("--set", "tensorboard.enabled=true"), "tensorboard.enabled needs storage.enabled"),
-    (("--set", "gang.enabled=true", "--set", "gang.minAvailable=4"),
-     "gang.minAvailable 4 exceeds the 3 pods of the job"),
+    (
+        ("--set", "gang.enabled=true", "--set", "gang.minAvailable=4"),
+        "gang.minAvailable 4 exceeds the 3 pods of the job",
+    ),
     (("--set", "gang.queue=research"), "but gang.enabled is false"),
-    (("--set", "chief.replicas=1", "--set", "worker.replicas=0", "--set",
-      "successPolicy=AllWorkers"), "successPolicy AllWorkers needs workers"),
+    (
+        (
+            "--set",
+            "chief.replicas=1",
+            "--set",
+            "worker.replicas=0",
+            "--set",
+            "successPolicy=AllWorkers",
+        ),
+        "successPolicy AllWorkers needs workers",
+    ),
     (("--set", "env[0].name=TF_CONFIG", "--set", "env[0].value={}"), "env sets TF_CONFIG"),
     (("--set", "name=Mnist_Job"), "is not a DNS-1035 label"),
     (("--set", f"name=j{'x' * 55}"), "shorten name to at most 54 characters"),
     (("--set", "restartPolicy=Always"), "restartPolicy Always on worker"),
-    (("--set", "chief.replicas=1", "--set", "chief.restartPolicy=Always"),
-     "restartPolicy Always on chief"),
+    (
+        ("--set", "chief.replicas=1", "--set", "chief.restartPolicy=Always"),
+        "restartPolicy Always on chief",
+    ),
     (("--set", "storage.enabled=true", "--set", "storage.size="), "needs storage.size"),
 ]
 
 
-@pytest.mark.parametrize(("args", "message"), TFJOB_FAILURES,
-                         ids=[f"{i}:{m}" for i, (_, m) in enumerate(TFJOB_FAILURES)])
+@pytest.mark.parametrize(
+    ("args", "message"), TFJOB_FAILURES, ids=[f"{i}:{m}" for i, (_, m) in enumerate(TFJOB_FAILURES)]
+)
 def test_tfjob_validation_fails(args: tuple[str, ...], message: str) -> None:
     result = _template(TFJOB, *args)
     assert result.returncode != 0, f"rendered although {message!r} was expected"
     assert message in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--set", "chief.replicas=2"), "/chief/replicas"),
-    (("--set", "runPolicy.cleanPodPolicy=none"), "/runPolicy/cleanPodPolicy"),
-    (("--set", "ps.gpus=1"), "/ps"),
-    (("--set", "restartPolicy=Sometimes"), "/restartPolicy"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--set", "chief.replicas=2"), "/chief/replicas"),
+        (("--set", "runPolicy.cleanPodPolicy=none"), "/runPolicy/cleanPodPolicy"),
+        (("--set", "ps.gpus=1"), "/ps"),
+        (("--set", "restartPolicy=Sometimes"), "/restartPolicy"),
+    ],
+)
 def test_tfjob_schema_rejects(args: tuple[str, ...], message: str) -> None:
     result = _template(TFJOB, *args)
     assert result.returncode != 0

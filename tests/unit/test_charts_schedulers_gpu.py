@@ -453,8 +453,9 @@ def test_volcano_controller_role_follows_the_enabled_controllers(helm: str) -> N
         }
 
     everything = rules("controllers.jobPlugins={env,svc,ssh}")
-    only_pg = rules("controllers.enabledControllers={pg-controller}",
-                    "controllers.jobPlugins={ssh}")
+    only_pg = rules(
+        "controllers.enabledControllers={pg-controller}", "controllers.jobPlugins={ssh}"
+    )
     assert ("batch.volcano.sh", "jobs") in everything
     assert ("", "secrets") in everything  # the job controller's ssh plugin, when asked for
     assert ("batch.volcano.sh", "jobs") not in only_pg
@@ -481,25 +482,41 @@ def test_volcano_reads_no_secret_and_only_the_svc_plugin_writes_configmaps(helm:
         docs = render(helm, VOLCANO, *values)
         assert _grants(docs, "secrets") == {}, values
         assert _grants(docs, "configmaps") == {
-            "rel-volcano-controllers": {"get", "create", "update", "delete"}}, values
+            "rel-volcano-controllers": {"get", "create", "update", "delete"}
+        }, values
     without_svc = render(helm, VOLCANO, "controllers.jobPlugins={env}")
     assert _grants(without_svc, "configmaps") == {}
-    assert _grants(without_svc, "services")["rel-volcano-controllers"] == {"get", "list",
-                                                                          "watch"}
+    assert _grants(without_svc, "services")["rel-volcano-controllers"] == {"get", "list", "watch"}
     with_ssh = render(helm, VOLCANO, "controllers.jobPlugins={env,svc,ssh}")
     assert _grants(with_ssh, "secrets") == {
-        "rel-volcano-controllers": {"get", "create", "update", "delete"}}
+        "rel-volcano-controllers": {"get", "create", "update", "delete"}
+    }
 
 
 def test_tfjob_kit_volcano_jobs_use_only_the_default_job_plugins() -> None:
     """The plugins `convert --to volcano` writes are the ones the chart grants by default."""
     from tfjob_kit.convert import to_volcano
 
-    job = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "j"},
-           "spec": {"tfReplicaSpecs": {
-               kind: {"replicas": 2, "template": {"spec": {"containers": [{
-                   "name": "tensorflow", "image": "tf:1", "command": ["python"]}]}}}
-               for kind in ("PS", "Worker")}}}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "j"},
+        "spec": {
+            "tfReplicaSpecs": {
+                kind: {
+                    "replicas": 2,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "tensorflow", "image": "tf:1", "command": ["python"]}
+                            ]
+                        }
+                    },
+                }
+                for kind in ("PS", "Worker")
+            }
+        },
+    }
     converted, _ = to_volcano(job)
     defaults = yaml.safe_load((VOLCANO / "values.yaml").read_text())["controllers"]
     assert set(converted["spec"]["plugins"]) <= set(defaults["jobPlugins"])

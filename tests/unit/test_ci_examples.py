@@ -61,8 +61,11 @@ def test_the_token_is_read_only_except_for_the_sarif_upload() -> None:
 
 def test_the_job_that_reads_the_kubeconfig_runs_in_an_environment() -> None:
     jobs = _workflow()["jobs"]
-    readers = [name for name, job in jobs.items()
-               if any("secrets." in str(step.get("env", "")) for step in job["steps"])]
+    readers = [
+        name
+        for name, job in jobs.items()
+        if any("secrets." in str(step.get("env", "")) for step in job["steps"])
+    ]
     assert readers == ["submit"]
     assert jobs["submit"]["environment"]
     gitlab = yaml.safe_load(GITLAB.read_text())
@@ -70,17 +73,27 @@ def test_the_job_that_reads_the_kubeconfig_runs_in_an_environment() -> None:
 
 
 def test_installs_are_pinned_to_this_release() -> None:
-    installs = [step["run"] for job in _workflow()["jobs"].values() for step in job["steps"]
-                if "pip install" in step.get("run", "")]
-    installs += [line for line in yaml.safe_load(GITLAB.read_text())["default"]["before_script"]
-                 if "pip install" in line]
+    installs = [
+        step["run"]
+        for job in _workflow()["jobs"].values()
+        for step in job["steps"]
+        if "pip install" in step.get("run", "")
+    ]
+    installs += [
+        line
+        for line in yaml.safe_load(GITLAB.read_text())["default"]["before_script"]
+        if "pip install" in line
+    ]
     assert len(installs) == 3
     assert set(installs) == {INSTALL}
 
 
 def test_gitlab_never_calls_the_kubeconfig_file_variable_masked() -> None:
-    comment = " ".join(line.strip("# ") for line in GITLAB.read_text().splitlines()
-                       if line.lstrip().startswith("#"))
+    comment = " ".join(
+        line.strip("# ")
+        for line in GITLAB.read_text().splitlines()
+        if line.lstrip().startswith("#")
+    )
     assert "File" in comment and "protected" in comment
     # "masked" only as what GitLab cannot do for it
     assert re.findall(r"\b\w+ \w+ masked\b", comment) == ["cannot be masked"], comment

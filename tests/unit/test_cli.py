@@ -42,8 +42,10 @@ def test_malformed_yaml_is_a_finding(capsys: pytest.CaptureFixture[str], tmp_pat
     path.write_text("kind: TFJob\nmetadata: {name: x\n")
     code, out, _ = run(capsys, "validate", str(path))
     assert code == 1
-    assert out.startswith(f"{path}:1:$: [yaml-syntax] error: line 3, column 1: while parsing a "
-                          "flow mapping: did not find expected ',' or '}'")
+    assert out.startswith(
+        f"{path}:1:$: [yaml-syntax] error: line 3, column 1: while parsing a "
+        "flow mapping: did not find expected ',' or '}'"
+    )
     assert "1 documents: 0 TFJobs checked, 0 skipped, 1 unreadable; 1 errors" in out
 
 
@@ -52,12 +54,14 @@ def test_text_format_lines(capsys: pytest.CaptureFixture[str]) -> None:
     first = out.splitlines()[0]
     assert first.startswith(
         f"{ERR}:1:$.spec.tfReplicaSpecs.Worker.template.spec.containers: "
-        "[tensorflow-container-missing] error: ")
+        "[tensorflow-container-missing] error: "
+    )
     assert out.splitlines()[-1].startswith("1 documents: 1 TFJobs checked, 0 skipped; 1 errors")
 
 
-def test_stdin_and_skipped(capsys: pytest.CaptureFixture[str],
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stdin_and_skipped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" + GOOD.read_text()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     code, out, _ = run(capsys, "validate", "-")
@@ -90,8 +94,17 @@ def test_sarif_format(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_junit_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = tmp_path / "report.xml"
-    code, out, err = run(capsys, "validate", "--format", "junit", "-o", str(report),
-                         str(ERR), str(GOOD), str(DATA / "seeds" / "seed003-volcano-job.yaml"))
+    code, out, err = run(
+        capsys,
+        "validate",
+        "--format",
+        "junit",
+        "-o",
+        str(report),
+        str(ERR),
+        str(GOOD),
+        str(DATA / "seeds" / "seed003-volcano-job.yaml"),
+    )
     assert code == 1 and out == "" and "3 documents" in err
     root = ET.fromstring(report.read_text())
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
@@ -99,11 +112,13 @@ def test_junit_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert failure is not None and failure.get("type") == "tensorflow-container-missing"
 
 
-def test_rule_configuration(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rule_configuration(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run(capsys, "validate", "--disable", "tensorflow-container-missing", str(ERR))[0] == 0
-    code, out, _ = run(capsys, "validate", "--severity", "tensorflow-container-missing=info",
-                       str(ERR))
+    code, out, _ = run(
+        capsys, "validate", "--severity", "tensorflow-container-missing=info", str(ERR)
+    )
     assert code == 0 and "[tensorflow-container-missing] info:" in out
     config = tmp_path / ".tfjob-kit.yaml"
     config.write_text("rules:\n  image-latest: error\n")
@@ -137,10 +152,10 @@ def test_convert_reports_what_it_drops(capsys: pytest.CaptureFixture[str]) -> No
     assert run(capsys, "convert", "--strict", str(seed))[0] == 1
 
 
-def test_convert_to_volcano_passes_other_kinds_through(capsys: pytest.CaptureFixture[str]
-                                                       ) -> None:
-    code, out, err = run(capsys, "convert", "--to", "volcano",
-                         str(DATA / "seeds" / "seed003-volcano-podgroup.yaml"))
+def test_convert_to_volcano_passes_other_kinds_through(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "convert", "--to", "volcano", str(DATA / "seeds" / "seed003-volcano-podgroup.yaml")
+    )
     kinds = [d["kind"] for d in yaml.safe_load_all(out)]
     assert code == 0 and kinds == ["PodGroup", "Job"]
     assert "passed through unchanged" in err

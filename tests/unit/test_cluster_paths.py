@@ -15,8 +15,23 @@ from tfjob_kit.cluster import local, paths
 from tfjob_kit.cluster.paths import ClusterError
 
 
-@pytest.mark.parametrize("name", ["../../..", "/some/dir", "..", "a/b", "Upper", "-x", "x-",
-                                  "", "a" * 64, "dot.ted", "sp ace", "nul\0"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../../..",
+        "/some/dir",
+        "..",
+        "a/b",
+        "Upper",
+        "-x",
+        "x-",
+        "",
+        "a" * 64,
+        "dot.ted",
+        "sp ace",
+        "nul\0",
+    ],
+)
 def test_bad_cluster_names_are_refused(name: str) -> None:
     with pytest.raises(ClusterError, match="invalid cluster name"):
         local.cluster_dir(name)
@@ -37,8 +52,14 @@ def test_cluster_down_with_a_path_as_name_deletes_nothing(tmp_path: Path, name: 
     (tmp_path / "keep").write_text("mine")
     target = name if name != "/victim" else str(victim)
     env = {**os.environ, "TFJOB_KIT_CACHE": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "tfjob_kit.cluster", "down", "--name", target],
-                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfjob_kit.cluster", "down", "--name", target],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "invalid cluster name" in proc.stderr
     assert (tmp_path / "keep").read_text() == "mine"
@@ -78,7 +99,8 @@ def test_private_dir_refuses_a_symlink(tmp_path: Path) -> None:
 
 
 def test_repo_root_is_never_the_current_directory(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An installed CLI run inside somebody else's checkout must not adopt it."""
     foreign = tmp_path / "untrusted-checkout"
     (foreign / "cluster" / "go").mkdir(parents=True)

@@ -49,20 +49,38 @@ def test_v1beta1_generate_name_and_spec_level_policies() -> None:
 
 
 def test_v1alpha1_list_form() -> None:
-    source = {"apiVersion": "kubeflow.org/v1alpha1", "kind": "TFJob",
-              "metadata": {"name": "old"},
-              "spec": {"tfImage": "x", "replicaSpecs": [
-                  {"tfReplicaType": "MASTER", "replicas": 1, "tfPort": 2223,
-                   "template": {"spec": {"containers": [{"name": "tensorflow", "image": "a:1"}],
-                                         "restartPolicy": "OnFailure"}}},
-                  {"tfReplicaType": "WORKER", "replicas": 2,
-                   "template": {"spec": {"containers": [{"name": "tensorflow",
-                                                         "image": "a:1"}]}}}]}}
+    source = {
+        "apiVersion": "kubeflow.org/v1alpha1",
+        "kind": "TFJob",
+        "metadata": {"name": "old"},
+        "spec": {
+            "tfImage": "x",
+            "replicaSpecs": [
+                {
+                    "tfReplicaType": "MASTER",
+                    "replicas": 1,
+                    "tfPort": 2223,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "tensorflow", "image": "a:1"}],
+                            "restartPolicy": "OnFailure",
+                        }
+                    },
+                },
+                {
+                    "tfReplicaType": "WORKER",
+                    "replicas": 2,
+                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "a:1"}]}},
+                },
+            ],
+        },
+    }
     job, notes = convert.to_v1(source)
     assert sorted(job["spec"]["tfReplicaSpecs"]) == ["Master", "Worker"]
     master = job["spec"]["tfReplicaSpecs"]["Master"]
     assert master["template"]["spec"]["containers"][0]["ports"] == [
-        {"name": "tfjob-port", "containerPort": 2223}]
+        {"name": "tfjob-port", "containerPort": 2223}
+    ]
     assert {n.path for n in notes if n.kind == "dropped"} == {"$.spec.tfImage"}
     config = json.loads(explain.tf_config(job, "Worker", 0, "ml") or "{}")
     assert config["cluster"]["master"] == ["old-master-0.ml.svc:2223"]
@@ -70,15 +88,22 @@ def test_v1alpha1_list_form() -> None:
 
 def test_t9k_cleanup_policy_and_unknown_fields() -> None:
     source = seed("seed004-t9k-tensorflowtrainingjob.yaml")
-    source["spec"]["runPolicy"] = {"cleanUpPolicy": "Unfinished", "backoffLimit": 3,
-                                   "activeDeadlineSeconds": 600, "extra": True}
-    source["spec"]["replicaSpecs"].append({"type": "ps", "replicas": 1,
-                                           "template": source["spec"]["replicaSpecs"][0]
-                                           ["template"]})
+    source["spec"]["runPolicy"] = {
+        "cleanUpPolicy": "Unfinished",
+        "backoffLimit": 3,
+        "activeDeadlineSeconds": 600,
+        "extra": True,
+    }
+    source["spec"]["replicaSpecs"].append(
+        {"type": "ps", "replicas": 1, "template": source["spec"]["replicaSpecs"][0]["template"]}
+    )
     job, notes = convert.to_v1(source)
-    assert job["spec"]["runPolicy"] == {"backoffLimit": 3, "activeDeadlineSeconds": 600,
-                                        "cleanPodPolicy": "Running",
-                                        "schedulingPolicy": {"queue": "default"}}
+    assert job["spec"]["runPolicy"] == {
+        "backoffLimit": 3,
+        "activeDeadlineSeconds": 600,
+        "cleanPodPolicy": "Running",
+        "schedulingPolicy": {"queue": "default"},
+    }
     assert sorted(job["spec"]["tfReplicaSpecs"]) == ["PS", "Worker"]
     assert "$.spec.runPolicy.extra" in {n.path for n in notes if n.kind == "dropped"}
 
@@ -90,8 +115,11 @@ def test_unsupported_kind() -> None:
 
 def test_to_volcano_shape() -> None:
     tfjob = seed("seed003-volcano-podgroup.yaml", kind="TFJob")
-    tfjob["spec"]["runPolicy"] = {"backoffLimit": 4, "cleanPodPolicy": "All",
-                                  "schedulingPolicy": {"queue": "research"}}
+    tfjob["spec"]["runPolicy"] = {
+        "backoffLimit": 4,
+        "cleanPodPolicy": "All",
+        "schedulingPolicy": {"queue": "research"},
+    }
     for replica in tfjob["spec"]["tfReplicaSpecs"].values():
         replica["template"]["spec"]["containers"][0]["command"] = ["python", "/dist_mnist.py"]
     vcjob, notes = convert.to_volcano(tfjob)
@@ -116,12 +144,31 @@ def test_to_volcano_without_command_reports_it() -> None:
 
 
 def test_volcano_tf_config_script_builds_what_the_operator_would(tmp_path: Path) -> None:
-    tfjob = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
-             "spec": {"tfReplicaSpecs": {
-                 role: {"replicas": count, "template": {"spec": {"containers": [{
-                     "name": "tensorflow", "image": "tf:1",
-                     "command": ["python", "-c"], "args": ["print('hi')"]}]}}}
-                 for role, count in (("PS", 1), ("Worker", 2))}}}
+    tfjob = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist"},
+        "spec": {
+            "tfReplicaSpecs": {
+                role: {
+                    "replicas": count,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "tf:1",
+                                    "command": ["python", "-c"],
+                                    "args": ["print('hi')"],
+                                }
+                            ]
+                        }
+                    },
+                }
+                for role, count in (("PS", 1), ("Worker", 2))
+            }
+        },
+    }
     vcjob, _ = convert.to_volcano(tfjob)
     worker = vcjob["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
     hosts = tmp_path / "volcano"
@@ -130,26 +177,55 @@ def test_volcano_tf_config_script_builds_what_the_operator_would(tmp_path: Path)
     (hosts / "worker.host").write_text("mnist-worker-0.mnist\nmnist-worker-1.mnist\n")
     script = worker["command"][2].replace("/etc/volcano", str(hosts))
     command = ["sh", "-c", script, "--", "sh", "-c", 'printf %s "$TF_CONFIG"']
-    result = subprocess.run(command, env={"VK_TASK_INDEX": "1", "PATH": "/usr/bin:/bin"},
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        command,
+        env={"VK_TASK_INDEX": "1", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(result.stdout) == {
-        "cluster": {"ps": ["mnist-ps-0.mnist:2222"],
-                    "worker": ["mnist-worker-0.mnist:2222", "mnist-worker-1.mnist:2222"]},
-        "task": {"type": "worker", "index": 1}, "environment": "cloud"}
+        "cluster": {
+            "ps": ["mnist-ps-0.mnist:2222"],
+            "worker": ["mnist-worker-0.mnist:2222", "mnist-worker-1.mnist:2222"],
+        },
+        "task": {"type": "worker", "index": 1},
+        "environment": "cloud",
+    }
     assert worker["command"][3:] == ["--", "python", "-c", "print('hi')"]
 
 
 def volcano_job(role: str = "Worker", port: object = 2222) -> dict[str, Any]:
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
-            "spec": {"tfReplicaSpecs": {
-                name: {"replicas": 1, "template": {"spec": {"containers": [{
-                    "name": "tensorflow", "image": "tf:1", "command": ["python"],
-                    "ports": [{"name": "tfjob-port", "containerPort": port}]}]}}}
-                for name in ("PS", role)}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist"},
+        "spec": {
+            "tfReplicaSpecs": {
+                name: {
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "tf:1",
+                                    "command": ["python"],
+                                    "ports": [{"name": "tfjob-port", "containerPort": port}],
+                                }
+                            ]
+                        }
+                    },
+                }
+                for name in ("PS", role)
+            }
+        },
+    }
 
 
-@pytest.mark.parametrize("role", ["w;touch${IFS}/tmp/owned", "w$(id)", "w`id`", "w\"x", "w'x",
-                                  "w x", "w|id", "W\n", "-w"])
+@pytest.mark.parametrize(
+    "role", ["w;touch${IFS}/tmp/owned", "w$(id)", "w`id`", 'w"x', "w'x", "w x", "w|id", "W\n", "-w"]
+)
 def test_to_volcano_refuses_replica_types_a_shell_would_read(role: str) -> None:
     """Unknown replica types reach convert as written (validate flags them, convert did not
     look); the type became the task name, the host file name and a word in `sh -c`."""

@@ -20,9 +20,12 @@ def job(replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
         specs[key] = {"template": {"spec": {"containers": [container]}}}
         if count is not None:
             specs[key]["replicas"] = count
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-            "metadata": {"name": "mnist", "namespace": "ml"},
-            "spec": {"tfReplicaSpecs": specs, **spec}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist", "namespace": "ml"},
+        "spec": {"tfReplicaSpecs": specs, **spec},
+    }
 
 
 def test_exact_string_for_ps_worker() -> None:
@@ -30,12 +33,15 @@ def test_exact_string_for_ps_worker() -> None:
     assert config == (
         '{"cluster":{"ps":["mnist-ps-0.ml.svc:2222"],"worker":["mnist-worker-0.ml.svc:2222",'
         '"mnist-worker-1.ml.svc:2222"]},"task":{"type":"worker","index":1},'
-        '"environment":"cloud"}')
+        '"environment":"cloud"}'
+    )
 
 
 def test_cluster_keys_are_sorted_and_include_chief_and_evaluator() -> None:
-    data = json.loads(explain.tf_config(
-        job({"Worker": 1, "Evaluator": 1, "Chief": 1, "PS": 1}), "Evaluator", 0) or "")
+    data = json.loads(
+        explain.tf_config(job({"Worker": 1, "Evaluator": 1, "Chief": 1, "PS": 1}), "Evaluator", 0)
+        or ""
+    )
     assert list(data["cluster"]) == ["chief", "evaluator", "ps", "worker"]
     assert data["task"] == {"type": "evaluator", "index": 0}
 
@@ -52,8 +58,7 @@ def test_unknown_types_do_not_count_for_distribution_but_appear_in_cluster() -> 
 
 
 def test_custom_port_and_cluster_domain() -> None:
-    config = explain.tf_config(job({"PS": (1, 3333), "Worker": 1}), "PS", 0,
-                               domain="cluster.local")
+    config = explain.tf_config(job({"PS": (1, 3333), "Worker": 1}), "PS", 0, domain="cluster.local")
     assert config is not None
     data = json.loads(config)
     assert data["cluster"]["ps"] == ["mnist-ps-0.ml.svc.cluster.local:3333"]
@@ -63,11 +68,14 @@ def test_custom_port_and_cluster_domain() -> None:
 def test_dynamic_worker_sparse_form() -> None:
     spec = job({"PS": 2, "Worker": 3}, enableDynamicWorker=True)
     worker = explain.tf_config(spec, "Worker", 2)
-    assert worker == ('{"cluster":{"worker":{"2":"mnist-worker-2.ml.svc:2222"},"ps":['
-                      '"mnist-ps-0.ml.svc:2222","mnist-ps-1.ml.svc:2222"]},'
-                      '"task":{"type":"worker","index":2}}')
+    assert worker == (
+        '{"cluster":{"worker":{"2":"mnist-worker-2.ml.svc:2222"},"ps":['
+        '"mnist-ps-0.ml.svc:2222","mnist-ps-1.ml.svc:2222"]},'
+        '"task":{"type":"worker","index":2}}'
+    )
     assert explain.tf_config(spec, "PS", 1) == (
-        '{"cluster":{"worker":{},"ps":["mnist-ps-1.ml.svc:2222"]},"task":{"type":"ps","index":1}}')
+        '{"cluster":{"worker":{},"ps":["mnist-ps-1.ml.svc:2222"]},"task":{"type":"ps","index":1}}'
+    )
     no_ps = job({"Worker": 2}, enableDynamicWorker=True)
     assert '"ps":null' in (explain.tf_config(no_ps, "Worker", 0) or "")
 

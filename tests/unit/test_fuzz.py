@@ -17,22 +17,71 @@ from tfjob_kit import convert, explain, rules
 from tfjob_kit.manifests import load_text
 from tfjob_kit.validate import Report, validate_documents
 
-VALID = [yaml.safe_load(p.read_text()) for p in
-         sorted((Path(__file__).resolve().parent.parent / "data" / "corpus" / "valid")
-                .glob("*.yaml"))]
+VALID = [
+    yaml.safe_load(p.read_text())
+    for p in sorted(
+        (Path(__file__).resolve().parent.parent / "data" / "corpus" / "valid").glob("*.yaml")
+    )
+]
 json_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=20),
-              st.floats(allow_nan=False), st.sampled_from(
-                  ["Worker", "PS", "Chief", "tensorflow", "nvidia.com/gpu", "ExitCode", "None",
-                   "500m", "1Gi", "latest", "<IMAGE>", "TF_CONFIG", "AllWorkers", "-1", ""])),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.text(max_size=20),
+        st.floats(allow_nan=False),
+        st.sampled_from(
+            [
+                "Worker",
+                "PS",
+                "Chief",
+                "tensorflow",
+                "nvidia.com/gpu",
+                "ExitCode",
+                "None",
+                "500m",
+                "1Gi",
+                "latest",
+                "<IMAGE>",
+                "TF_CONFIG",
+                "AllWorkers",
+                "-1",
+                "",
+            ]
+        ),
+    ),
     lambda children: st.one_of(
         st.lists(children, max_size=4),
-        st.dictionaries(st.sampled_from(["replicas", "template", "spec", "containers", "name",
-                                         "image", "env", "resources", "limits", "requests",
-                                         "restartPolicy", "runPolicy", "ports", "metadata",
-                                         "Worker", "PS", "Chief", "x"]) | st.text(max_size=8),
-                        children, max_size=4)),
-    max_leaves=12)
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "replicas",
+                    "template",
+                    "spec",
+                    "containers",
+                    "name",
+                    "image",
+                    "env",
+                    "resources",
+                    "limits",
+                    "requests",
+                    "restartPolicy",
+                    "runPolicy",
+                    "ports",
+                    "metadata",
+                    "Worker",
+                    "PS",
+                    "Chief",
+                    "x",
+                ]
+            )
+            | st.text(max_size=8),
+            children,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 def mutate(document: Any, choices: list[int], value: Any) -> Any:
@@ -63,9 +112,12 @@ def check(report: Report) -> None:
         assert finding.message
 
 
-@given(base=st.sampled_from(VALID),
-       mutations=st.lists(st.tuples(st.lists(st.integers(0, 50), max_size=9), json_values),
-                          min_size=1, max_size=4))
+@given(
+    base=st.sampled_from(VALID),
+    mutations=st.lists(
+        st.tuples(st.lists(st.integers(0, 50), max_size=9), json_values), min_size=1, max_size=4
+    ),
+)
 def test_mutated_tfjobs(base: dict[str, Any], mutations: list[tuple[list[int], Any]]) -> None:
     document = base
     for choices, value in mutations:
@@ -87,12 +139,40 @@ def test_random_text(text: str) -> None:
     check(validate_documents(load_text(text, "fuzz.yaml")))
 
 
-@given(parts=st.lists(st.sampled_from(
-    ["apiVersion: kubeflow.org/v1\n", "kind: TFJob\n", "metadata:\n", "  name: x\n", "spec:\n",
-     "  tfReplicaSpecs:\n", "    Worker:\n", "      replicas: 2\n", "      template: {}\n",
-     "---\n", "&a ", "*a", "[", "]", "{", "}", ": ", "- ", "\t", "yes\n", "0644\n", "!!str ",
-     "<<: *a\n", "    PS: {replicas: -1}\n", "  runPolicy: {cleanPodPolicy: none}\n"]),
-    max_size=40))
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [
+                "apiVersion: kubeflow.org/v1\n",
+                "kind: TFJob\n",
+                "metadata:\n",
+                "  name: x\n",
+                "spec:\n",
+                "  tfReplicaSpecs:\n",
+                "    Worker:\n",
+                "      replicas: 2\n",
+                "      template: {}\n",
+                "---\n",
+                "&a ",
+                "*a",
+                "[",
+                "]",
+                "{",
+                "}",
+                ": ",
+                "- ",
+                "\t",
+                "yes\n",
+                "0644\n",
+                "!!str ",
+                "<<: *a\n",
+                "    PS: {replicas: -1}\n",
+                "  runPolicy: {cleanPodPolicy: none}\n",
+            ]
+        ),
+        max_size=40,
+    )
+)
 def test_random_manifest_fragments(parts: list[str]) -> None:
     check(validate_documents(load_text("".join(parts), "fuzz.yaml")))
 
@@ -100,15 +180,59 @@ def test_random_manifest_fragments(parts: list[str]) -> None:
 # Pathological text: long runs of the characters number patterns, quotes and nesting look at,
 # in keys and values, beside ordinary manifest lines. Each run is up to 6000 characters (over the
 # 4300 digits Python prints), so a quadratic check takes seconds and fails the time bound.
-RUNS = ["_", "0", "1", "9", ".", ":", ":5", "'", '"', " ", "- ", "[", "{a: ", "]", "}", "e",
-        "x", "\x00", "#", ",", "? ", "0x", "1_", "._", "---\n"]
-pathological_runs = st.builds(lambda unit, count: unit * count, st.sampled_from(RUNS),
-                              st.integers(1, 6000))
+RUNS = [
+    "_",
+    "0",
+    "1",
+    "9",
+    ".",
+    ":",
+    ":5",
+    "'",
+    '"',
+    " ",
+    "- ",
+    "[",
+    "{a: ",
+    "]",
+    "}",
+    "e",
+    "x",
+    "\x00",
+    "#",
+    ",",
+    "? ",
+    "0x",
+    "1_",
+    "._",
+    "---\n",
+]
+pathological_runs = st.builds(
+    lambda unit, count: unit * count, st.sampled_from(RUNS), st.integers(1, 6000)
+)
 pathological_lines = st.one_of(
-    st.sampled_from(["apiVersion: kubeflow.org/v1\n", "kind: TFJob\n", "metadata:\n",
-                     "  name: ", "spec:\n", "  tfReplicaSpecs:\n", "    Worker:\n",
-                     "      replicas: ", "a: ", ": ", "\n", "- ", "'", '"', "[", "{"]),
-    pathological_runs)
+    st.sampled_from(
+        [
+            "apiVersion: kubeflow.org/v1\n",
+            "kind: TFJob\n",
+            "metadata:\n",
+            "  name: ",
+            "spec:\n",
+            "  tfReplicaSpecs:\n",
+            "    Worker:\n",
+            "      replicas: ",
+            "a: ",
+            ": ",
+            "\n",
+            "- ",
+            "'",
+            '"',
+            "[",
+            "{",
+        ]
+    ),
+    pathological_runs,
+)
 
 
 @given(parts=st.lists(pathological_lines, max_size=12))

@@ -23,8 +23,7 @@ def test_parses_the_real_h200_output() -> None:
     facts = h200()
     assert (facts.driver_version, facts.cuda_version, facts.count) == ("580.159.04", "13.0", 1)
     (card,) = facts.gpus
-    assert (card.name, card.memory_mib, card.compute_capability) == ("NVIDIA H200", 143771,
-                                                                      "9.0")
+    assert (card.name, card.memory_mib, card.compute_capability) == ("NVIDIA H200", 143771, "9.0")
     assert card.uuid.startswith("GPU-")
 
 
@@ -36,11 +35,14 @@ def test_labels_use_gpu_feature_discovery_names() -> None:
     assert labels["nvidia.com/cuda.runtime.major"] == "13"
 
 
-@pytest.mark.parametrize(("driver", "cuda", "gpus", "problem"), [
-    ("590", None, 1, "driver 580.159.04 is older than the required 590"),
-    (None, "13.1", 1, "the driver supports CUDA 13.0, older than the required 13.1"),
-    (None, None, 8, "1 GPUs, 8 required"),
-])
+@pytest.mark.parametrize(
+    ("driver", "cuda", "gpus", "problem"),
+    [
+        ("590", None, 1, "driver 580.159.04 is older than the required 590"),
+        (None, "13.1", 1, "the driver supports CUDA 13.0, older than the required 13.1"),
+        (None, None, 8, "1 GPUs, 8 required"),
+    ],
+)
 def test_requirements(driver: str | None, cuda: str | None, gpus: int, problem: str) -> None:
     assert gpu.check(h200(), driver, cuda, gpus) == [problem]
     assert gpu.check(h200(), "525.60", "12.2") == []

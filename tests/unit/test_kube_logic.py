@@ -19,18 +19,32 @@ from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
 from tfjob_kit.manifests import Document, load_text
 
 
-def job(name: str | None = "mnist", namespace: str | None = None, **extra: Any
-        ) -> dict[str, Any]:
+def job(name: str | None = "mnist", namespace: str | None = None, **extra: Any) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     if name is not None:
         metadata["name"] = name
     if namespace is not None:
         metadata["namespace"] = namespace
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": metadata,
-            "spec": {"tfReplicaSpecs": {"Worker": {
-                "replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {
-                    "containers": [{"name": "tensorflow", "image": "example.com/tf:1.0",
-                                    **extra}]}}}}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": metadata,
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 2,
+                    "restartPolicy": "OnFailure",
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "tensorflow", "image": "example.com/tf:1.0", **extra}
+                            ]
+                        }
+                    },
+                }
+            }
+        },
+    }
 
 
 def docs(*contents: Any) -> list[Document]:
@@ -39,9 +53,14 @@ def docs(*contents: Any) -> list[Document]:
 
 # -- connection -----------------------------------------------------------------------------
 
+
 def test_options_come_from_k8s_auth_environment() -> None:
-    env = {"K8S_AUTH_KUBECONFIG": "/k/config", "K8S_AUTH_CONTEXT": "prod",
-           "K8S_AUTH_VERIFY_SSL": "no", "K8S_AUTH_IMPERSONATE_GROUPS": "a, b"}
+    env = {
+        "K8S_AUTH_KUBECONFIG": "/k/config",
+        "K8S_AUTH_CONTEXT": "prod",
+        "K8S_AUTH_VERIFY_SSL": "no",
+        "K8S_AUTH_IMPERSONATE_GROUPS": "a, b",
+    }
     conn = Connection.from_options({"context": "dev"}, env)
     assert conn.kubeconfig == "/k/config"
     assert conn.context == "dev"  # the option wins
@@ -50,20 +69,27 @@ def test_options_come_from_k8s_auth_environment() -> None:
 
 
 def test_explicit_host_ignores_the_environment_kubeconfig() -> None:
-    conn = Connection.from_options({"host": "https://h:6443", "api_key": "s3cr3t-token"},
-                                   {"K8S_AUTH_KUBECONFIG": "/k/config"})
+    conn = Connection.from_options(
+        {"host": "https://h:6443", "api_key": "s3cr3t-token"}, {"K8S_AUTH_KUBECONFIG": "/k/config"}
+    )
     assert conn.kubeconfig is None and conn.host == "https://h:6443"
     assert "s3cr3t" not in repr(conn)  # the token never shows
 
 
 def test_namespace_of_the_selected_context() -> None:
-    config = {"current-context": "a", "contexts": [
-        {"name": "a", "context": {"namespace": "team-a"}}, {"name": "b", "context": {}}]}
+    config = {
+        "current-context": "a",
+        "contexts": [
+            {"name": "a", "context": {"namespace": "team-a"}},
+            {"name": "b", "context": {}},
+        ],
+    }
     assert Connection(kubeconfig=config).namespace() == "team-a"
     assert Connection(kubeconfig=config, context="b").namespace() is None
 
 
 # -- error sentences --------------------------------------------------------------------------
+
 
 @dataclass
 class ApiFailure:
@@ -74,23 +100,36 @@ class ApiFailure:
     reason: str = ""
 
 
-def failure(status: int, message: str, reason: str, details: dict[str, Any] | None = None
-            ) -> ApiFailure:
-    body = {"kind": "Status", "status": "Failure", "message": message, "reason": reason,
-            "code": status}
+def failure(
+    status: int, message: str, reason: str, details: dict[str, Any] | None = None
+) -> ApiFailure:
+    body = {
+        "kind": "Status",
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": status,
+    }
     if details is not None:
         body["details"] = details
     return ApiFailure(status, json.dumps(body))
 
 
 def test_forbidden_names_user_verb_resource_and_namespace() -> None:
-    exc = failure(403, 'tfjobs.kubeflow.org "a" is forbidden: User "system:serviceaccount:ci:'
-                  'bot" cannot patch resource "tfjobs" in API group "kubeflow.org" in the '
-                  'namespace "ml"', "Forbidden", {"name": "a", "kind": "tfjobs"})
+    exc = failure(
+        403,
+        'tfjobs.kubeflow.org "a" is forbidden: User "system:serviceaccount:ci:'
+        'bot" cannot patch resource "tfjobs" in API group "kubeflow.org" in the '
+        'namespace "ml"',
+        "Forbidden",
+        {"name": "a", "kind": "tfjobs"},
+    )
     error = from_api_exception(exc, "applying", TFJOB, "ml", "a")
     assert error.reason == "forbidden"
-    assert "forbidden by RBAC: user 'system:serviceaccount:ci:bot' may not 'patch' " \
+    assert (
+        "forbidden by RBAC: user 'system:serviceaccount:ci:bot' may not 'patch' "
         "tfjobs.kubeflow.org in namespace 'ml'" in str(error)
+    )
 
 
 def test_unknown_resource_path_means_the_crd_is_missing() -> None:
@@ -101,28 +140,46 @@ def test_unknown_resource_path_means_the_crd_is_missing() -> None:
 
 
 def test_missing_namespace_and_conflict_and_invalid() -> None:
-    missing = failure(404, 'namespaces "nope" not found', "NotFound",
-                      {"name": "nope", "kind": "namespaces"})
+    missing = failure(
+        404, 'namespaces "nope" not found', "NotFound", {"name": "nope", "kind": "namespaces"}
+    )
     assert "namespace 'nope' does not exist" in str(
-        from_api_exception(missing, "applying", TFJOB, "nope", "a"))
-    conflict = failure(409, 'Apply failed with 1 conflict: conflict with "helm" using '
-                       'kubeflow.org/v1: .spec.runPolicy.backoffLimit', "Conflict",
-                       {"causes": [{"field": ".spec.runPolicy.backoffLimit"}]})
+        from_api_exception(missing, "applying", TFJOB, "nope", "a")
+    )
+    conflict = failure(
+        409,
+        'Apply failed with 1 conflict: conflict with "helm" using '
+        "kubeflow.org/v1: .spec.runPolicy.backoffLimit",
+        "Conflict",
+        {"causes": [{"field": ".spec.runPolicy.backoffLimit"}]},
+    )
     text = str(from_api_exception(conflict, "applying", TFJOB, "ml", "a"))
     assert "conflict with field manager(s) helm over .spec.runPolicy.backoffLimit" in text
-    invalid = failure(422, "TFJob is invalid", "Invalid", {"causes": [
-        {"field": "spec.runPolicy.cleanPodPolicy", "message": "Unsupported value"}]})
+    invalid = failure(
+        422,
+        "TFJob is invalid",
+        "Invalid",
+        {"causes": [{"field": "spec.runPolicy.cleanPodPolicy", "message": "Unsupported value"}]},
+    )
     assert str(from_api_exception(invalid, "applying", TFJOB, "ml", "a")).endswith(
-        "the API server rejected it: spec.runPolicy.cleanPodPolicy: Unsupported value")
+        "the API server rejected it: spec.runPolicy.cleanPodPolicy: Unsupported value"
+    )
 
 
 # -- status -----------------------------------------------------------------------------------
 
+
 def test_tfjob_phase_is_the_latest_true_condition() -> None:
-    obj = {"status": {"conditions": [
-        {"type": "Created", "status": "True"}, {"type": "Running", "status": "False"},
-        {"type": "Failed", "status": "True", "reason": "TFJobFailed", "message": "chief"}],
-        "replicaStatuses": {"Chief": {"failed": 1}}}}
+    obj = {
+        "status": {
+            "conditions": [
+                {"type": "Created", "status": "True"},
+                {"type": "Running", "status": "False"},
+                {"type": "Failed", "status": "True", "reason": "TFJobFailed", "message": "chief"},
+            ],
+            "replicaStatuses": {"Chief": {"failed": 1}},
+        }
+    }
     read = status.job_status(TFJOB, obj)
     assert (read.phase, read.reason, read.message) == ("Failed", "TFJobFailed", "chief")
     assert read.true == {"Created", "Failed"}
@@ -130,8 +187,15 @@ def test_tfjob_phase_is_the_latest_true_condition() -> None:
     assert status.job_status(TFJOB, None).phase == "Absent"
 
 
-@pytest.mark.parametrize(("phase", "also"), [("Completed", "Succeeded"), ("Aborted", "Failed"),
-                                             ("Terminated", "Failed"), ("Running", None)])
+@pytest.mark.parametrize(
+    ("phase", "also"),
+    [
+        ("Completed", "Succeeded"),
+        ("Aborted", "Failed"),
+        ("Terminated", "Failed"),
+        ("Running", None),
+    ],
+)
 def test_volcano_phases_read_as_tfjob_conditions(phase: str, also: str | None) -> None:
     read = status.job_status(VOLCANO_JOB, {"status": {"state": {"phase": phase}}})
     assert read.phase == phase
@@ -139,10 +203,16 @@ def test_volcano_phases_read_as_tfjob_conditions(phase: str, also: str | None) -
 
 
 def test_volcano_times_come_from_the_running_condition_and_the_final_state() -> None:
-    obj = {"status": {"state": {"phase": "Completed", "lastTransitionTime": "t9"},
-                      "conditions": [{"status": "Pending", "lastTransitionTime": "t1"},
-                                     {"status": "Running", "lastTransitionTime": "t3"},
-                                     {"status": "Completed", "lastTransitionTime": "t9"}]}}
+    obj = {
+        "status": {
+            "state": {"phase": "Completed", "lastTransitionTime": "t9"},
+            "conditions": [
+                {"status": "Pending", "lastTransitionTime": "t1"},
+                {"status": "Running", "lastTransitionTime": "t3"},
+                {"status": "Completed", "lastTransitionTime": "t9"},
+            ],
+        }
+    }
     read = status.job_status(VOLCANO_JOB, obj)
     assert (read.start_time, read.completion_time) == ("t3", "t9")
     obj["status"]["state"]["phase"] = "Running"
@@ -151,27 +221,39 @@ def test_volcano_times_come_from_the_running_condition_and_the_final_state() -> 
 
 def test_comparable_drops_what_the_server_manages() -> None:
     obj = {**job(), "status": {"x": 1}}
-    obj["metadata"].update(resourceVersion="7", uid="u", generation=2, managedFields=[{}],
-                           creationTimestamp="t", labels={"a": "b"})
+    obj["metadata"].update(
+        resourceVersion="7",
+        uid="u",
+        generation=2,
+        managedFields=[{}],
+        creationTimestamp="t",
+        labels={"a": "b"},
+    )
     assert apply.comparable(obj)["metadata"] == {"name": "mnist", "labels": {"a": "b"}}
     assert "status" not in apply.comparable(obj)
 
 
 # -- preparing input --------------------------------------------------------------------------
 
+
 def test_namespace_option_fills_in_and_conflicts_are_refused() -> None:
     (item,) = jobs.prepare(docs(job()), namespace="ml")
     assert item.namespace == "ml"
     (item,) = jobs.prepare(docs(job()), default_namespace="from-context")
     assert item.namespace == "from-context"
-    with pytest.raises(jobs.InvalidInputError, match=r"document 1: \$\.metadata\.namespace: "
-                       r"'a' differs from the namespace option 'b'"):
+    with pytest.raises(
+        jobs.InvalidInputError,
+        match=r"document 1: \$\.metadata\.namespace: "
+        r"'a' differs from the namespace option 'b'",
+    ):
         jobs.prepare(docs(job(namespace="a")), namespace="b")
 
 
 def test_every_problem_is_reported_with_its_location() -> None:
-    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
-            "kind: TFJob\napiVersion: kubeflow.org/v1\nmetadata: {name: x}\nspec: [\n---\n")
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+        "kind: TFJob\napiVersion: kubeflow.org/v1\nmetadata: {name: x}\nspec: [\n---\n"
+    )
     documents = load_text(text, "in.yaml") + docs(job(name=None), job(), job())
     with pytest.raises(jobs.InvalidInputError) as caught:
         jobs.prepare(documents)
@@ -179,8 +261,9 @@ def test_every_problem_is_reported_with_its_location() -> None:
     assert problems[0].startswith("in.yaml: document 2 (line ")
     assert "in.yaml: document 1: v1 ConfigMap is not a TFJob" in problems[1]
     assert any(p.startswith("jobs.yaml: document 1: $.metadata") for p in problems)
-    assert problems[-1] == ("jobs.yaml: document 3: TFJob default/mnist is also defined in "
-                            "jobs.yaml: document 2")
+    assert problems[-1] == (
+        "jobs.yaml: document 3: TFJob default/mnist is also defined in jobs.yaml: document 2"
+    )
 
 
 def test_strict_fails_on_errors_warn_does_not() -> None:

@@ -25,7 +25,10 @@ def one(text: str, limits: Limits = manifests.DEFAULT_LIMITS) -> manifests.Docum
 def test_multi_document_indexes_and_lines() -> None:
     docs = load_text("a: 1\n---\nb: 2\n---\n\n---\n...\nc: 3\n", "m.yaml")
     assert [(d.index, d.line, d.content) for d in docs] == [
-        (1, 1, {"a": 1}), (2, 2, {"b": 2}), (3, 7, {"c": 3})]
+        (1, 1, {"a": 1}),
+        (2, 2, {"b": 2}),
+        (3, 7, {"c": 3}),
+    ]
 
 
 def test_bad_document_does_not_hide_the_next() -> None:
@@ -47,8 +50,9 @@ def test_tab_indentation() -> None:
     assert doc.error is not None and doc.error.rule == "yaml-syntax" and doc.error.line == 2
 
 
-@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system ['id']", "!Ref x",
-                                 "!!python/name:os.system"])
+@pytest.mark.parametrize(
+    "tag", ["!!python/object/apply:os.system ['id']", "!Ref x", "!!python/name:os.system"]
+)
 def test_no_arbitrary_tags(tag: str) -> None:
     doc = one(f"a: {tag}\n")
     assert doc.error is not None and doc.error.rule == "yaml-syntax"
@@ -76,8 +80,9 @@ def test_small_aliases_and_merge_keys_work() -> None:
     assert doc.content == {"base": {"x": 1}, "d": {"x": 1, "y": 2}}
 
 
-@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000,
-                                  "a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(300))])
+@pytest.mark.parametrize(
+    "text", ["[" * 5000 + "]" * 5000, "a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(300))]
+)
 def test_deep_nesting(text: str) -> None:
     start = time.monotonic()
     docs = load_text(text, "deep.yaml")
@@ -115,22 +120,38 @@ def test_binary_control_characters() -> None:
     assert doc.error is not None and doc.error.rule == "yaml-syntax"
 
 
-@pytest.mark.parametrize(("text", "rule"), [("hello\n", "not-an-object"),
-                                            ("- a\n- b\n", "not-an-object"),
-                                            ("1: a\n", "yaml-syntax"),
-                                            ("a: !!set {x}\n", "yaml-syntax"),
-                                            ("a: !!binary aGk=\n", "yaml-syntax")])
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("hello\n", "not-an-object"),
+        ("- a\n- b\n", "not-an-object"),
+        ("1: a\n", "yaml-syntax"),
+        ("a: !!set {x}\n", "yaml-syntax"),
+        ("a: !!binary aGk=\n", "yaml-syntax"),
+    ],
+)
 def test_not_kubernetes_objects(text: str, rule: str) -> None:
     doc = one(text)
     assert doc.error is not None and doc.error.rule == rule
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("v: yes\n", True), ("v: on\n", True), ("v: 'yes'\n", "yes"), ("v: 0644\n", 420),
-    ("v: 1e3\n", "1e3"), ("v: 1_000\n", 1000), ("v: 2001-12-14\n", "2001-12-14"),
-    ("v: 0x1F\n", 31), ("v: ~\n", None), ("v: 1:20\n", 80), ("v: 0.5\n", 0.5),
-    ("v: [yes, 0755]\n", [True, 493]),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("v: yes\n", True),
+        ("v: on\n", True),
+        ("v: 'yes'\n", "yes"),
+        ("v: 0644\n", 420),
+        ("v: 1e3\n", "1e3"),
+        ("v: 1_000\n", 1000),
+        ("v: 2001-12-14\n", "2001-12-14"),
+        ("v: 0x1F\n", 31),
+        ("v: ~\n", None),
+        ("v: 1:20\n", 80),
+        ("v: 0.5\n", 0.5),
+        ("v: [yes, 0755]\n", [True, 493]),
+    ],
+)
 def test_scalars_resolve_as_kubernetes_does(text: str, value: object) -> None:
     assert one(text).content == {"v": value}
 
@@ -159,13 +180,15 @@ def test_missing_path_is_an_input_error() -> None:
 
 # The number pattern as it was before it was made linear; the reference for the rewrite.
 _OLD_YAML11_NUMBER = re.compile(
-    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9._]*_[0-9._]*)")
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9._]*_[0-9._]*)"
+)
 
 
 @given(st.text(alphabet="0123456789._:+-box", max_size=14))
 def test_number_pattern_reads_as_before(text: str) -> None:
     assert bool(manifests._YAML11_NUMBER.fullmatch(text)) == bool(
-        _OLD_YAML11_NUMBER.fullmatch(text))
+        _OLD_YAML11_NUMBER.fullmatch(text)
+    )
 
 
 @pytest.mark.parametrize("run", ["_", "1_", "._", "0_"])
@@ -181,12 +204,21 @@ def test_number_detection_is_linear(run: str) -> None:
 HUGE = "9" * 5000
 
 
-@pytest.mark.parametrize(("value", "shown"), [
-    (HUGE, "9999999999"), ("-" + HUGE, "-999999999"), ("0x" + "f" * 300, "0xffffffff"),
-    ("0" + "7" * 400, "0777777777"), ("0b" + "1" * 1100, "0b11111111"),
-    ("1" + ":59" * 3000, "1:59:59:59"), ("1" + ":59" * 200 + ".5", "1:59:59:59"),
-    ("1.0e+999", "1.0e+999"), ("-.inf", "-.inf"), ("9" * 400 + ".0", "9999999999"),
-])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (HUGE, "9999999999"),
+        ("-" + HUGE, "-999999999"),
+        ("0x" + "f" * 300, "0xffffffff"),
+        ("0" + "7" * 400, "0777777777"),
+        ("0b" + "1" * 1100, "0b11111111"),
+        ("1" + ":59" * 3000, "1:59:59:59"),
+        ("1" + ":59" * 200 + ".5", "1:59:59:59"),
+        ("1.0e+999", "1.0e+999"),
+        ("-.inf", "-.inf"),
+        ("9" * 400 + ".0", "9999999999"),
+    ],
+)
 @pytest.mark.parametrize("careful", [False, True])
 def test_numbers_out_of_range_are_located(value: str, shown: str, careful: bool) -> None:
     text = f"a:\n  b: [1, {value}]\n" + ("# & careful path\n" if careful else "")
@@ -201,20 +233,37 @@ def test_numbers_out_of_range_are_located(value: str, shown: str, careful: bool)
 def test_numbers_in_range_still_load() -> None:
     big = str(2**70)
     assert one(f"a: [{big}, 0x{'0' * 500}1, 1:30, 0:0:1.5, 1.5e+300]\n").content == {
-        "a": [2**70, 1, 90, 1.5, 1.5e300]}
+        "a": [2**70, 1, 90, 1.5, 1.5e300]
+    }
 
 
-@pytest.mark.parametrize("text", [
-    "a:\n" + "- " * 100_000 + "x\n", "- " * 100_000 + "x\n", "a:\n  " + "? " * 100_000 + "x\n",
-    "a: " + '[ "]", ' * 100_000, "a: " + "{a: " * 100_000, "a: " + "[" * 3_000_000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a:\n" + "- " * 100_000 + "x\n",
+        "- " * 100_000 + "x\n",
+        "a:\n  " + "? " * 100_000 + "x\n",
+        "a: " + '[ "]", ' * 100_000,
+        "a: " + "{a: " * 100_000,
+        "a: " + "[" * 3_000_000,
+    ],
+)
 def test_deep_nesting_never_reaches_a_parser_unguarded(text: str) -> None:
     """yaml_rs recursed until the process died (a segmentation fault at ~30,000 levels of
     '- - - x'); run in a child process so that a crash fails this test, not the run."""
-    code = ("import sys, time; from tfjob_kit.manifests import load_text; "
-            "t = time.monotonic(); d = load_text(sys.stdin.read(), 'deep.yaml'); "
-            "e = d[0].error; print(e.rule, e.line, e.path, time.monotonic() - t, e.message)")
-    result = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
-                            text=True, timeout=60, check=False)
+    code = (
+        "import sys, time; from tfjob_kit.manifests import load_text; "
+        "t = time.monotonic(); d = load_text(sys.stdin.read(), 'deep.yaml'); "
+        "e = d[0].error; print(e.rule, e.line, e.path, time.monotonic() - t, e.message)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     rule, line, path, seconds, message = result.stdout.split(" ", 4)
     assert rule == "input-limit" and line != "None" and path == "$", result.stdout

@@ -24,18 +24,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 SNIPPET = re.compile(
-    r"(?:<!-- snippet: (?P<tag>[^>]*?) -->\n)?```(?P<lang>[a-z]+)\n(?P<body>.*?)```", re.S)
+    r"(?:<!-- snippet: (?P<tag>[^>]*?) -->\n)?```(?P<lang>[a-z]+)\n(?P<body>.*?)```", re.S
+)
 SNIPPETS = [(m["tag"] or "", m["lang"], m["body"]) for m in SNIPPET.finditer(README)]
 
 
 def tagged(kind: str) -> list[tuple[str, str]]:
     """(argument, body) of the snippets tagged `kind`."""
-    return [(tag.partition(" ")[2], body) for tag, _, body in SNIPPETS
-            if tag.partition(" ")[0] == kind]
+    return [
+        (tag.partition(" ")[2], body) for tag, _, body in SNIPPETS if tag.partition(" ")[0] == kind
+    ]
 
 
-COMMANDS = [line.strip() for _, body in tagged("cli") for line in body.splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+COMMANDS = [
+    line.strip()
+    for _, body in tagged("cli")
+    for line in body.splitlines()
+    if line.strip() and not line.lstrip().startswith("#")
+]
 KINDS = {"cli", "output", "file", "test", "make", "shell", "demo-output", "layout"}
 
 
@@ -44,8 +50,9 @@ def run_shell(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         if not (tmp_path / name).exists():
             (tmp_path / name).symlink_to(ROOT / name)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
-                          text=True, check=False)
+    return subprocess.run(
+        command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
 
 
 def test_every_snippet_says_how_it_is_tested() -> None:
@@ -99,8 +106,9 @@ def test_the_two_commands() -> None:
 def test_shell_snippets_are_valid_bash() -> None:
     assert len(tagged("shell")) >= 3
     for _, body in tagged("shell"):
-        proc = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True,
-                              check=False)
+        proc = subprocess.run(
+            ["bash", "-n"], input=body, capture_output=True, text=True, check=False
+        )
         assert proc.returncode == 0, proc.stderr
 
 
@@ -115,8 +123,11 @@ def test_layout_names_what_exists() -> None:
 def test_readme_rule_config_example(tmp_path: Path) -> None:
     from tfjob_kit import config
 
-    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S)
-                if b.startswith("# .tfjob-kit.yaml")]
+    (block,) = [
+        b
+        for b in re.findall(r"```yaml\n(.*?)```", README, re.S)
+        if b.startswith("# .tfjob-kit.yaml")
+    ]
     path = tmp_path / ".tfjob-kit.yaml"
     path.write_text(block)
     loaded = config.from_file(str(path))

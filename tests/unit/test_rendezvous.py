@@ -9,19 +9,23 @@ from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
 
 
 def pod(name: str, phase: str, released: bool = False, deleting: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "annotations": {PEERS_ANNOTATION: "t"} if released
-                            else {}}
+    meta: dict[str, Any] = {
+        "name": name,
+        "annotations": {PEERS_ANNOTATION: "t"} if released else {},
+    }
     if deleting:
         meta["deletionTimestamp"] = "t"
     return {"metadata": meta, "status": {"phase": phase}}
 
 
 def test_members_count_every_replica_of_a_tfjob_and_every_task_pod_of_a_volcano_job() -> None:
-    tfjob = {"spec": {"tfReplicaSpecs": {"PS": {"replicas": 2}, "Worker": {"replicas": 4},
-                                         "Chief": {}}}}
+    tfjob = {
+        "spec": {"tfReplicaSpecs": {"PS": {"replicas": 2}, "Worker": {"replicas": 4}, "Chief": {}}}
+    }
     assert members(TFJOB, tfjob) == 7  # replicas defaults to 1
-    volcano = {"spec": {"tasks": [{"name": "ps", "replicas": 1}, {"name": "worker",
-                                                                  "replicas": 3}]}}
+    volcano = {
+        "spec": {"tasks": [{"name": "ps", "replicas": 1}, {"name": "worker", "replicas": 3}]}
+    }
     assert members(VOLCANO_JOB, volcano) == 4
     assert members(TFJOB, {}) == 0
 

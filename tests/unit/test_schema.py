@@ -48,12 +48,17 @@ def test_every_tfjob_field_is_described_and_closed() -> None:
         assert "description" in definition, name
         for field, prop in definition["properties"].items():
             described = "description" in prop or (
-                "$ref" in prop and prop["$ref"].startswith("#/$defs/"))
+                "$ref" in prop and prop["$ref"].startswith("#/$defs/")
+            )
             assert described, f"{name}.{field}"
 
 
-TFJOB_CASES = [d for path in sorted(CORPUS.glob("*/*.yaml")) for d in load_path(str(path))
-               if d.ok and d.kind == "TFJob"]
+TFJOB_CASES = [
+    d
+    for path in sorted(CORPUS.glob("*/*.yaml"))
+    for d in load_path(str(path))
+    if d.ok and d.kind == "TFJob"
+]
 
 
 @pytest.mark.parametrize("doc", TFJOB_CASES, ids=lambda d: Path(d.source).stem)
@@ -61,14 +66,19 @@ def test_python_jsonschema_agrees_with_jsonschema_rs(doc: Document) -> None:
     """The pure-Python reference implementation is the oracle for the fast validator."""
     document = doc.content
     oracle = jsonschema.Draft202012Validator(schema.bundled_schema())
-    expected = sorted("$" + "".join(f"[{p!r}]" for p in e.absolute_path)
-                      for e in oracle.iter_errors(document))
+    expected = sorted(
+        "$" + "".join(f"[{p!r}]" for p in e.absolute_path) for e in oracle.iter_errors(document)
+    )
     assert bool(expected) == bool(schema.validate(document))
 
 
 def test_generated_kubernetes_schema_is_up_to_date() -> None:
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_k8s_schema.py"),
-                             "--check"], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_k8s_schema.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -83,8 +93,9 @@ def test_crd_is_structural_and_from_the_same_schema() -> None:
     def typed(node: Any, path: str) -> None:
         if not isinstance(node, dict):
             return
-        special = node.get("x-kubernetes-int-or-string") or \
-            node.get("x-kubernetes-preserve-unknown-fields")
+        special = node.get("x-kubernetes-int-or-string") or node.get(
+            "x-kubernetes-preserve-unknown-fields"
+        )
         assert "type" in node or special, path
         for name, child in node.get("properties", {}).items():
             typed(child, f"{path}.{name}")
@@ -97,7 +108,11 @@ def test_crd_is_structural_and_from_the_same_schema() -> None:
     run_policy = spec["properties"]["runPolicy"]["properties"]
     assert run_policy["cleanPodPolicy"]["enum"] == ["All", "Running", "None"]
     replica = spec["properties"]["tfReplicaSpecs"]["additionalProperties"]
-    assert replica["properties"]["restartPolicy"]["enum"] == ["Always", "OnFailure", "Never",
-                                                              "ExitCode"]
+    assert replica["properties"]["restartPolicy"]["enum"] == [
+        "Always",
+        "OnFailure",
+        "Never",
+        "ExitCode",
+    ]
     containers = replica["properties"]["template"]["properties"]["spec"]["properties"]
     assert containers["containers"]["items"]["required"] == ["name"]

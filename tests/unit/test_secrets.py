@@ -30,39 +30,94 @@ SECRET = "hunter2-s3cr3t-value"
 
 
 def tfjob(env: list[dict[str, Any]], workers: int = 2) -> dict[str, Any]:
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-            "metadata": {"name": "mnist", "namespace": "ml"},
-            "spec": {"tfReplicaSpecs": {"Worker": {
-                "replicas": workers, "restartPolicy": "OnFailure", "template": {"spec": {
-                    "containers": [{"name": "tensorflow", "image": "example.com/tf:1.0",
-                                    "env": env}]}}}}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist", "namespace": "ml"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": workers,
+                    "restartPolicy": "OnFailure",
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "tensorflow", "image": "example.com/tf:1.0", "env": env}
+                            ]
+                        }
+                    },
+                }
+            }
+        },
+    }
 
 
 # -- the rule ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [
-    "DB_PASSWORD", "MYSQL_ROOT_PASSWD", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "GITHUB_TOKEN",
-    "accessToken", "apiKey", "WANDB_API_KEY", "APIKEY", "SSH_PRIVATE_KEY", "GOOGLE_CREDENTIALS",
-    "BASIC_AUTH", "db_pass", "REDIS_PWD", "gpg-passphrase", "client.secret", "JWT", "AUTH_HEADER"])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DB_PASSWORD",
+        "MYSQL_ROOT_PASSWD",
+        "AWS_SECRET_ACCESS_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "accessToken",
+        "apiKey",
+        "WANDB_API_KEY",
+        "APIKEY",
+        "SSH_PRIVATE_KEY",
+        "GOOGLE_CREDENTIALS",
+        "BASIC_AUTH",
+        "db_pass",
+        "REDIS_PWD",
+        "gpg-passphrase",
+        "client.secret",
+        "JWT",
+        "AUTH_HEADER",
+    ],
+)
 def test_secret_names(name: str) -> None:
     assert redact.is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", [
-    "TOKENIZERS_PARALLELISM", "KEYSPACE", "AUTHOR", "PASSES", "TF_CONFIG", "TLS_CERT",
-    "MODEL_DIR", "PATH", "BATCH_SIZE", 3, None])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TOKENIZERS_PARALLELISM",
+        "KEYSPACE",
+        "AUTHOR",
+        "PASSES",
+        "TF_CONFIG",
+        "TLS_CERT",
+        "MODEL_DIR",
+        "PATH",
+        "BATCH_SIZE",
+        3,
+        None,
+    ],
+)
 def test_not_secret_names(name: object) -> None:
     assert not redact.is_secret_name(name)
 
 
 def test_mask_hides_secret_values_only_and_keeps_the_original() -> None:
-    job = tfjob([{"name": "DB_PASSWORD", "value": SECRET}, {"name": "BATCH", "value": "64"},
-                 {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}}])
+    job = tfjob(
+        [
+            {"name": "DB_PASSWORD", "value": SECRET},
+            {"name": "BATCH", "value": "64"},
+            {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}},
+        ]
+    )
     original = copy.deepcopy(job)
     masked = redact.mask(job)
     env = masked["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"]
-    assert env == [{"name": "DB_PASSWORD", "value": redact.MASK}, {"name": "BATCH", "value": "64"},
-                   {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}}]
+    assert env == [
+        {"name": "DB_PASSWORD", "value": redact.MASK},
+        {"name": "BATCH", "value": "64"},
+        {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}},
+    ]
     assert job == original  # what is applied keeps the real value
     assert redact.secret_values(job) == {SECRET}
     assert redact.mask({"msg": f"bad: {SECRET}!"}, {SECRET, "1"}) == {"msg": f"bad: {redact.MASK}!"}
@@ -70,9 +125,15 @@ def test_mask_hides_secret_values_only_and_keeps_the_original() -> None:
 
 # -- findings and task results ----------------------------------------------------------------
 
+
 def test_findings_do_not_echo_secret_values() -> None:
-    job = tfjob([{"name": "DB_PASSWORD", "value": 987654321},
-                 {"name": "API_TOKEN", "value": SECRET}, {"name": "API_TOKEN", "value": SECRET}])
+    job = tfjob(
+        [
+            {"name": "DB_PASSWORD", "value": 987654321},
+            {"name": "API_TOKEN", "value": SECRET},
+            {"name": "API_TOKEN", "value": SECRET},
+        ]
+    )
     report = validate_text(json.dumps(job))
     messages = " ".join(f.message for f in report.findings)
     assert "is not of type" in messages and "defined twice" in messages
@@ -89,33 +150,69 @@ def test_failed_task_result_masks_secret_values() -> None:
 
 def test_task_masks_objects_diff_findings_and_messages() -> None:
     job = tfjob([{"name": "DB_PASSWORD", "value": SECRET}])
-    result = {"objects": [job], "diff": [{"before": {}, "after": job}],
-              "findings": [{"message": f"x {SECRET}"}], "msg": f"rejected {SECRET}"}
+    result = {
+        "objects": [job],
+        "diff": [{"before": {}, "after": job}],
+        "findings": [{"message": f"x {SECRET}"}],
+        "msg": f"rejected {SECRET}",
+    }
     masked = redact.mask(result, redact.secret_values(job))
     assert SECRET not in json.dumps(masked)
     assert SECRET in json.dumps(result)
 
 
 def test_kubeconfig_credentials() -> None:
-    kubeconfig = {"clusters": [{"name": "c", "cluster": {"server": "https://k:6443"}}],
-                  "users": [{"name": "admin", "user": {
-                      "token": "tok-1234567890", "client-key-data": "S0VZREFUQQ==",
-                      "client-certificate-data": "Q0VSVA==", "username": "admin",
-                      "password": "pw-secret",
-                      "auth-provider": {"name": "oidc", "config": {"id-token": "idt-0987"}},
-                      "exec": {"command": "aws", "args": ["eks", "get-token"],
-                               "env": [{"name": "AWS_PROFILE", "value": "prof-xyz"}]}}}]}
+    kubeconfig = {
+        "clusters": [{"name": "c", "cluster": {"server": "https://k:6443"}}],
+        "users": [
+            {
+                "name": "admin",
+                "user": {
+                    "token": "tok-1234567890",
+                    "client-key-data": "S0VZREFUQQ==",
+                    "client-certificate-data": "Q0VSVA==",
+                    "username": "admin",
+                    "password": "pw-secret",
+                    "auth-provider": {"name": "oidc", "config": {"id-token": "idt-0987"}},
+                    "exec": {
+                        "command": "aws",
+                        "args": ["eks", "get-token"],
+                        "env": [{"name": "AWS_PROFILE", "value": "prof-xyz"}],
+                    },
+                },
+            }
+        ],
+    }
     assert redact.kubeconfig_credentials(kubeconfig) == {
-        "tok-1234567890", "S0VZREFUQQ==", "pw-secret", "idt-0987", "prof-xyz"}
+        "tok-1234567890",
+        "S0VZREFUQQ==",
+        "pw-secret",
+        "idt-0987",
+        "prof-xyz",
+    }
     assert redact.kubeconfig_credentials("/path/to/config") == set()
 
 
 # -- K8S_AUTH_VERIFY_SSL ----------------------------------------------------------------------
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("true", True), ("True", True), ("yes", True), ("on", True), ("1", True), (" Y ", True),
-    ("false", False), ("FALSE", False), ("no", False), ("off", False), ("0", False),
-    ("n", False)])
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("true", True),
+        ("True", True),
+        ("yes", True),
+        ("on", True),
+        ("1", True),
+        (" Y ", True),
+        ("false", False),
+        ("FALSE", False),
+        ("no", False),
+        ("off", False),
+        ("0", False),
+        ("n", False),
+    ],
+)
 def test_verify_ssl_accepts_ansible_booleans(raw: str, expected: bool) -> None:
     conn = Connection.from_options({}, {"K8S_AUTH_VERIFY_SSL": raw})
     assert conn.validate_certs is expected
@@ -133,12 +230,17 @@ def test_empty_verify_ssl_is_unset() -> None:
 
 # -- impersonation ----------------------------------------------------------------------------
 
+
 class _Recorder(BaseHTTPRequestHandler):
     seen: ClassVar[list[dict[str, list[str]]]] = []
 
     def do_GET(self) -> None:
-        self.seen.append({name: self.headers.get_all(name) or []
-                          for name in ("Impersonate-User", "Impersonate-Group")})
+        self.seen.append(
+            {
+                name: self.headers.get_all(name) or []
+                for name in ("Impersonate-User", "Impersonate-Group")
+            }
+        )
         body = json.dumps({"kind": "TFJobList", "items": []}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -164,16 +266,20 @@ def recorder() -> Iterator[str]:
 
 
 def test_each_impersonated_group_is_its_own_header(recorder: str) -> None:
-    conn = Connection(host=recorder, impersonate_user="alice",
-                      impersonate_groups=["team-a", "team, b"])
+    conn = Connection(
+        host=recorder, impersonate_user="alice", impersonate_groups=["team-a", "team, b"]
+    )
     with Client(conn) as client:
         assert client.list_objects(TFJOB, "ml") == []
         assert client.list_objects(TFJOB, "ml") == []  # the pool keeps sending them
-    assert _Recorder.seen == [{"Impersonate-User": ["alice"],
-                               "Impersonate-Group": ["team-a", "team, b"]}] * 2
+    assert (
+        _Recorder.seen
+        == [{"Impersonate-User": ["alice"], "Impersonate-Group": ["team-a", "team, b"]}] * 2
+    )
 
 
 # -- TF_CONFIG result -------------------------------------------------------------------------
+
 
 def _item(workers: int, **spec: Any) -> jobs.Item:
     """A job of `workers` workers and 2 parameter servers."""
@@ -196,8 +302,13 @@ def test_tf_config_result_grows_linearly() -> None:
 def test_tf_config_result_rebuilds_what_each_pod_receives(dynamic: bool) -> None:
     item = _item(3, **({"enableDynamicWorker": True} if dynamic else {}))
     result = item.tf_config()
-    assert sorted(result["tasks"]) == ["mnist-ps-0", "mnist-ps-1", "mnist-worker-0",
-                                       "mnist-worker-1", "mnist-worker-2"]
+    assert sorted(result["tasks"]) == [
+        "mnist-ps-0",
+        "mnist-ps-1",
+        "mnist-worker-0",
+        "mnist-worker-1",
+        "mnist-worker-2",
+    ]
     for pod, where in result["tasks"].items():
         expected = explain.tf_config(item.body, where["type"], where["index"], "ml")
         assert expected is not None
@@ -205,6 +316,7 @@ def test_tf_config_result_rebuilds_what_each_pod_receives(dynamic: bool) -> None
 
 
 # -- the applied-digest annotation ------------------------------------------------------------
+
 
 def test_digest_does_not_depend_on_secret_values_but_a_changed_secret_is_applied() -> None:
     # The digest is shown in objects and diffs; derived from a secret, it would let anyone with
@@ -221,5 +333,6 @@ def test_digest_does_not_depend_on_secret_values_but_a_changed_secret_is_applied
     assert not apply._already_applied(held, new, "tfjob-kit")
     same = copy.deepcopy(held)
     same["metadata"].pop("managedFields")
-    assert apply._already_applied(held, {**copy.deepcopy(old), "metadata": same["metadata"]},
-                                  "tfjob-kit")
+    assert apply._already_applied(
+        held, {**copy.deepcopy(old), "metadata": same["metadata"]}, "tfjob-kit"
+    )

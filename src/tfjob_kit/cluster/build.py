@@ -274,8 +274,7 @@ def _go_flags(b: Builder, ldflags: str) -> list[str]:
     return ["-v", "-p", str(b.jobs), "-trimpath", "-buildvcs=false", "-ldflags", ldflags]
 
 
-def _go_build(b: Builder, label: str, output: Path, package: str, ldflags: str, cwd: Path
-              ) -> None:
+def _go_build(b: Builder, label: str, output: Path, package: str, ldflags: str, cwd: Path) -> None:
     """`go build` of a package of a wrapper module into one binary."""
     b.go_run(label, ["build", *_go_flags(b, ldflags), "-o", str(output), package], cwd=cwd)
 

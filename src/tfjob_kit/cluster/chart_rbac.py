@@ -29,12 +29,13 @@ class Component:
 
 
 COMPONENTS = {
-    "training-operator": Component("training-operator", "training-operator",
-                                   "training-operator"),
-    "vc-scheduler": Component("volcano", "volcano", "volcano-scheduler",
-                              ("admission.enabled=false",)),
-    "vc-controller-manager": Component("volcano", "volcano", "volcano-controllers",
-                                       ("admission.enabled=false",)),
+    "training-operator": Component("training-operator", "training-operator", "training-operator"),
+    "vc-scheduler": Component(
+        "volcano", "volcano", "volcano-scheduler", ("admission.enabled=false",)
+    ),
+    "vc-controller-manager": Component(
+        "volcano", "volcano", "volcano-controllers", ("admission.enabled=false",)
+    ),
 }
 
 
@@ -59,8 +60,16 @@ def charts_dir() -> Path:
 @cache
 def _rendered(chart: str, release: str, values: tuple[str, ...]) -> list[dict[str, Any]]:
     versions = load_versions()
-    command = [str(build.helm_path()), "template", release, str(charts_dir() / chart),
-               "--namespace", "rbac-render", "--kube-version", versions.kubernetes]
+    command = [
+        str(build.helm_path()),
+        "template",
+        release,
+        str(charts_dir() / chart),
+        "--namespace",
+        "rbac-render",
+        "--kube-version",
+        versions.kubernetes,
+    ]
     for value in values:
         command += ["--set", value]
     proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
@@ -74,24 +83,35 @@ def grants(process: str) -> Grants:
     ClusterRoleBindings) and in the release namespace (through RoleBindings)."""
     component = COMPONENTS[process]
     docs = _rendered(component.chart, component.release, component.values)
-    roles = {(d["kind"], d["metadata"]["name"]): d.get("rules") or [] for d in docs
-             if d["kind"] in ("ClusterRole", "Role")}
+    roles = {
+        (d["kind"], d["metadata"]["name"]): d.get("rules") or []
+        for d in docs
+        if d["kind"] in ("ClusterRole", "Role")
+    }
     result = Grants()
     for binding in docs:
         if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
             continue
-        if not any(s.get("kind") == "ServiceAccount" and s.get("name") ==
-                   component.service_account for s in binding.get("subjects") or []):
+        if not any(
+            s.get("kind") == "ServiceAccount" and s.get("name") == component.service_account
+            for s in binding.get("subjects") or []
+        ):
             continue
         ref = binding["roleRef"]
         rules = roles.get((ref["kind"], ref["name"]))
         if rules is None:
-            raise ClusterError(f"chart {component.chart}: {binding['kind']} "
-                               f"{binding['metadata']['name']} refers to a missing {ref['kind']}")
-        target = result.cluster_rules if binding["kind"] == "ClusterRoleBinding" else \
-            result.namespaced_rules
+            raise ClusterError(
+                f"chart {component.chart}: {binding['kind']} "
+                f"{binding['metadata']['name']} refers to a missing {ref['kind']}"
+            )
+        target = (
+            result.cluster_rules
+            if binding["kind"] == "ClusterRoleBinding"
+            else result.namespaced_rules
+        )
         target.extend(rules)
     if not result.cluster_rules:
-        raise ClusterError(f"chart {component.chart} binds no ClusterRole to "
-                           f"{component.service_account}")
+        raise ClusterError(
+            f"chart {component.chart} binds no ClusterRole to {component.service_account}"
+        )
     return result

@@ -169,7 +169,12 @@ class Kubectl:
         cache = self.kubeconfig.parent / "kubectl-cache"
         cmd = [self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
         proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+            cmd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
             umask=UMASK,
         )
         if check and proc.returncode != 0:
@@ -260,8 +265,9 @@ def _spawn(
 ) -> ProcRecord:
     logs = private_dir(_logs_dir(cluster))
     procs = private_dir(_state_dir(cluster) / "procs")
-    fd = os.open(logs / f"{name}.log",
-                 os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    fd = os.open(
+        logs / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+    )
     with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen(
             argv,
@@ -367,22 +373,35 @@ def _etcd_tls_patches(pki: Path, client_port: int, peer_port: int) -> list[dict[
     cluster's own CA; the API server presents kwokctl's admin certificate to it."""
 
     def args(override: bool, **flags: str) -> list[dict[str, Any]]:
-        return [{"key": k.replace("_", "-"), "value": v, "override": override}
-                for k, v in flags.items()]
+        return [
+            {"key": k.replace("_", "-"), "value": v, "override": override} for k, v in flags.items()
+        ]
 
     client = f"https://{LOOPBACK}:{client_port}"
     peer = f"https://{LOOPBACK}:{peer_port}"
     ca, cert, key = str(pki / "ca.crt"), str(pki / "admin.crt"), str(pki / "admin.key")
-    etcd = args(True, listen_client_urls=client, advertise_client_urls=client,
-                listen_peer_urls=peer, initial_advertise_peer_urls=peer,
-                initial_cluster=f"node0={peer}")
-    etcd += args(False, cert_file=cert, key_file=key, trusted_ca_file=ca,
-                 client_cert_auth="true", peer_cert_file=cert, peer_key_file=key,
-                 peer_trusted_ca_file=ca, peer_client_cert_auth="true")
+    etcd = args(
+        True,
+        listen_client_urls=client,
+        advertise_client_urls=client,
+        listen_peer_urls=peer,
+        initial_advertise_peer_urls=peer,
+        initial_cluster=f"node0={peer}",
+    )
+    etcd += args(
+        False,
+        cert_file=cert,
+        key_file=key,
+        trusted_ca_file=ca,
+        client_cert_auth="true",
+        peer_cert_file=cert,
+        peer_key_file=key,
+        peer_trusted_ca_file=ca,
+        peer_client_cert_auth="true",
+    )
     apiserver = args(True, etcd_servers=client)
     apiserver += args(False, etcd_cafile=ca, etcd_certfile=cert, etcd_keyfile=key)
-    return [{"name": "etcd", "extraArgs": etcd},
-            {"name": "kube-apiserver", "extraArgs": apiserver}]
+    return [{"name": "etcd", "extraArgs": etcd}, {"name": "kube-apiserver", "extraArgs": apiserver}]
 
 
 def kwokctl_config(
@@ -518,26 +537,48 @@ def _identity_kubeconfig(
     account = {"kind": "ServiceAccount", "name": identity, "namespace": namespace}
     objects: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": identity, "namespace": namespace}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": identity}, "rules": rbac.cluster_rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": identity},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": identity},
-         "subjects": [account]},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": identity, "namespace": namespace},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": identity},
+            "rules": rbac.cluster_rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": identity},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": identity,
+            },
+            "subjects": [account],
+        },
     ]
     if rbac.namespaced_rules:
         objects += [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-             "metadata": {"name": identity, "namespace": namespace},
-             "rules": rbac.namespaced_rules},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-             "metadata": {"name": identity, "namespace": namespace},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                         "name": identity},
-             "subjects": [account]},
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": identity, "namespace": namespace},
+                "rules": rbac.namespaced_rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": identity, "namespace": namespace},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": identity,
+                },
+                "subjects": [account],
+            },
         ]
     kubectl.apply(objects)
     token_file = _renew_token(name, kubectl, identity, namespace)
@@ -715,8 +756,12 @@ def _start_addons(
     _spawn(
         "tf-rendezvous",
         name,
-        [sys.executable, "-m", "tfjob_kit.cluster.rendezvous",
-         f"--kubeconfig={rendezvous_kubeconfig}"],
+        [
+            sys.executable,
+            "-m",
+            "tfjob_kit.cluster.rendezvous",
+            f"--kubeconfig={rendezvous_kubeconfig}",
+        ],
     )
     _start_operator(opts, versions, kubectl, state, out)
 

@@ -31,11 +31,13 @@ from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
 
 PEERS_ANNOTATION = "tfjob-kit.dev/peers-running"
-GRANTS = Grants(cluster_rules=[
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]},
-    {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": ["list"]},
-    {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["list"]},
-])
+GRANTS = Grants(
+    cluster_rules=[
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]},
+        {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": ["list"]},
+        {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["list"]},
+    ]
+)
 # A pod counts as present for its peers once it runs; one that already finished did meet them.
 _STARTED = ("Running", "Succeeded")
 
@@ -52,12 +54,17 @@ def to_release(pods: Iterable[dict[str, Any]], expected: int) -> list[dict[str, 
     """The pods of one job to annotate: its running, not yet annotated pods, once all of the
     job's `expected` tasks have started."""
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-    started = {p["metadata"]["name"] for p in live
-               if (p.get("status") or {}).get("phase") in _STARTED}
+    started = {
+        p["metadata"]["name"] for p in live if (p.get("status") or {}).get("phase") in _STARTED
+    }
     if expected <= 0 or len(started) < expected:
         return []
-    return [p for p in live if (p.get("status") or {}).get("phase") == "Running"
-            and PEERS_ANNOTATION not in (p["metadata"].get("annotations") or {})]
+    return [
+        p
+        for p in live
+        if (p.get("status") or {}).get("phase") == "Running"
+        and PEERS_ANNOTATION not in (p["metadata"].get("annotations") or {})
+    ]
 
 
 def _jobs(client: Client, resource: Resource) -> dict[tuple[str, str], int]:
@@ -65,8 +72,9 @@ def _jobs(client: Client, resource: Resource) -> dict[tuple[str, str], int]:
         items = client.list_objects(resource)
     except KubeError:  # the CRD is not installed (yet): no such jobs
         return {}
-    return {(j["metadata"]["namespace"], j["metadata"]["name"]): members(resource, j)
-            for j in items}
+    return {
+        (j["metadata"]["namespace"], j["metadata"]["name"]): members(resource, j) for j in items
+    }
 
 
 def sweep(client: Client) -> int:

@@ -27,9 +27,16 @@ WORKERS = 8
 # What this toolkit last applied, fingerprinted: a re-run whose body has the same fingerprint,
 # with every value still in place, is known unchanged without asking the server.
 DIGEST_ANNOTATION = "tfjob-kit.dev/applied-digest"
-_SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "generation",
-                    "creationTimestamp", "selfLink", "deletionTimestamp",
-                    "deletionGracePeriodSeconds")
+_SERVER_METADATA = (
+    "managedFields",
+    "resourceVersion",
+    "uid",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 
 
 @dataclass
@@ -45,9 +52,12 @@ class Outcome:
 
     def diff(self) -> dict[str, Any]:
         header = f"{self.item.describe()} ({self.item.where})"
-        return {"before": comparable(self.before) if self.before else {},
-                "after": comparable(self.after) if self.after else {},
-                "before_header": header, "after_header": header}
+        return {
+            "before": comparable(self.before) if self.before else {},
+            "after": comparable(self.after) if self.after else {},
+            "before_header": header,
+            "after_header": header,
+        }
 
 
 def comparable(obj: dict[str, Any]) -> dict[str, Any]:
@@ -60,8 +70,10 @@ def comparable(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _owns(obj: dict[str, Any], field_manager: str) -> bool:
-    return any(entry.get("manager") == field_manager and entry.get("operation") == "Apply"
-               for entry in obj.get("metadata", {}).get("managedFields") or [])
+    return any(
+        entry.get("manager") == field_manager and entry.get("operation") == "Apply"
+        for entry in obj.get("metadata", {}).get("managedFields") or []
+    )
 
 
 def parallel(function: Callable[[T], R], items: Iterable[T], workers: int = WORKERS) -> list[R]:
@@ -118,39 +130,53 @@ def digest(body: dict[str, Any]) -> str:
 def contains(have: Any, want: Any) -> bool:
     """Whether `have` holds every value of `want` (maps may have more keys)."""
     if isinstance(want, dict):
-        return isinstance(have, dict) and all(k in have and contains(have[k], v)
-                                              for k, v in want.items())
+        return isinstance(have, dict) and all(
+            k in have and contains(have[k], v) for k, v in want.items()
+        )
     if isinstance(want, list):
-        return isinstance(have, list) and len(have) == len(want) and all(
-            contains(h, w) for h, w in zip(have, want, strict=True))
+        return (
+            isinstance(have, list)
+            and len(have) == len(want)
+            and all(contains(h, w) for h, w in zip(have, want, strict=True))
+        )
     return bool(have == want and type(have) is type(want))
 
 
-def _already_applied(before: dict[str, Any] | None, body: dict[str, Any],
-                     field_manager: str) -> bool:
+def _already_applied(
+    before: dict[str, Any] | None, body: dict[str, Any], field_manager: str
+) -> bool:
     """This manager last applied exactly this body and every value is still in place: the
     apply would be a no-op, and the server need not be asked."""
     if before is None or not _owns(before, field_manager):
         return False
     annotations = before.get("metadata", {}).get("annotations") or {}
     return annotations.get(DIGEST_ANNOTATION) == body["metadata"]["annotations"][
-        DIGEST_ANNOTATION] and contains(comparable(before), comparable(body))
+        DIGEST_ANNOTATION
+    ] and contains(comparable(before), comparable(body))
 
 
-def apply_items(client: Client, items: list[Item], *, field_manager: str,
-                force: bool = False, check_mode: bool = False) -> list[Outcome]:
+def apply_items(
+    client: Client,
+    items: list[Item],
+    *,
+    field_manager: str,
+    force: bool = False,
+    check_mode: bool = False,
+) -> list[Outcome]:
     """Apply all items or none. In check mode nothing is stored; the outcomes say what would
     change."""
     existing = _existing(client, items)
     for item in items:
         annotations = item.body.setdefault("metadata", {}).setdefault("annotations", {})
         annotations[DIGEST_ANNOTATION] = digest(item.body)
-    settled = {id(i) for i in items
-               if _already_applied(existing.get(_key(i)), i.body, field_manager)}
+    settled = {
+        id(i) for i in items if _already_applied(existing.get(_key(i)), i.body, field_manager)
+    }
 
     def dry_run(item: Item) -> dict[str, Any]:
-        return client.apply(item.resource, item.body, field_manager=field_manager, force=force,
-                            dry_run=True)
+        return client.apply(
+            item.resource, item.body, field_manager=field_manager, force=force, dry_run=True
+        )
 
     pending = [i for i in items if id(i) not in settled]
     planned = dict(zip(map(id, pending), parallel(dry_run, pending), strict=True))
@@ -169,25 +195,28 @@ def apply_items(client: Client, items: list[Item], *, field_manager: str,
         return outcomes
     # Apply what changes, and what this field manager does not own yet (so that a later
     # removal of a field from the manifest removes it from the object).
-    todo = [o for o in outcomes
-            if o.changed or o.before is None or not _owns(o.before, field_manager)]
+    todo = [
+        o for o in outcomes if o.changed or o.before is None or not _owns(o.before, field_manager)
+    ]
 
     def really(outcome: Outcome) -> dict[str, Any]:
-        return client.apply(outcome.item.resource, outcome.item.body,
-                            field_manager=field_manager, force=force)
+        return client.apply(
+            outcome.item.resource, outcome.item.body, field_manager=field_manager, force=force
+        )
 
     for outcome, after in zip(todo, parallel(really, todo), strict=True):
         outcome.after = after
     return outcomes
 
 
-def delete_items(client: Client, items: list[Item], *, check_mode: bool = False
-                 ) -> list[Outcome]:
+def delete_items(client: Client, items: list[Item], *, check_mode: bool = False) -> list[Outcome]:
     """Delete the items' objects; the garbage collector removes their pods and services
     (foreground propagation: the job disappears after what it owns)."""
     existing = _existing(client, items)
-    outcomes = [Outcome(i, existing.get(_key(i)), None,
-                        "deleted" if _key(i) in existing else "absent") for i in items]
+    outcomes = [
+        Outcome(i, existing.get(_key(i)), None, "deleted" if _key(i) in existing else "absent")
+        for i in items
+    ]
     if check_mode:
         return outcomes
 

@@ -32,25 +32,35 @@ def _configuration(conn: Connection) -> Any:
     if not explicit_host:
         try:
             if isinstance(conn.kubeconfig, dict):
-                config.load_kube_config_from_dict(conn.kubeconfig, context=conn.context,
-                                                  client_configuration=cfg,
-                                                  persist_config=False)
+                config.load_kube_config_from_dict(
+                    conn.kubeconfig,
+                    context=conn.context,
+                    client_configuration=cfg,
+                    persist_config=False,
+                )
             elif conn.kubeconfig or _default_kubeconfig_exists():
-                config.load_kube_config(conn.kubeconfig, context=conn.context,
-                                        client_configuration=cfg, persist_config=False)
+                config.load_kube_config(
+                    conn.kubeconfig,
+                    context=conn.context,
+                    client_configuration=cfg,
+                    persist_config=False,
+                )
             elif "KUBERNETES_SERVICE_HOST" in os.environ:
                 config.load_incluster_config(cfg)
             else:
                 raise KubeError(
                     "no kubeconfig to use: set kubeconfig (or K8S_AUTH_KUBECONFIG or KUBECONFIG) "
                     "or host and api_key; ~/.kube/config does not exist and this is not a pod "
-                    "in a cluster", "kubeconfig")
+                    "in a cluster",
+                    "kubeconfig",
+                )
         except config.ConfigException as exc:
             where = conn.kubeconfig if isinstance(conn.kubeconfig, str) else "kubeconfig"
             raise KubeError(f"cannot use {where}: {exc}", "kubeconfig") from None
         except OSError as exc:
-            raise KubeError(f"cannot read kubeconfig {conn.kubeconfig}: {exc.strerror}",
-                            "kubeconfig") from None
+            raise KubeError(
+                f"cannot read kubeconfig {conn.kubeconfig}: {exc.strerror}", "kubeconfig"
+            ) from None
     if conn.host:
         cfg.host = conn.host.rstrip("/")
     if conn.api_key:
@@ -60,9 +70,13 @@ def _configuration(conn: Connection) -> Any:
         cfg.cert_file = cfg.key_file = None
     if conn.validate_certs is not None:
         cfg.verify_ssl = conn.validate_certs
-    for option, attribute in (("ca_cert", "ssl_ca_cert"), ("client_cert", "cert_file"),
-                              ("client_key", "key_file"), ("proxy", "proxy"),
-                              ("no_proxy", "no_proxy")):
+    for option, attribute in (
+        ("ca_cert", "ssl_ca_cert"),
+        ("client_cert", "cert_file"),
+        ("client_key", "key_file"),
+        ("proxy", "proxy"),
+        ("no_proxy", "no_proxy"),
+    ):
         value = getattr(conn, option)
         if value:
             setattr(cfg, attribute, value)
@@ -110,8 +124,10 @@ class Client:
         if self.connection.impersonate_user:
             api.set_default_header("Impersonate-User", self.connection.impersonate_user)
         if self.connection.impersonate_groups:
-            _send_repeated(api.rest_client, [("Impersonate-Group", g)
-                                             for g in self.connection.impersonate_groups])
+            _send_repeated(
+                api.rest_client,
+                [("Impersonate-Group", g) for g in self.connection.impersonate_groups],
+            )
         self._api = api
         self._custom: Any = client.CustomObjectsApi(api)
         self._core: Any = client.CoreV1Api(api)
@@ -127,8 +143,13 @@ class Client:
         self.close()
 
     @contextmanager
-    def _errors(self, action: str, resource: Resource | None = None,
-                namespace: str | None = None, name: str | None = None) -> Iterator[None]:
+    def _errors(
+        self,
+        action: str,
+        resource: Resource | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+    ) -> Iterator[None]:
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
@@ -141,25 +162,39 @@ class Client:
             raise unreachable(self.host, str(reason)) from None
 
     def _json(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        response = call(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT,
-                        **kwargs)
+        response = call(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **kwargs)
         return json.loads(response.data) if response.data else {}
 
     # -- custom resources ----------------------------------------------------------------
 
-    def apply(self, resource: Resource, body: dict[str, Any], *, field_manager: str,
-              force: bool = False, dry_run: bool = False) -> dict[str, Any]:
+    def apply(
+        self,
+        resource: Resource,
+        body: dict[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
         """Server-side apply of one namespaced object; returns the object the server holds
         (or would hold, with dry_run)."""
         metadata = body["metadata"]
         namespace, name = metadata["namespace"], metadata["name"]
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
-        with self._errors("dry-run apply of" if dry_run else "applying", resource, namespace,
-                          name):
+        with self._errors("dry-run apply of" if dry_run else "applying", resource, namespace, name):
             result: dict[str, Any] = self._json(
-                self._custom.patch_namespaced_custom_object, resource.group, resource.version,
-                namespace, resource.plural, name, body, field_manager=field_manager,
-                force=force, _content_type="application/apply-patch+yaml", **extra)
+                self._custom.patch_namespaced_custom_object,
+                resource.group,
+                resource.version,
+                namespace,
+                resource.plural,
+                name,
+                body,
+                field_manager=field_manager,
+                force=force,
+                _content_type="application/apply-patch+yaml",
+                **extra,
+            )
             return result
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
@@ -168,41 +203,71 @@ class Client:
         with self._errors("reading", resource, namespace, name):
             try:
                 result: dict[str, Any] = self._json(
-                    self._custom.get_namespaced_custom_object, resource.group,
-                    resource.version, namespace, resource.plural, name)
+                    self._custom.get_namespaced_custom_object,
+                    resource.group,
+                    resource.version,
+                    namespace,
+                    resource.plural,
+                    name,
+                )
             except ApiException as exc:
                 if exc.status == 404 and _names_object(exc):
                     return None
                 raise
             return result
 
-    def list_objects(self, resource: Resource, namespace: str | None = None,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list_objects(
+        self, resource: Resource, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
         selector = {"label_selector": label_selector} if label_selector else {}
         with self._errors("listing", resource):
             if namespace:
-                data = self._json(self._custom.list_namespaced_custom_object, resource.group,
-                                  resource.version, namespace, resource.plural, **selector)
+                data = self._json(
+                    self._custom.list_namespaced_custom_object,
+                    resource.group,
+                    resource.version,
+                    namespace,
+                    resource.plural,
+                    **selector,
+                )
             else:
-                data = self._json(self._custom.list_cluster_custom_object, resource.group,
-                                  resource.version, resource.plural, **selector)
+                data = self._json(
+                    self._custom.list_cluster_custom_object,
+                    resource.group,
+                    resource.version,
+                    resource.plural,
+                    **selector,
+                )
         items: list[dict[str, Any]] = data.get("items", [])
         for item in items:  # list items carry no apiVersion/kind
             item.setdefault("apiVersion", resource.api_version)
             item.setdefault("kind", resource.kind)
         return items
 
-    def delete(self, resource: Resource, namespace: str, name: str,
-               propagation: str = "Foreground", dry_run: bool = False) -> bool:
+    def delete(
+        self,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        propagation: str = "Foreground",
+        dry_run: bool = False,
+    ) -> bool:
         """Delete one object and (by propagation) what it owns; False when it was not there."""
         from kubernetes.client.exceptions import ApiException
 
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         with self._errors("deleting", resource, namespace, name):
             try:
-                self._json(self._custom.delete_namespaced_custom_object, resource.group,
-                           resource.version, namespace, resource.plural, name,
-                           propagation_policy=propagation, **extra)
+                self._json(
+                    self._custom.delete_namespaced_custom_object,
+                    resource.group,
+                    resource.version,
+                    namespace,
+                    resource.plural,
+                    name,
+                    propagation_policy=propagation,
+                    **extra,
+                )
             except ApiException as exc:
                 if exc.status == 404 and _names_object(exc):
                     return False
@@ -211,50 +276,63 @@ class Client:
 
     # -- what a job owns -----------------------------------------------------------------
 
-    def _core_items(self, what: str, call: Callable[..., Any], namespace: str | None,
-                    label_selector: str) -> list[dict[str, Any]]:
+    def _core_items(
+        self, what: str, call: Callable[..., Any], namespace: str | None, label_selector: str
+    ) -> list[dict[str, Any]]:
         """Objects with the label selector in one namespace, or in all (namespace None, with
         the all-namespaces `call`)."""
         where = f"in namespace {namespace!r}" if namespace else "in all namespaces"
         args = (namespace,) if namespace else ()
         with self._errors(f"listing {what} ({label_selector}) {where} for"):
             items: list[dict[str, Any]] = self._json(
-                call, *args, label_selector=label_selector).get("items", [])
+                call, *args, label_selector=label_selector
+            ).get("items", [])
             return items
 
     def pods(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        return self._core_items("pods", self._core.list_namespaced_pod, namespace,
-                                label_selector)
+        return self._core_items("pods", self._core.list_namespaced_pod, namespace, label_selector)
 
     def pods_everywhere(self, label_selector: str) -> list[dict[str, Any]]:
         """Pods of every namespace with the label selector."""
-        return self._core_items("pods", self._core.list_pod_for_all_namespaces, None,
-                                label_selector)
+        return self._core_items(
+            "pods", self._core.list_pod_for_all_namespaces, None, label_selector
+        )
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
         with self._errors(f"annotating pod {namespace}/{name} for"):
-            self._json(self._core.patch_namespaced_pod, name, namespace,
-                       {"metadata": {"annotations": annotations}})
+            self._json(
+                self._core.patch_namespaced_pod,
+                name,
+                namespace,
+                {"metadata": {"annotations": annotations}},
+            )
 
     def services(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        return self._core_items("services", self._core.list_namespaced_service, namespace,
-                                label_selector)
+        return self._core_items(
+            "services", self._core.list_namespaced_service, namespace, label_selector
+        )
 
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
         with self._errors(f"listing events in namespace {namespace!r} for"):
             items: list[dict[str, Any]] = self._json(
-                self._core.list_namespaced_event, namespace,
-                field_selector=selector).get("items", [])
+                self._core.list_namespaced_event, namespace, field_selector=selector
+            ).get("items", [])
             return items
 
-    def pod_log(self, namespace: str, name: str, tail_lines: int,
-                container: str | None = None) -> str:
+    def pod_log(
+        self, namespace: str, name: str, tail_lines: int, container: str | None = None
+    ) -> str:
         extra = {"container": container} if container else {}
         with self._errors(f"reading the log of pod {namespace}/{name} for"):
             response = self._core.read_namespaced_pod_log(
-                name, namespace, tail_lines=tail_lines, _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT, **extra)
+                name,
+                namespace,
+                tail_lines=tail_lines,
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT,
+                **extra,
+            )
             data: bytes = response.data or b""
             return data.decode("utf-8", "replace")
 

@@ -45,8 +45,10 @@ def parse_bool(raw: str, variable: str) -> bool | None:
         return True
     if word in _FALSE:
         return False
-    raise KubeError(f"{variable}={raw!r} is not a boolean: use true or false (also yes/no, on/off, "
-                    "1/0)", "config")
+    raise KubeError(
+        f"{variable}={raw!r} is not a boolean: use true or false (also yes/no, on/off, 1/0)",
+        "config",
+    )
 
 
 @dataclass
@@ -65,8 +67,9 @@ class Connection:
     impersonate_groups: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_options(cls, options: dict[str, Any],
-                     environ: dict[str, str] | None = None) -> Connection:
+    def from_options(
+        cls, options: dict[str, Any], environ: dict[str, str] | None = None
+    ) -> Connection:
         """Options (None = unset) completed from the K8S_AUTH_* environment. Raises KubeError
         for a K8S_AUTH_VERIFY_SSL that is not a boolean."""
         env = os.environ if environ is None else environ
@@ -96,8 +99,10 @@ class Connection:
             return None
         data: Any = self.kubeconfig
         if not isinstance(data, dict):
-            path = Path(str(self.kubeconfig or "") or os.environ.get("KUBECONFIG", "~/.kube/config")
-                        .split(os.pathsep)[0]).expanduser()
+            path = Path(
+                str(self.kubeconfig or "")
+                or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
+            ).expanduser()
             try:
                 data = yaml.safe_load(path.read_text(encoding="utf-8"))
             except (OSError, yaml.YAMLError):

@@ -25,7 +25,8 @@ class KubeError(Exception):
 
 _FORBIDDEN = re.compile(
     r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)"'
-    r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?')
+    r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?'
+)
 _CONFLICT = re.compile(r'conflicts? with "(?P<manager>[^"]+)"')
 
 
@@ -45,53 +46,86 @@ def unreachable(host: str, detail: str) -> KubeError:
         f"cannot reach the Kubernetes API server at {host}: {detail}. Check that the cluster is "
         "running and that kubeconfig/context (or host) point at it; for the local cluster run "
         "`tfjob-kit cluster up` and use its kubeconfig (`tfjob-kit cluster kubeconfig`)",
-        "unreachable")
+        "unreachable",
+    )
 
 
-def from_api_exception(exc: Any, action: str, resource: Resource | None = None,
-                       namespace: str | None = None, name: str | None = None) -> KubeError:
+def from_api_exception(
+    exc: Any,
+    action: str,
+    resource: Resource | None = None,
+    namespace: str | None = None,
+    name: str | None = None,
+) -> KubeError:
     """A KubeError for a kubernetes.client ApiException raised while doing `action`."""
     status = int(getattr(exc, "status", 0) or 0)
     body = _status_body(exc)
     message = str(body.get("message") or getattr(exc, "reason", "") or exc)
-    what = resource.describe(namespace or "", name or "") if resource and name else \
-        (resource.crd_name if resource else "the object")
+    what = (
+        resource.describe(namespace or "", name or "")
+        if resource and name
+        else (resource.crd_name if resource else "the object")
+    )
     if status == 401:
-        return KubeError(f"{action} {what}: the API server rejected the credentials (401 "
-                         "Unauthorized); check the token, client certificate or kubeconfig user",
-                         "unauthorized", status)
+        return KubeError(
+            f"{action} {what}: the API server rejected the credentials (401 "
+            "Unauthorized); check the token, client certificate or kubeconfig user",
+            "unauthorized",
+            status,
+        )
     if status == 403 and (match := _FORBIDDEN.search(message)):
         group = match["group"]
         res = f"{match['resource']}.{group}" if group else match["resource"]
-        scope = f" in namespace {match['namespace']!r}" if match["namespace"] else \
-            " cluster-wide"
+        scope = f" in namespace {match['namespace']!r}" if match["namespace"] else " cluster-wide"
         return KubeError(
             f"{action} {what}: forbidden by RBAC: user {match['user']!r} may not "
             f"{match['verb']!r} {res}{scope}. Grant the verb with a Role/ClusterRole bound to "
-            "that user, or use credentials that have it", "forbidden", status)
+            "that user, or use credentials that have it",
+            "forbidden",
+            status,
+        )
     raw_details = body.get("details")
     details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     if status == 404 and not details and resource is not None:
         return KubeError(
             f"{action} {what}: the API server has no {resource.crd_name} "
             f"({resource.api_version}): the {resource.kind} CRD is not installed on this "
-            f"cluster. Install it with {resource.installed_by}", "crd-missing", status)
+            f"cluster. Install it with {resource.installed_by}",
+            "crd-missing",
+            status,
+        )
     if status == 404 and details.get("kind") == "namespaces":
-        return KubeError(f"{action} {what}: namespace {details.get('name')!r} does not exist; "
-                         "create it first", "namespace-missing", status)
+        return KubeError(
+            f"{action} {what}: namespace {details.get('name')!r} does not exist; create it first",
+            "namespace-missing",
+            status,
+        )
     if status == 409 and body.get("reason") == "Conflict" and "apply" in action:
         managers = sorted(set(_CONFLICT.findall(message)))
-        fields = [str(c.get("field", "")) for c in details.get("causes", [])
-                  if isinstance(c, dict) and c.get("field")]
+        fields = [
+            str(c.get("field", ""))
+            for c in details.get("causes", [])
+            if isinstance(c, dict) and c.get("field")
+        ]
         return KubeError(
             f"{action} {what}: conflict with field manager(s) {', '.join(managers) or '?'} "
             f"over {', '.join(fields) or 'some fields'}. Set force_conflicts: true to take the "
-            "fields over, or change them through the manager that owns them", "conflict", status)
+            "fields over, or change them through the manager that owns them",
+            "conflict",
+            status,
+        )
     if status == 422:
-        causes = [f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
-                  for c in details.get("causes", []) if isinstance(c, dict)]
+        causes = [
+            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
+            for c in details.get("causes", [])
+            if isinstance(c, dict)
+        ]
         detail = "; ".join(causes) if causes else message
-        return KubeError(f"{action} {what}: the API server rejected it: {detail}", "invalid",
-                         status)
-    return KubeError(f"{action} {what}: {message} (HTTP {status or '?'})",
-                     str(body.get("reason") or "error").lower(), status)
+        return KubeError(
+            f"{action} {what}: the API server rejected it: {detail}", "invalid", status
+        )
+    return KubeError(
+        f"{action} {what}: {message} (HTTP {status or '?'})",
+        str(body.get("reason") or "error").lower(),
+        status,
+    )

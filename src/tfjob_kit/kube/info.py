@@ -12,8 +12,9 @@ from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
 
 # Pod labels (TFJob) or annotations (Volcano) naming a pod's replica type and index.
-_REPLICA_KEYS = {TFJOB.kind: ("training.kubeflow.org/replica-type",
-                              "training.kubeflow.org/replica-index")}
+_REPLICA_KEYS = {
+    TFJOB.kind: ("training.kubeflow.org/replica-type", "training.kubeflow.org/replica-index")
+}
 _VOLCANO_KEYS = ("volcano.sh/task-spec", "volcano.sh/task-index")
 
 
@@ -34,8 +35,9 @@ def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
     type_key, index_key = _REPLICA_KEYS.get(resource.kind, _VOLCANO_KEYS)
     pod_status = pod.get("status", {})
     containers = pod_status.get("containerStatuses") or []
-    exit_codes = [((c.get("state") or {}).get("terminated") or {}).get("exitCode")
-                  for c in containers]
+    exit_codes = [
+        ((c.get("state") or {}).get("terminated") or {}).get("exitCode") for c in containers
+    ]
     return {
         "name": metadata.get("name"),
         "replica_type": labels.get(type_key) or annotations.get(type_key),
@@ -49,6 +51,7 @@ def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
 
 def _log_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The chief (or master), else worker 0, else the first pod."""
+
     def rank(pod: dict[str, Any]) -> tuple[int, str]:
         kind = str(pod.get("replica_type") or "").lower()
         index = str(pod.get("replica_index") or "0")
@@ -57,34 +60,43 @@ def _log_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
         if kind == "worker" and index == "0":
             return 1, ""
         return 2, str(pod.get("name"))
+
     return min(pods, key=rank, default=None)
 
 
-def _events(client: Client, resource: Resource, namespace: str, name: str,
-            limit: int) -> list[dict[str, Any]]:
+def _events(
+    client: Client, resource: Resource, namespace: str, name: str, limit: int
+) -> list[dict[str, Any]]:
     items = client.events(namespace, resource.kind, name)
     items.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
-    return [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
-             "count": e.get("count"),
-             "last_seen": e.get("lastTimestamp") or e.get("eventTime")}
-            for e in items[-limit:]]
+    return [
+        {
+            "type": e.get("type"),
+            "reason": e.get("reason"),
+            "message": e.get("message"),
+            "count": e.get("count"),
+            "last_seen": e.get("lastTimestamp") or e.get("eventTime"),
+        }
+        for e in items[-limit:]
+    ]
 
 
-def describe(client: Client, resource: Resource, obj: dict[str, Any],
-             query: Query) -> dict[str, Any]:
+def describe(
+    client: Client, resource: Resource, obj: dict[str, Any], query: Query
+) -> dict[str, Any]:
     metadata = obj["metadata"]
     namespace, name = metadata["namespace"], metadata["name"]
-    pods = [_pod_summary(p, resource)
-            for p in client.pods(namespace, resource.selector(name))]
+    pods = [_pod_summary(p, resource) for p in client.pods(namespace, resource.selector(name))]
     pods.sort(key=lambda p: str(p["name"]))
     result: dict[str, Any] = {
-        "kind": resource.kind, "api_version": resource.api_version,
-        "namespace": namespace, "name": name,
+        "kind": resource.kind,
+        "api_version": resource.api_version,
+        "namespace": namespace,
+        "name": name,
         "created": metadata.get("creationTimestamp"),
         **status.job_status(resource, obj).as_dict(),
         "pods": pods,
-        "events": _events(client, resource, namespace, name, query.events)
-        if query.events else [],
+        "events": _events(client, resource, namespace, name, query.events) if query.events else [],
     }
     if query.log_lines:
         chosen = _log_pod(pods)

@@ -28,8 +28,10 @@ class InvalidInputError(Exception):
         self.problems = problems
         self.findings = findings or []
         count = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
-        super().__init__(f"nothing was applied; {count} in the input:\n" +
-                         "\n".join(f"  - {p}" for p in problems))
+        super().__init__(
+            f"nothing was applied; {count} in the input:\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
 
 
 @dataclass
@@ -88,21 +90,25 @@ def load_input(src: list[str] | None, definition: Any) -> list[Document]:
     if isinstance(definition, dict):
         definition = [definition]
     if isinstance(definition, list):
-        return [Document("definition", i, 1, content=copy.deepcopy(d))
-                for i, d in enumerate(definition, 1)]
-    raise InvalidInputError(["give src (files or directories) or definition (a dict, a list or "
-                        "YAML text)"])
+        return [
+            Document("definition", i, 1, content=copy.deepcopy(d))
+            for i, d in enumerate(definition, 1)
+        ]
+    raise InvalidInputError(
+        ["give src (files or directories) or definition (a dict, a list or YAML text)"]
+    )
 
 
 def _locate(finding: Finding) -> str:
-    return f"{finding.source}: document {finding.document}: {finding.path}: " \
-           f"{finding.message} [{finding.rule}]"
+    return (
+        f"{finding.source}: document {finding.document}: {finding.path}: "
+        f"{finding.message} [{finding.rule}]"
+    )
 
 
 def _convertible(content: dict[str, Any]) -> bool:
     kind, version = content.get("kind"), content.get("apiVersion")
-    return kind == convert.T9K_KIND or (kind == model.KIND and version in
-                                        model.LEGACY_API_VERSIONS)
+    return kind == convert.T9K_KIND or (kind == model.KIND and version in model.LEGACY_API_VERSIONS)
 
 
 def _converted(docs: list[Document], allow: bool, problems: list[str]) -> list[Document]:
@@ -112,9 +118,11 @@ def _converted(docs: list[Document], allow: bool, problems: list[str]) -> list[D
         if doc.ok and isinstance(doc.content, dict) and _convertible(doc.content):
             where = f"{doc.source}: document {doc.index}"
             if not allow:
-                problems.append(f"{where}: {doc.api_version} {doc.kind} is not a kubeflow.org/v1 "
-                                "TFJob; set convert: true to convert it (or run `tfjob-kit "
-                                "convert`)")
+                problems.append(
+                    f"{where}: {doc.api_version} {doc.kind} is not a kubeflow.org/v1 "
+                    "TFJob; set convert: true to convert it (or run `tfjob-kit "
+                    "convert`)"
+                )
                 continue
             try:
                 content, _notes = convert.to_v1(doc.content)
@@ -126,10 +134,17 @@ def _converted(docs: list[Document], allow: bool, problems: list[str]) -> list[D
     return out
 
 
-def prepare(docs: list[Document], *, namespace: str | None = None,
-            default_namespace: str = "default", backend: Backend = "kubeflow",
-            validate: ValidateMode = "strict", rules: RuleConfig | None = None,
-            allow_convert: bool = False, for_delete: bool = False) -> list[Item]:
+def prepare(
+    docs: list[Document],
+    *,
+    namespace: str | None = None,
+    default_namespace: str = "default",
+    backend: Backend = "kubeflow",
+    validate: ValidateMode = "strict",
+    rules: RuleConfig | None = None,
+    allow_convert: bool = False,
+    for_delete: bool = False,
+) -> list[Item]:
     """Items to apply. Raises InvalidInputError with every problem when anything is wrong.
 
     validate: strict fails on error-level findings; warn reports every finding and fails on
@@ -155,14 +170,18 @@ def prepare(docs: list[Document], *, namespace: str | None = None,
         content = doc.content
         if not isinstance(content, dict) or not model.is_tfjob(content):
             kind = f"{doc.api_version} {doc.kind}".strip() or "an object without kind"
-            problems.append(f"{where}: {kind} is not a TFJob; this module applies TFJobs only "
-                            "(use kubernetes.core.k8s for other objects)")
+            problems.append(
+                f"{where}: {kind} is not a TFJob; this module applies TFJobs only "
+                "(use kubernetes.core.k8s for other objects)"
+            )
             continue
         metadata = model.as_dict(content.get("metadata"))
         own_namespace = metadata.get("namespace")
         if namespace and own_namespace and own_namespace != namespace:
-            problems.append(f"{where}: $.metadata.namespace: {own_namespace!r} differs from "
-                            f"the namespace option {namespace!r}; remove one of them")
+            problems.append(
+                f"{where}: $.metadata.namespace: {own_namespace!r} differs from "
+                f"the namespace option {namespace!r}; remove one of them"
+            )
             continue
         result = report.results[position] if report else None
         doc_findings = result.findings if result else []
@@ -171,14 +190,16 @@ def prepare(docs: list[Document], *, namespace: str | None = None,
             problems.extend(_locate(f) for f in doc_findings if f.severity >= Severity.ERROR)
         if not isinstance(metadata.get("name"), str) or not metadata.get("name"):
             if not any(f.path.startswith("$.metadata") for f in doc_findings):
-                problems.append(f"{where}: $.metadata.name: a name is required (generateName "
-                                "cannot be applied idempotently)")
+                problems.append(
+                    f"{where}: $.metadata.name: a name is required (generateName "
+                    "cannot be applied idempotently)"
+                )
             continue
         body = copy.deepcopy(content)
-        body.setdefault("metadata", {})["namespace"] = own_namespace or namespace or \
-            default_namespace
-        items.append(Item(doc.source, doc.index, TFJOB, body, body,
-                          findings=list(doc_findings)))
+        body.setdefault("metadata", {})["namespace"] = (
+            own_namespace or namespace or default_namespace
+        )
+        items.append(Item(doc.source, doc.index, TFJOB, body, body, findings=list(doc_findings)))
     problems.extend(_duplicates(items))
     if problems:
         raise InvalidInputError(problems, findings)
@@ -200,7 +221,6 @@ def _duplicates(items: list[Item]) -> list[str]:
     for item in items:
         key = (item.namespace, item.name)
         if key in seen:
-            problems.append(f"{item.where}: {item.describe()} is also defined in "
-                            f"{seen[key].where}")
+            problems.append(f"{item.where}: {item.describe()} is also defined in {seen[key].where}")
         seen[key] = item
     return problems

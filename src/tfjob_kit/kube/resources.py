@@ -29,9 +29,19 @@ class Resource:
         return f"{self.kind} {namespace}/{name}"
 
 
-TFJOB = Resource("kubeflow.org", "v1", "tfjobs", "TFJob",
-                 "the tfjob.kit.training_operator role (playbooks/site.yml)",
-                 "training.kubeflow.org/job-name")
-VOLCANO_JOB = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job",
-                       "the tfjob.kit.volcano role (playbooks/site.yml with "
-                       "tfjob_kit_scheduler: volcano)", "volcano.sh/job-name")
+TFJOB = Resource(
+    "kubeflow.org",
+    "v1",
+    "tfjobs",
+    "TFJob",
+    "the tfjob.kit.training_operator role (playbooks/site.yml)",
+    "training.kubeflow.org/job-name",
+)
+VOLCANO_JOB = Resource(
+    "batch.volcano.sh",
+    "v1alpha1",
+    "jobs",
+    "Job",
+    "the tfjob.kit.volcano role (playbooks/site.yml with tfjob_kit_scheduler: volcano)",
+    "volcano.sh/job-name",
+)

@@ -19,9 +19,15 @@ from tfjob_kit.kube.resources import TFJOB, Resource
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
 # Volcano phases after which the job's pods do not run again.
 VOLCANO_FINISHED = ("Completed", "Failed", "Aborted", "Terminated")
-VOLCANO_ALIASES = {"Completed": "Succeeded", "Aborted": "Failed", "Terminated": "Failed",
-                   "Pending": "Created", "Completing": "Running", "Aborting": "Failed",
-                   "Terminating": "Failed"}
+VOLCANO_ALIASES = {
+    "Completed": "Succeeded",
+    "Aborted": "Failed",
+    "Terminated": "Failed",
+    "Pending": "Created",
+    "Completing": "Running",
+    "Aborting": "Failed",
+    "Terminating": "Failed",
+}
 
 
 class WaitError(KubeError):
@@ -40,9 +46,15 @@ class JobStatus:
     completion_time: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"phase": self.phase, "reason": self.reason, "message": self.message,
-                "conditions": self.conditions, "replica_statuses": self.replica_statuses,
-                "start_time": self.start_time, "completion_time": self.completion_time}
+        return {
+            "phase": self.phase,
+            "reason": self.reason,
+            "message": self.message,
+            "conditions": self.conditions,
+            "replica_statuses": self.replica_statuses,
+            "start_time": self.start_time,
+            "completion_time": self.completion_time,
+        }
 
 
 def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
@@ -53,8 +65,13 @@ def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
     if resource is TFJOB:
         conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
         true = [c for c in conditions if c.get("status") == "True"]
-        latest = max(true, key=lambda c: CONDITION_ORDER.index(c["type"])
-                     if c.get("type") in CONDITION_ORDER else -1, default=None)
+        latest = max(
+            true,
+            key=lambda c: (
+                CONDITION_ORDER.index(c["type"]) if c.get("type") in CONDITION_ORDER else -1
+            ),
+            default=None,
+        )
         return JobStatus(
             phase=str(latest["type"]) if latest else "Pending",
             true=frozenset(str(c.get("type")) for c in true),
@@ -62,21 +79,30 @@ def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
             message=str(latest.get("message", "")) if latest else "",
             conditions=conditions,
             replica_statuses=dict(status.get("replicaStatuses") or {}),
-            start_time=status.get("startTime"), completion_time=status.get("completionTime"))
+            start_time=status.get("startTime"),
+            completion_time=status.get("completionTime"),
+        )
     state = status.get("state") if isinstance(status.get("state"), dict) else {}
     assert isinstance(state, dict)
     phase = str(state.get("phase") or "Pending")
     names = {phase} | ({VOLCANO_ALIASES[phase]} if phase in VOLCANO_ALIASES else set())
-    counts = {k: status[k] for k in ("pending", "running", "succeeded", "failed", "terminating",
-                                     "unknown") if status.get(k)}
+    counts = {
+        k: status[k]
+        for k in ("pending", "running", "succeeded", "failed", "terminating", "unknown")
+        if status.get(k)
+    }
     conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     running = [c.get("lastTransitionTime") for c in conditions if c.get("status") == "Running"]
     return JobStatus(
-        phase=phase, true=frozenset(names), reason=str(state.get("reason", "")),
-        message=str(state.get("message", "")), conditions=conditions,
+        phase=phase,
+        true=frozenset(names),
+        reason=str(state.get("reason", "")),
+        message=str(state.get("message", "")),
+        conditions=conditions,
         replica_statuses={"tasks": dict(status.get("taskStatusCount") or {}), **counts},
         start_time=running[0] if running else None,
-        completion_time=state.get("lastTransitionTime") if phase in VOLCANO_FINISHED else None)
+        completion_time=state.get("lastTransitionTime") if phase in VOLCANO_FINISHED else None,
+    )
 
 
 def failed_pods(client: Client, resource: Resource, namespace: str, name: str) -> list[str]:
@@ -87,25 +113,37 @@ def failed_pods(client: Client, resource: Resource, namespace: str, name: str) -
         node = pod.get("spec", {}).get("nodeName") or "no node"
         pod_status = pod.get("status", {})
         for container in pod_status.get("containerStatuses") or []:
-            ended = (container.get("state") or {}).get("terminated") or \
-                (container.get("lastState") or {}).get("terminated")
+            ended = (container.get("state") or {}).get("terminated") or (
+                container.get("lastState") or {}
+            ).get("terminated")
             if ended and ended.get("exitCode", 0) != 0:
-                lines.append(f"pod {pod_name} on {node}: container {container.get('name')} "
-                             f"exited with code {ended.get('exitCode')} "
-                             f"({ended.get('reason') or 'no reason'})")
+                lines.append(
+                    f"pod {pod_name} on {node}: container {container.get('name')} "
+                    f"exited with code {ended.get('exitCode')} "
+                    f"({ended.get('reason') or 'no reason'})"
+                )
         if pod_status.get("phase") == "Failed" and not any(pod_name in x for x in lines):
-            lines.append(f"pod {pod_name} on {node} failed: "
-                         f"{pod_status.get('reason') or pod_status.get('message') or 'no reason'}")
+            lines.append(
+                f"pod {pod_name} on {node} failed: "
+                f"{pod_status.get('reason') or pod_status.get('message') or 'no reason'}"
+            )
     return lines
 
 
 Key = tuple[Resource, str, str]
 
 
-def wait(client: Client, jobs: list[Key], *, wait_for: list[str], fail_on: list[str],
-         timeout: float, interval: float = 1.0,
-         clock: Callable[[], float] = time.monotonic,
-         sleep: Callable[[float], None] = time.sleep) -> dict[Key, JobStatus]:
+def wait(
+    client: Client,
+    jobs: list[Key],
+    *,
+    wait_for: list[str],
+    fail_on: list[str],
+    timeout: float,
+    interval: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[Key, JobStatus]:
     """Until every job has a wait_for condition. Ends at once, raising WaitError with the
     reason, when a job reaches a fail_on condition, disappears, or the timeout passes."""
     deadline = clock() + timeout
@@ -122,30 +160,44 @@ def wait(client: Client, jobs: list[Key], *, wait_for: list[str], fail_on: list[
             resource, namespace, name = key
             what = resource.describe(namespace, name)
             if status.phase == "Absent":
-                raise WaitError(f"{what} was deleted while waiting for "
-                                f"{' or '.join(wait_for)}", "deleted")
+                raise WaitError(
+                    f"{what} was deleted while waiting for {' or '.join(wait_for)}", "deleted"
+                )
             if status.true & failing:
                 detail = "; ".join(filter(None, [status.reason, status.message]))
                 pods = failed_pods(client, resource, namespace, name)
                 raise WaitError(
                     f"{what} reached {'/'.join(sorted(status.true & failing))}"
-                    f"{': ' + detail if detail else ''}" +
-                    ("".join(f"\n  {p}" for p in pods)), "failed")
+                    f"{': ' + detail if detail else ''}" + ("".join(f"\n  {p}" for p in pods)),
+                    "failed",
+                )
             if status.true & wanted:
                 done[key] = status
         if len(done) == len(set(jobs)):
             return done
         if clock() >= deadline:
-            waiting = [f"{k[0].describe(k[1], k[2])} is {s.phase}" for k, s in current.items()
-                       if k not in done]
-            raise WaitError(f"timed out after {timeout:g}s waiting for "
-                            f"{' or '.join(wait_for)}: " + "; ".join(waiting), "timeout")
+            waiting = [
+                f"{k[0].describe(k[1], k[2])} is {s.phase}"
+                for k, s in current.items()
+                if k not in done
+            ]
+            raise WaitError(
+                f"timed out after {timeout:g}s waiting for "
+                f"{' or '.join(wait_for)}: " + "; ".join(waiting),
+                "timeout",
+            )
         sleep(interval)
 
 
-def wait_gone(client: Client, jobs: list[Key], *, timeout: float, interval: float = 1.0,
-              clock: Callable[[], float] = time.monotonic,
-              sleep: Callable[[float], None] = time.sleep) -> None:
+def wait_gone(
+    client: Client,
+    jobs: list[Key],
+    *,
+    timeout: float,
+    interval: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
     """Until the jobs, their pods and their services are gone."""
     deadline = clock() + timeout
     while True:
@@ -162,6 +214,9 @@ def wait_gone(client: Client, jobs: list[Key], *, timeout: float, interval: floa
         if not left:
             return
         if clock() >= deadline:
-            raise WaitError(f"timed out after {timeout:g}s waiting for deletion: still there: "
-                            + "; ".join(left), "timeout")
+            raise WaitError(
+                f"timed out after {timeout:g}s waiting for deletion: still there: "
+                + "; ".join(left),
+                "timeout",
+            )
         sleep(interval)

@@ -62,10 +62,16 @@ def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> 
     obj = outcome.after or outcome.before
     current = job_status or status.job_status(item.resource, obj)
     return {
-        "kind": item.resource.kind, "api_version": item.resource.api_version,
-        "namespace": item.namespace, "name": item.name, "source": item.source,
-        "document": item.document, "action": outcome.action, "changed": outcome.changed,
-        "tf_config": item.tf_config(), **current.as_dict(),
+        "kind": item.resource.kind,
+        "api_version": item.resource.api_version,
+        "namespace": item.namespace,
+        "name": item.name,
+        "source": item.source,
+        "document": item.document,
+        "action": outcome.action,
+        "changed": outcome.changed,
+        "tf_config": item.tf_config(),
+        **current.as_dict(),
     }
 
 
@@ -75,8 +81,13 @@ def run(request: Request) -> dict[str, Any]:
     What they return never holds the value of a secret env entry (redact's rule); the objects
     applied keep them."""
     started = time.monotonic()
-    result: dict[str, Any] = {"changed": False, "jobs": [], "objects": [], "findings": [],
-                              "warnings": []}
+    result: dict[str, Any] = {
+        "changed": False,
+        "jobs": [],
+        "objects": [],
+        "findings": [],
+        "warnings": [],
+    }
     secrets: set[str] = set()
 
     def failed(message: str) -> TaskError:
@@ -90,19 +101,25 @@ def run(request: Request) -> dict[str, Any]:
         secrets.update(jobs.secret_values(docs))
         default_namespace = request.connection.namespace() or "default"
         items = jobs.prepare(
-            docs, namespace=request.namespace, default_namespace=default_namespace,
-            backend=request.backend, validate=request.validate,
-            rules=_rule_config(request.rules), allow_convert=request.convert,
-            for_delete=request.state == "absent")
+            docs,
+            namespace=request.namespace,
+            default_namespace=default_namespace,
+            backend=request.backend,
+            validate=request.validate,
+            rules=_rule_config(request.rules),
+            allow_convert=request.convert,
+            for_delete=request.state == "absent",
+        )
     except jobs.InvalidInputError as exc:
         result["findings"] = [f.as_dict() for f in exc.findings]
         raise failed(str(exc)) from None
     result["findings"] = [f.as_dict() for i in items for f in i.findings]
     result["warnings"] = [
         f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
-        for i in items for f in i.findings
-        if f.severity >= Severity.WARNING and not (request.validate == "strict" and
-                                                   f.severity >= Severity.ERROR)
+        for i in items
+        for f in i.findings
+        if f.severity >= Severity.WARNING
+        and not (request.validate == "strict" and f.severity >= Severity.ERROR)
     ] + [note for i in items for note in i.notes]
     if not items:
         raise failed("nothing to apply: the input holds no TFJob")
@@ -111,9 +128,13 @@ def run(request: Request) -> dict[str, Any]:
             if request.state == "absent":
                 outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
             else:
-                outcomes = apply.apply_items(client, items, field_manager=request.field_manager,
-                                             force=request.force_conflicts,
-                                             check_mode=request.check_mode)
+                outcomes = apply.apply_items(
+                    client,
+                    items,
+                    field_manager=request.field_manager,
+                    force=request.force_conflicts,
+                    check_mode=request.check_mode,
+                )
             result["changed"] = any(o.changed for o in outcomes)
             if request.diff:
                 result["diff"] = [o.diff() for o in outcomes if o.changed]
@@ -123,14 +144,20 @@ def run(request: Request) -> dict[str, Any]:
                 keys = [(o.item.resource, o.item.namespace, o.item.name) for o in outcomes]
                 if request.state == "absent":
                     status.wait_gone(client, keys, timeout=request.wait_timeout)
-                    result["jobs"] = [_job_result(o, status.job_status(o.item.resource, None))
-                                      for o in outcomes]
+                    result["jobs"] = [
+                        _job_result(o, status.job_status(o.item.resource, None)) for o in outcomes
+                    ]
                 else:
-                    reached = status.wait(client, keys, wait_for=request.wait_for,
-                                          fail_on=request.fail_on,
-                                          timeout=request.wait_timeout)
-                    result["jobs"] = [_job_result(o, reached[k])
-                                      for o, k in zip(outcomes, keys, strict=True)]
+                    reached = status.wait(
+                        client,
+                        keys,
+                        wait_for=request.wait_for,
+                        fail_on=request.fail_on,
+                        timeout=request.wait_timeout,
+                    )
+                    result["jobs"] = [
+                        _job_result(o, reached[k]) for o, k in zip(outcomes, keys, strict=True)
+                    ]
     except KubeError as exc:
         raise failed(str(exc)) from None
     result["duration"] = round(time.monotonic() - started, 3)

@@ -32,14 +32,19 @@ def render(report: Report, fail_on: Severity) -> str:
             if failing:
                 suite_failures += 1
                 failure = ET.SubElement(
-                    case, "failure", type=failing[0].rule,
-                    message=f"{len(failing)} finding(s) at or above {fail_on}")
+                    case,
+                    "failure",
+                    type=failing[0].rule,
+                    message=f"{len(failing)} finding(s) at or above {fail_on}",
+                )
                 failure.text = "\n".join(
-                    f"{f.path}: [{f.rule}] {f.severity}: {f.message}" for f in failing)
+                    f"{f.path}: [{f.rule}] {f.severity}: {f.message}" for f in failing
+                )
             if other:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(
-                    f"{f.path}: [{f.rule}] {f.severity}: {f.message}" for f in other)
+                    f"{f.path}: [{f.rule}] {f.severity}: {f.message}" for f in other
+                )
         suite.set("tests", str(len(results)))
         suite.set("failures", str(suite_failures))
         suite.set("skipped", str(suite_skipped))
@@ -52,5 +57,6 @@ def render(report: Report, fail_on: Severity) -> str:
     suites.set("skipped", str(skipped))
     suites.set("errors", "0")
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") \
-        + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )

@@ -28,36 +28,47 @@ def render(report: Report, fail_on: Severity) -> str:
     results = []
     for finding in report.findings:
         region: dict[str, Any] = {"startLine": finding.line or 1}
+        where = f"document {finding.document}: {finding.path}"
         if finding.column:
             region["startColumn"] = finding.column
-        results.append({
-            "ruleId": finding.rule,
-            "ruleIndex": index[finding.rule],
-            "level": _LEVELS[finding.severity],
-            "message": {"text": finding.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": finding.source},
-                    "region": region,
-                },
-                "logicalLocations": [{
-                    "fullyQualifiedName": f"document {finding.document}: {finding.path}",
-                    "kind": "object",
-                }],
-            }],
-            "properties": {"document": finding.document, "jsonPath": finding.path},
-        })
+        results.append(
+            {
+                "ruleId": finding.rule,
+                "ruleIndex": index[finding.rule],
+                "level": _LEVELS[finding.severity],
+                "message": {"text": finding.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": finding.source},
+                            "region": region,
+                        },
+                        "logicalLocations": [
+                            {
+                                "fullyQualifiedName": where,
+                                "kind": "object",
+                            }
+                        ],
+                    }
+                ],
+                "properties": {"document": finding.document, "jsonPath": finding.path},
+            }
+        )
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "tfjob-kit",
-                "version": __version__,
-                "informationUri": "https://pypi.org/project/tfjob-kit/",
-                "rules": [_rule_descriptor(rule_id) for rule_id in rule_ids],
-            }},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tfjob-kit",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/tfjob-kit/",
+                        "rules": [_rule_descriptor(rule_id) for rule_id in rule_ids],
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
     return json.dumps(log, indent=2) + "\n"

@@ -7,12 +7,15 @@ from tfjob_kit.validate import Report
 
 
 def summary_line(report: Report) -> str:
-    errors, warnings, infos = (report.count(s) for s in
-                               (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    errors, warnings, infos = (
+        report.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    )
     unloadable = f", {report.unloadable} unreadable" if report.unloadable else ""
-    return (f"{len(report.results)} documents: {report.checked} TFJobs checked, "
-            f"{report.skipped} skipped{unloadable}; {errors} errors, {warnings} warnings, "
-            f"{infos} infos")
+    return (
+        f"{len(report.results)} documents: {report.checked} TFJobs checked, "
+        f"{report.skipped} skipped{unloadable}; {errors} errors, {warnings} warnings, "
+        f"{infos} infos"
+    )
 
 
 def render(report: Report, fail_on: Severity) -> str:
