@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ def _register_hypothesis_profiles() -> None:
 
     from hypothesis import HealthCheck, settings
 
-    common = {
+    common: dict[str, Any] = {
         "deadline": None,
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     }

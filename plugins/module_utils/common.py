@@ -57,7 +57,7 @@ def _definition_secrets(definition: Any) -> set[str]:
     return secret_values(docs)
 
 
-class KitModule(AnsibleModule):
+class KitModule(AnsibleModule):  # type: ignore[misc]  # ansible ships no type information
     """AnsibleModule that never returns kubeconfig credentials or secret env values.
 
     A kubeconfig given as a dictionary is not no_log as a whole (its server, context and
@@ -89,10 +89,12 @@ class KitModule(AnsibleModule):
     def exit_json(self, **kwargs: Any) -> NoReturn:
         _skip_stackwalk = True  # AnsibleModule skips the frames that set it
         super().exit_json(**self._hide(kwargs))
+        raise AssertionError("AnsibleModule.exit_json returned")
 
     def fail_json(self, msg: str, **kwargs: Any) -> NoReturn:
         _skip_stackwalk = True  # AnsibleModule skips the frames that set it
         super().fail_json(msg, **self._hide(kwargs))
+        raise AssertionError("AnsibleModule.fail_json returned")
 
 
 def require_library(module: AnsibleModule) -> None:
@@ -105,7 +107,7 @@ def require_library(module: AnsibleModule) -> None:
         )
 
 
-def connection(module: AnsibleModule) -> Connection:
+def connection(module: KitModule) -> Connection:
     """The Connection the module's parameters (and K8S_AUTH_*) describe; a bad K8S_AUTH_*
     value fails the task."""
     try:

@@ -326,6 +326,8 @@ duration:
   type: float
 """
 
+from typing import Any
+
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     KitModule,
     connection,
@@ -347,7 +349,7 @@ CONDITIONS = [
 ]
 
 
-def argument_spec() -> dict:
+def argument_spec() -> dict[str, Any]:
     spec = {
         "src": {"type": "list", "elements": "path"},
         "definition": {"type": "raw"},

@@ -151,6 +151,8 @@ jobs:
       sample: {pod: mnist-chief-0, lines: ["step 100, loss 0.21"]}
 """
 
+from typing import Any
+
 from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     KitModule,
     connection,
@@ -159,7 +161,7 @@ from ansible_collections.tfjob.kit.plugins.module_utils.common import (
 )
 
 
-def argument_spec() -> dict:
+def argument_spec() -> dict[str, Any]:
     spec = {
         "name": {"type": "str"},
         "namespace": {"type": "str"},

@@ -20,7 +20,8 @@ SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
 
 def seed(name: str, kind: str | None = None) -> dict[str, Any]:
     docs = [d.content for d in load_path(str(SEEDS / name)) if kind is None or d.kind == kind]
-    return docs[0]
+    doc: dict[str, Any] = docs[0]
+    return doc
 
 
 def test_v1beta1_master_job() -> None:

@@ -203,7 +203,7 @@ def test_volcano_phases_read_as_tfjob_conditions(phase: str, also: str | None) -
 
 
 def test_volcano_times_come_from_the_running_condition_and_the_final_state() -> None:
-    obj = {
+    obj: dict[str, Any] = {
         "status": {
             "state": {"phase": "Completed", "lastTransitionTime": "t9"},
             "conditions": [
