@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tfjob_kit import manifests
+from tfjob_kit.manifests import fast as fast_parser
 
 TRICKY = [
     "yes",
@@ -119,7 +120,7 @@ FRAGMENTS = [
 def both(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     fast = [(d.index, d.content, d.error and d.error.rule) for d in manifests.load_text(text)]
     with monkeypatch.context() as patch:
-        patch.setattr(manifests, "yaml_rs", None)
+        patch.setattr(fast_parser, "yaml_rs", None)
         careful = [
             (d.index, d.content, d.error and d.error.rule) for d in manifests.load_text(text)
         ]

@@ -1,0 +1,97 @@
+"""The checks every parsed document passes, whichever parser read it: it is a Kubernetes object.
+
+A mapping with string keys, values JSON can carry (no NaN, nothing beyond a 64-bit float, no
+other YAML types) and bounded depth. On the fast path the same walk also applies rule 5 of
+:mod:`.gate`: it raises :class:`~.gate.NeedsCareful` where YAML 1.1 would read a value
+differently, so each document is walked once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tfjob_kit.findings import child_path
+from tfjob_kit.manifests import gate
+from tfjob_kit.manifests.documents import Document, Limits, LoadError, shorten, too_deep
+from tfjob_kit.manifests.numbers import OutOfRange, number_problem
+
+_SCALAR_TYPES = (bool, type(None))
+_NAMES = {
+    "list": "sequence",
+    "str": "string",
+    "int": "number",
+    "float": "number",
+    "bool": "boolean",
+    "OutOfRange": "_OutOfRange",  # the class's name before the split, kept in the message
+}
+
+
+def _scan(
+    node: Any,
+    depth: int,
+    fast: bool,
+    limits: Limits,
+    saw_float: list[bool],
+) -> tuple[list[str | int], str] | None:
+    """First problem under node as (reversed path, message); raises NeedsCareful (fast only)."""
+    if depth > limits.max_depth:
+        return [], too_deep(limits)
+    reads_differently = gate.reads_differently
+    is_dict = type(node) is dict
+    pairs: Iterable[tuple[Any, Any]] = node.items() if is_dict else enumerate(node)
+    for key, child in pairs:
+        if is_dict:
+            if type(key) is not str:
+                if fast:
+                    raise gate.NeedsCareful  # 5a: YAML 1.1 may read the key differently
+                shown = shorten(key if type(key) is OutOfRange else repr(key))
+                return [], f"mapping key {shown} is not a string (quote it)"
+            if fast and reads_differently(key):  # 5b
+                raise gate.NeedsCareful
+        kind = type(child)
+        if kind is str:
+            if fast and reads_differently(child):  # 5b
+                raise gate.NeedsCareful
+        elif kind is dict or kind is list:
+            found = _scan(child, depth + 1, fast, limits, saw_float)
+            if found is not None:
+                found[0].append(key)
+                return found
+        elif kind is float or kind is int or kind is OutOfRange:
+            problem = number_problem(child)
+            if problem is not None:
+                if fast and child == child:  # 5c: out of range; the careful path keeps its text
+                    raise gate.NeedsCareful
+                return [key], problem
+            if kind is float:
+                saw_float[0] = True
+        elif kind not in _SCALAR_TYPES:
+            return [key], f"value of YAML type {kind.__name__} cannot be sent to Kubernetes"
+    return None
+
+
+def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None:
+    """Check that a parsed document is a Kubernetes object; set doc.error when it is not. With
+    fast_text (the whole text the fast parser read), raise NeedsCareful when YAML 1.1 would have
+    read a scalar differently (gate rule 5)."""
+    content = doc.content
+    if not isinstance(content, dict):
+        what = _NAMES.get(type(content).__name__, type(content).__name__)
+        doc.error = LoadError(
+            "not-an-object",
+            f"document is a YAML {what}, not a Kubernetes object (a mapping)",
+            doc.line,
+        )
+        return
+    saw_float = [False]
+    problem = _scan(content, 1, fast_text is not None, limits, saw_float)
+    if fast_text is not None and saw_float[0] and gate.exponent_in(fast_text):  # 5d
+        raise gate.NeedsCareful
+    if problem is not None:
+        parts, message = problem
+        path = "$"
+        for part in reversed(parts):
+            path = child_path(path, part)
+        rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
+        doc.error = LoadError(rule, message, doc.line, path=path)

@@ -1,0 +1,186 @@
+"""The gate between the two parsers: which texts the fast parser may read.
+
+Kubernetes reads YAML as YAML 1.1 (go-yaml). The careful parser (PyYAML with the checks of
+:mod:`.careful`) reads it the same way, bounds every cost and locates every error. The fast parser
+(``yaml_rs``) reads YAML 1.2 and is only a shortcut: a text goes the fast way only when yaml_rs is
+sure to give exactly the documents the careful parser would. At the first doubt the *whole text*
+goes the careful way (which also produces every located error). The rule, in the order it is
+applied; every step is linear in the text:
+
+1. **yaml_rs is installed** (it is optional; the careful path alone is complete).
+2. **The whole text**, before parsing (:func:`text_may_go_fast`). It has none of:
+
+   a. tabs, merge keys (``<<``), anchors (``&``), aliases (``*``), tags (``!``), directives
+      (``%`` at the start of a line) or the line breaks only YAML 1.1 knows (NEL, LS, PS);
+   b. characters YAML does not allow (yaml_rs reads some of them as nothing);
+   c. an integer with a leading zero (``0644`` is 420 in YAML 1.1, 644 in 1.2; ``0o17``, ``0b1``
+      and ``0_1`` differ too);
+   d. a run of digits too long for a 64-bit float (yaml_rs would build a Python int in time
+      quadratic in its length, only to have it refused).
+
+3. **Each document**, before parsing (:func:`document_may_go_fast`):
+
+   a. it is at most ``Limits.max_document_bytes`` long;
+   b. it does not end in a block scalar that is empty or has no final line break (the parsers
+      disagree on its line breaks);
+   c. it cannot nest deeper than ``Limits.max_depth`` (yaml_rs recurses once per level; 30,000
+      levels of ``- `` end the process).
+
+4. **Parsing**: yaml_rs accepts the document, and it is a mapping (a scalar or sequence goes the
+   careful way, which reads it the YAML 1.1 way for the message).
+5. **Each parsed value** (:func:`tfjob_kit.manifests.checks.inspect` with ``fast_text``, which
+   raises :class:`NeedsCareful`):
+
+   a. every mapping key is a string;
+   b. no key or string value is one YAML 1.1 resolves to a boolean or a number
+      (:func:`reads_differently`: ``yes``, ``on``, ``~``, ``1_000``, ``1:30``, ``0b1``);
+   c. no number is beyond a 64-bit float (the careful path keeps its text for the message; NaN
+      reads the same both ways and is refused where it is);
+   d. when the document has a float, the text has nothing shaped like an exponent
+      (:func:`exponent_in`: PyYAML reads ``1e3`` as a string, YAML 1.2 as a number).
+
+Otherwise the fast documents stand. ``tests/unit/test_loader_equivalence.py`` holds both paths to
+the same result on generated documents and random texts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from tfjob_kit.manifests.documents import Limits
+from tfjob_kit.manifests.numbers import MAX_DECIMAL_DIGITS
+
+
+class NeedsCareful(Exception):  # noqa: N818 - a signal, not an error
+    """YAML 1.1 would read something in this document differently from YAML 1.2 (rule 5)."""
+
+
+# --------------------------------------------------------------------------- 2: the whole text
+
+# 2a: tabs, merge keys, anchors, aliases, tags, directives, and the line breaks only YAML 1.1 knows.
+_CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%", "\x85", "\u2028", "\u2029")
+# 2b: characters YAML does not allow; yaml_rs reads some of them as nothing.
+_NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+# 2c: integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
+# octal in 1.2 only.
+_ZERO_STARTS = tuple(f"{before}{sign}0" for before in " \n[{," for sign in ("", "-", "+"))
+_OCTAL_FOLLOWERS = frozenset("0123456789_bo")
+# 2d: a run of digits too long for a 64-bit float. The look-behind tries each run once: linear.
+_LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
+
+
+def text_may_go_fast(text: str) -> bool:
+    """Rule 2: nothing in the text reads differently in YAML 1.1 before it is parsed."""
+    if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
+        return False
+    return not (
+        _has_leading_zero_number(text) or _has_non_printable(text) or _LONG_DIGITS.search(text)
+    )
+
+
+def _has_leading_zero_number(text: str) -> bool:
+    for start in _ZERO_STARTS:
+        index = text.find(start)
+        while index != -1:
+            after = index + len(start)
+            if text[after : after + 1] in _OCTAL_FOLLOWERS:
+                return True
+            index = text.find(start, after)
+    return False
+
+
+def _has_non_printable(text: str) -> bool:
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_PRINTABLE))
+    return _NON_PRINTABLE.search(text) is not None
+
+
+# --------------------------------------------------------------------------- 3: each document
+
+
+def document_may_go_fast(doc: str, limits: Limits) -> bool:
+    """Rule 3: one document chunk is small, shallow and free of a trailing block scalar."""
+    return not (
+        len(doc) > limits.max_document_bytes
+        or _block_scalar_at_end(doc)
+        or _may_nest_too_deep(doc, limits)
+    )
+
+
+# A line that ends with a block scalar header (`|`, `>-`, `|+2 # comment`, ...).
+_BLOCK_HEADER = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?$")
+
+
+def _block_scalar_at_end(doc: str) -> bool:
+    """3b: yaml_rs and PyYAML disagree on a block scalar at the very end of a document when the
+    text has no final line break, or when the scalar is empty ('a: |\n' is '' to PyYAML and
+    YAML 1.2's spec, '\n' to yaml_rs)."""
+    if "|" not in doc and ">" not in doc:
+        return False
+    lines = [line for line in doc.split("\n") if line.strip()]
+    if not any(_BLOCK_HEADER.search(line) for line in lines):
+        return False
+    return not doc.endswith("\n") or bool(lines and _BLOCK_HEADER.search(lines[-1]))
+
+
+# 3c: yaml_rs recurses once per level of nesting, and only bounds flow nesting itself (at 256).
+# A text that could nest deeper than Limits.max_depth goes the careful way instead, where libyaml
+# stops at 1000 levels and the graph cost at max_depth, with a located error. In block context each
+# level needs a column of indentation or an indicator ('- ', '? ', ': ') before it on its line, so
+# a line that starts with fewer than max_depth such characters nests at most about 2 * max_depth
+# levels deep. Flow levels need an opening bracket each: a text with few of them is shallow; one
+# with many is counted.
+_FAST_MAX_FLOW_OPENERS = 1000
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEPS = str.maketrans("[{]}", "(())")
+_BRACKET_RUNS = re.compile(r"\(+|\)+")
+
+
+@functools.cache
+def _deep_block_start(max_depth: int) -> re.Pattern[str]:
+    return re.compile(f"^[ ?:-]{{{max_depth}}}", re.MULTILINE)
+
+
+def _may_nest_too_deep(doc: str, limits: Limits) -> bool:
+    if _deep_block_start(limits.max_depth).search(doc):
+        return True
+    if doc.count("[") + doc.count("{") <= _FAST_MAX_FLOW_OPENERS:
+        return False
+    steps = _NOT_BRACKETS.sub("", doc).translate(_BRACKET_STEPS)
+    depth = deepest = 0
+    for run in _BRACKET_RUNS.finditer(steps):  # "(((" opens three levels, "))" closes two
+        depth += len(run[0]) if run[0][0] == "(" else -len(run[0])
+        deepest = max(deepest, depth)
+    return deepest > limits.max_depth
+
+
+# --------------------------------------------------------------------------- 5: parsed values
+
+# 5b: strings YAML 1.2 keeps but YAML 1.1 resolves to booleans or numbers.
+YAML11_WORDS = frozenset(
+    {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO"}
+    | {"on", "On", "ON", "off", "Off", "OFF", "=", "~"}
+)
+NUMBER_START = frozenset("+-._0123456789")
+# Each branch is linear: no two quantifiers can split the same run of characters between them
+# (the third branch, "digits, dots and underscores with an underscore in them", used to be
+# [0-9._]*_[0-9._]*, which tries every underscore: 80,000 of them took 22 s).
+YAML11_NUMBER = re.compile(
+    r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|(?=[0-9.]*_)[0-9._]*)"
+)
+# 5d: a float with an exponent is a string to PyYAML; any float makes us look for one.
+_EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
+
+
+def reads_differently(text: str) -> bool:
+    """5b: YAML 1.1 resolves this plain string (a key or a value) to a boolean or a number."""
+    return text in YAML11_WORDS or (
+        text[:1] in NUMBER_START and YAML11_NUMBER.fullmatch(text) is not None
+    )
+
+
+def exponent_in(text: str) -> bool:
+    """5d: the text has something shaped like a float's exponent."""
+    return _EXPONENT.search(text) is not None
