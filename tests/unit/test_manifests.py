@@ -136,6 +136,25 @@ def test_not_kubernetes_objects(text: str, rule: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("hello\n", "string"),
+        ("- a\n", "sequence"),
+        ("12\n", "number"),
+        (".inf\n", "number"),
+        ("-1.0e+999\n", "number"),
+        ("9" * 400 + "\n", "number"),
+        ("yes\n", "boolean"),
+    ],
+)
+def test_not_an_object_names_what_it_is(text: str, what: str) -> None:
+    """A number no 64-bit float holds is a number too (the message named an internal class)."""
+    doc = one(text)
+    assert doc.error is not None and doc.error.rule == "not-an-object"
+    assert doc.error.message == f"document is a YAML {what}, not a Kubernetes object (a mapping)"
+
+
+@pytest.mark.parametrize(
     ("text", "value"),
     [
         ("v: yes\n", True),

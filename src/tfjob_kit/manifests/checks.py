@@ -23,7 +23,7 @@ _NAMES = {
     "int": "number",
     "float": "number",
     "bool": "boolean",
-    "OutOfRange": "_OutOfRange",  # the class's name before the split, kept in the message
+    "OutOfRange": "number",
 }
 
 
