@@ -50,8 +50,7 @@ attributes:
     support: full
     description: Sets C(tfjob_kit_gpu).
 requirements:
-  - python >= 3.11
-  - tfjob-kit on the GPU host
+  - python >= 3.11 on the GPU host (the module needs nothing else there; tfjob-kit is not required)
   - the NVIDIA driver (nvidia-smi)
 seealso:
   - module: tfjob.kit.tfjob
@@ -102,7 +101,7 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.tfjob.kit.plugins.module_utils.common import require_library
+from ansible_collections.tfjob.kit.plugins.module_utils.gpu import PreflightError, check, collect
 
 
 def main() -> None:
@@ -115,15 +114,12 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    require_library(module)
-    from tfjob_kit import gpu
-
     params = module.params
     try:
-        facts = gpu.collect(params["nvidia_smi"])
-    except gpu.PreflightError as exc:
+        facts = collect(params["nvidia_smi"])
+    except PreflightError as exc:
         module.fail_json(msg=f"GPU preflight failed: {exc}")
-    problems = gpu.check(
+    problems = check(
         facts, params["min_driver_version"], params["min_cuda_version"], params["min_gpus"]
     )
     result = {"ansible_facts": {"tfjob_kit_gpu": facts.as_dict()}}

@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# The device check: GPU node preflight (library, CLI and the tfjob.kit.gpu_facts module) against
-# a real NVIDIA GPU and driver. Needs build/device-site (see tests/device/README.md) carried along.
+# The device check: GPU node preflight against a real NVIDIA GPU and driver.
+#  1. tfjob.kit.gpu_facts (tests/device/gpu_preflight.yml) from the collection alone: nothing on
+#     PYTHONPATH but build/device-site (ansible-core only, see tests/device/README.md) and a
+#     collections path with just this collection's galaxy.yml, meta and plugins; tfjob-kit,
+#     jsonschema-rs and yaml-rs are not importable, and the check proves it first.
+#  2. The library's re-export (tfjob_kit.gpu, standard library only) from src/ and the same
+#     collection; and `tfjob-kit gpu preflight` where the CLI's own requirements are importable.
 set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
-export PYTHONPATH="$PWD/src:$PWD/build/device-site"
-export ANSIBLE_COLLECTIONS_PATH="$PWD/.collections" ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=0
-PY=python3
+ROOT=$PWD
+PY=${PY:-python3}
+SITE=${DEVICE_SITE:-$ROOT/build/device-site}
+COLLECTIONS=$(mktemp -d)
+trap 'rm -rf "$COLLECTIONS"' EXIT
+mkdir -p "$COLLECTIONS/ansible_collections/tfjob/kit"
+for name in galaxy.yml meta plugins; do
+  ln -s "$ROOT/$name" "$COLLECTIONS/ansible_collections/tfjob/kit/$name"
+done
+export ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
+export ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0
+export OUT
 status=0
 run() { echo "+ $*"; "$@"; rc=$?; [ $rc -eq 0 ] || { echo "  -> exit $rc"; status=1; }; }
 {
@@ -19,10 +33,30 @@ cat "$OUT/nvidia-smi.txt"
 nvidia-smi > "$OUT/banner.txt" 2>&1
 nvidia-smi "--query-gpu=index,name,uuid,memory.total,compute_cap,pci.bus_id,driver_version" \
     --format=csv,noheader,nounits > "$OUT/query.csv" 2>&1
-echo "== tfjob-kit gpu preflight"
-run $PY -m tfjob_kit.cli gpu preflight --min-driver 525 --min-cuda 12.0
-run $PY -m tfjob_kit.cli gpu preflight --format json
-$PY -m tfjob_kit.cli gpu preflight --nvidia-smi /nonexistent/nvidia-smi; echo "missing driver -> exit $?"
-echo "== ansible-playbook tests/device/gpu_preflight.yml"
-run $PY -m ansible.cli.playbook -e ansible_python_interpreter=$PY tests/device/gpu_preflight.yml
+
+echo "== 1. tfjob.kit.gpu_facts with ansible-core only (PYTHONPATH=build/device-site)"
+export PYTHONPATH="$SITE"
+probe="import importlib.util as u, ansible.release as r
+missing = [n for n in ('tfjob_kit', 'jsonschema_rs', 'yaml_rs') if u.find_spec(n) is None]
+print('ansible-core', r.__version__, '- not importable:', ', '.join(missing))
+raise SystemExit(0 if len(missing) == 3 else 1)"
+run $PY -c "$probe"
+run $PY -m ansible.cli.playbook -e "ansible_python_interpreter=$PY" tests/device/gpu_preflight.yml
+
+echo "== 2. the library's re-export (tfjob_kit.gpu) and the CLI"
+export PYTHONPATH="$ROOT/src:$COLLECTIONS:$SITE"
+library="from tfjob_kit import gpu
+facts = gpu.collect()
+print(facts.driver_version, facts.cuda_version, facts.count, gpu.node_labels(facts)['nvidia.com/gpu.product'])
+problems = gpu.check(facts, '525', '12.0')
+print(problems or 'meets driver 525, CUDA 12.0')
+raise SystemExit(1 if problems else 0)"
+run $PY -c "$library"
+if $PY -c "import tfjob_kit.cli" 2>/dev/null; then
+  run $PY -m tfjob_kit.cli gpu preflight --min-driver 525 --min-cuda 12.0
+  run $PY -m tfjob_kit.cli gpu preflight --format json
+  $PY -m tfjob_kit.cli gpu preflight --nvidia-smi /nonexistent/nvidia-smi; echo "missing driver -> exit $?"
+else
+  echo "tfjob-kit's CLI requirements (PyYAML, jsonschema-rs, yaml-rs) are not importable: CLI skipped"
+fi
 exit $status
