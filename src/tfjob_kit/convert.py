@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from tfjob_kit import explain, model
+from tfjob_kit import explain, model, schema
 from tfjob_kit.findings import child_path, json_path
 from tfjob_kit.manifests import shorten
 from tfjob_kit.model import as_dict, as_list
@@ -27,14 +27,6 @@ T9K_KIND = "TensorFlowTrainingJob"
 VOLCANO_API_VERSION = "batch.volcano.sh/v1alpha1"
 VOLCANO_RETRYABLE_EXIT_CODES = (130, 137, 143)
 _METADATA_KEPT = ("name", "generateName", "namespace", "labels", "annotations")
-_SPEC_RUN_POLICY = (
-    "cleanPodPolicy",
-    "ttlSecondsAfterFinished",
-    "activeDeadlineSeconds",
-    "backoffLimit",
-    "schedulingPolicy",
-    "suspend",
-)
 _CLEAN_POLICIES = {"all": "All", "running": "Running", "none": "None"}
 
 
@@ -146,7 +138,8 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         handled = {"tfReplicaSpecs"}
     out_spec["tfReplicaSpecs"] = replicas
     run_policy = copy.deepcopy(as_dict(spec.get("runPolicy")))
-    for name in _SPEC_RUN_POLICY:
+    spec_run_policy = schema.run_policy_fields()
+    for name in spec_run_policy:
         if name in spec:
             run_policy[name] = copy.deepcopy(spec[name])
             notes.append(Note(f"$.spec.{name}", "changed", f"moved to spec.runPolicy.{name}"))
@@ -166,7 +159,7 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         )
     if run_policy:
         out_spec["runPolicy"] = run_policy
-    handled |= {"runPolicy", *_SPEC_RUN_POLICY}
+    handled |= {"runPolicy", *spec_run_policy}
     for name in ("successPolicy", "enableDynamicWorker"):
         if name in spec:
             out_spec[name] = copy.deepcopy(spec[name])

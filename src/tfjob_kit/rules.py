@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tfjob_kit import model, quantity
+from tfjob_kit import model, quantity, schema
 from tfjob_kit.findings import Finding, Severity, child_path
 from tfjob_kit.model import Replica, as_dict, as_int, as_list
 
@@ -546,16 +546,6 @@ def _request_exceeds(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple
 
 # --------------------------------------------------------------------------- policies
 
-_RUN_POLICY_FIELDS = (
-    "cleanPodPolicy",
-    "ttlSecondsAfterFinished",
-    "activeDeadlineSeconds",
-    "backoffLimit",
-    "schedulingPolicy",
-    "suspend",
-    "managedBy",
-)
-
 
 @rule(
     "run-policy-misplaced",
@@ -564,7 +554,7 @@ _RUN_POLICY_FIELDS = (
 )
 def _run_policy_misplaced(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     spec = as_dict(job.get("spec"))
-    for name in _RUN_POLICY_FIELDS:
+    for name in schema.run_policy_fields():
         if name in spec:
             yield (
                 f"$.spec.{name}",

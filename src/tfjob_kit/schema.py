@@ -45,6 +45,13 @@ def kubernetes_version() -> str:
 
 
 @functools.cache
+def run_policy_fields() -> tuple[str, ...]:
+    """The fields of a TFJob's spec.runPolicy, in the schema's order: the one list of them, for the
+    rules (a field written at spec level instead) and for converting legacy jobs (moved there)."""
+    return tuple(_read(TFJOB_SCHEMA)["$defs"]["RunPolicy"]["properties"])
+
+
+@functools.cache
 def _bundle() -> dict[str, Any]:
     tfjob = _read(TFJOB_SCHEMA)
     k8s = _read(K8S_SCHEMA)

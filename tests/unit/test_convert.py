@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit import convert, explain
+from tfjob_kit import convert, explain, schema
 from tfjob_kit.manifests import load_path
 from tfjob_kit.validate import check_object
 
@@ -47,6 +47,28 @@ def test_v1beta1_generate_name_and_spec_level_policies() -> None:
     dropped = [n for n in notes if n.kind == "dropped"]
     assert [n.path for n in dropped] == ["$.spec.mystery"] and '{"x": 1}' in dropped[0].message
     assert any(n.path == "$.metadata.generateName" for n in notes)
+
+
+def test_v1beta1_spec_level_managed_by_moves_to_run_policy() -> None:
+    """managedBy was missing from convert's own list of RunPolicy fields: it was dropped."""
+    source = seed("seed000-v1beta1-generatename.yaml")
+    source["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+    job, notes = convert.to_v1(source)
+    assert job["spec"]["runPolicy"] == {"managedBy": "kueue.x-k8s.io/multikueue"}
+    assert "managedBy" not in job["spec"]
+    assert convert.Note("$.spec.managedBy", "changed", "moved to spec.runPolicy.managedBy") in notes
+    assert not [n for n in notes if n.kind == "dropped"]
+    assert not [f for f in check_object(job) if f.rule in ("schema", "run-policy-misplaced")]
+
+
+@pytest.mark.parametrize("field", schema.run_policy_fields())
+def test_v1beta1_every_run_policy_field_at_spec_level_is_moved(field: str) -> None:
+    source = seed("seed000-v1beta1-generatename.yaml")
+    source["spec"][field] = {"placeholder": field}
+    job, notes = convert.to_v1(source)
+    assert job["spec"]["runPolicy"] == {field: {"placeholder": field}}
+    assert field not in job["spec"]
+    assert [n.kind for n in notes if n.path == f"$.spec.{field}"] == ["changed"]
 
 
 def test_v1alpha1_list_form() -> None:
