@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tfjob_kit import rules
 from tfjob_kit.findings import Severity
 from tfjob_kit.validate import validate_paths
 
@@ -36,3 +37,14 @@ def test_invalid_case_reports_rule_at_path(path: Path) -> None:
     found = {(f.rule, f.path) for f in validate_paths([str(path)]).findings}
     for rule, json_path in expected:
         assert (rule, json_path) in found, f"expected [{rule}] at {json_path}, got {sorted(found)}"
+
+
+def test_every_rule_has_a_corpus_case() -> None:
+    """Every rule id the validator can emit (rules.py's registered rules and the loader's, schema's
+    and cross-document findings) is expected by an invalid case, and that case produces it."""
+    known = set(rules.all_rule_ids())
+    expected = {rule for path in INVALID for rule, _ in EXPECT.findall(path.read_text())}
+    produced = {f.rule for f in validate_paths([str(path) for path in INVALID]).findings}
+    assert sorted(known - expected) == [], "rules that no '# expect:' line in corpus/invalid names"
+    assert sorted(expected - known) == [], "'# expect:' lines naming no rule"
+    assert sorted(known - produced) == [], "rules that no corpus case produces"
