@@ -33,8 +33,9 @@ sanity: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# The pure tests (marker `pure`): nothing built, no Go, helm or cluster.
 unit: venv
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest -m pure tests
 
 # The local cluster: real control plane, kwok nodes, training-operator and Volcano processes.
 # The build is cached per version (a no-op when cached; ~10-20 min cold on 2 cores).

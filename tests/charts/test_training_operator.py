@@ -1,0 +1,347 @@
+"""The training-operator chart: lint, rendered objects, RBAC, Pod Security, the webhook and the
+generated CRD."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tfjob_kit.cluster import build
+from tfjob_kit.cluster.paths import load_versions
+
+from ._chart import (
+    CHARTS,
+    ROOT,
+    Chart,
+    Doc,
+    check_chart_conventions,
+    check_chart_labels,
+    check_every_workload_is_restricted,
+    check_lint_with_scenarios,
+    check_no_binding_to_cluster_admin,
+    one,
+    scenario_id,
+    undocumented_values,
+)
+
+PATH = CHARTS / "training-operator"
+RELEASE_NAMESPACE = "kubeflow"
+CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+VWC_NAME = "validator.training-operator.kubeflow.org"
+
+# The helm arguments every object and workload is checked with: the defaults, each ci/ scenario,
+# and the chart as the local cluster's bootstrap uses it.
+VALUE_SETS: list[tuple[str, ...]] = [
+    (),
+    *(("-f", str(path)) for path in sorted((PATH / "ci").glob("*-values.yaml"))),
+    ("--set", "webhook.enabled=false", "--set", "gangScheduler=volcano"),
+]
+
+
+def test_lint_strict(operator: Chart) -> None:
+    check_lint_with_scenarios(operator)
+
+
+def test_chart_conventions() -> None:
+    check_chart_conventions(PATH)
+
+
+def test_every_value_has_a_comment() -> None:
+    missing = undocumented_values(PATH / "values.yaml")
+    assert not missing, f"training-operator/values.yaml keys without a comment: {missing}"
+
+
+@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
+def test_every_object_has_chart_labels(operator: Chart, args: tuple[str, ...]) -> None:
+    check_chart_labels(operator, operator.rendered(*args))
+
+
+@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
+def test_every_workload_is_restricted(operator: Chart, args: tuple[str, ...]) -> None:
+    check_every_workload_is_restricted(operator.rendered(*args))
+
+
+def _operator_container(docs: list[Doc]) -> Doc:
+    containers: list[Doc] = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["training-operator"]
+    return containers[0]
+
+
+def test_operator_defaults(operator: Chart) -> None:
+    docs = operator.rendered()
+    kinds = sorted(d["kind"] for d in docs)
+    assert kinds == sorted(
+        [
+            "ServiceAccount",
+            "Secret",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "Deployment",
+            "ValidatingWebhookConfiguration",
+        ]
+    )
+    container = _operator_container(docs)
+    assert container["image"] == "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489"
+    assert container["command"] == ["/manager"]
+    service = one(docs, "Service")
+    secret = one(docs, "Secret")
+    assert container["args"] == [
+        "--enable-scheme=tfjob",
+        "--webhook-server-port=9443",
+        f"--webhook-service-name={service['metadata']['name']}",
+        f"--webhook-secret-name={secret['metadata']['name']}",
+        "--metrics-bind-address=:8080",
+        "--health-probe-bind-address=:8081",
+        "--leader-elect",
+        "--controller-threads=1",
+    ]
+    # A release named like the chart gets the upstream names (what the local cluster uses).
+    assert service["metadata"]["name"] == "training-operator"
+    assert secret["metadata"]["name"] == "training-operator-webhook-cert"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["MY_POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    probes = (container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"])
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert [(p["path"], ports[p["port"]]) for p in probes] == [
+        ("/healthz", 8081),
+        ("/readyz", 8081),
+    ]
+    assert ports["webhook"] == 9443 and ports["metrics"] == 8080
+
+
+def test_operator_version_matches_versions_toml(operator: Chart) -> None:
+    meta = yaml.safe_load((operator.path / "Chart.yaml").read_text())
+    assert meta["appVersion"] == load_versions(ROOT).training_operator
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), None),
+        (("--set", "gangScheduler=volcano"), "--gang-scheduler-name=volcano"),
+        (
+            ("--set", "gangScheduler=scheduler-plugins-scheduler"),
+            "--gang-scheduler-name=scheduler-plugins-scheduler",
+        ),
+    ],
+)
+def test_operator_gang_scheduler_flag(
+    operator: Chart, args: tuple[str, ...], expected: str | None
+) -> None:
+    flags = [
+        a
+        for a in _operator_container(operator.rendered(*args))["args"]
+        if a.startswith("--gang-scheduler-name")
+    ]
+    assert flags == ([expected] if expected else [])
+
+
+def test_operator_optional_flags(operator: Chart) -> None:
+    args = _operator_container(
+        operator.rendered(
+            "--set",
+            "leaderElect=false",
+            "--set",
+            "watchNamespace=team-a",
+            "--set",
+            "controllerThreads=4",
+            "--set",
+            "extraArgs={--zap-log-level=debug}",
+        )
+    )["args"]
+    assert "--leader-elect" not in args
+    assert "--namespace=team-a" in args
+    assert "--controller-threads=4" in args
+    assert args[-1] == "--zap-log-level=debug"
+
+
+def test_operator_webhook_certificates(operator: Chart) -> None:
+    docs = operator.rendered()
+    secret = one(docs, "Secret")
+    assert secret["type"] == "Opaque"
+    assert "data" not in secret and "stringData" not in secret
+    assert "helm.sh/resource-policy" not in (secret["metadata"].get("annotations") or {})
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+    cert_volume = volumes[mounts[CERT_DIR]["name"]]
+    assert cert_volume["secret"]["secretName"] == secret["metadata"]["name"]
+    assert mounts[CERT_DIR].get("readOnly") is True
+    assert "emptyDir" in volumes[mounts["/tmp"]["name"]]
+
+
+def test_operator_webhook_configuration(operator: Chart) -> None:
+    docs = operator.rendered()
+    service = one(docs, "Service")
+    assert {(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]} == {
+        ("metrics", 8080, "metrics"),
+        ("webhook", 443, "webhook"),
+    }
+    vwc = one(docs, "ValidatingWebhookConfiguration")
+    assert vwc["metadata"]["name"] == VWC_NAME
+    [webhook] = vwc["webhooks"]
+    assert webhook["failurePolicy"] == "Fail"
+    assert webhook["sideEffects"] == "None"
+    assert webhook["admissionReviewVersions"] == ["v1"]
+    assert "caBundle" not in webhook["clientConfig"]  # owned by the operator's rotator
+    assert webhook["clientConfig"]["service"] == {
+        "name": service["metadata"]["name"],
+        "namespace": RELEASE_NAMESPACE,
+        "path": "/validate-kubeflow-org-v1-tfjob",
+        "port": 443,
+    }
+    assert webhook["rules"] == [
+        {
+            "apiGroups": ["kubeflow.org"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["tfjobs"],
+            "scope": "Namespaced",
+        }
+    ]
+
+
+def test_operator_webhook_disabled(operator: Chart) -> None:
+    docs = operator.rendered("--set", "webhook.enabled=false")
+    assert not [d for d in docs if d["kind"] == "ValidatingWebhookConfiguration"]
+    service = one(docs, "Service")
+    assert [p["port"] for p in service["spec"]["ports"]] == [8080]
+    # The operator still runs its certificate rotator and needs the Secret and its flags.
+    assert one(docs, "Secret")
+    args = _operator_container(docs)["args"]
+    assert f"--webhook-service-name={service['metadata']['name']}" in args
+
+
+def _rules(docs: list[Doc], kind: str) -> list[Doc]:
+    rules: list[Doc] = one(docs, kind)["rules"]
+    return rules
+
+
+def _grants(rules: list[Doc]) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_operator_rbac_least_privilege(operator: Chart) -> None:
+    docs = operator.rendered()
+    cluster_rules = _rules(docs, "ClusterRole")
+    for rule in [*cluster_rules, *_rules(docs, "Role")]:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in rule[field], rule
+    grants = _grants(cluster_rules)
+    kubeflow = {resource for group, resource, _ in grants if group == "kubeflow.org"}
+    assert kubeflow == {"tfjobs", "tfjobs/status", "tfjobs/finalizers"}
+    assert not {r for g, r, _ in grants if g == "" and r == "secrets"}, (
+        "Secrets are reached through the namespaced Role only"
+    )
+    for needed in [
+        ("", "pods", "create"),
+        ("", "services", "create"),
+        ("", "events", "create"),
+        ("kubeflow.org", "tfjobs/status", "update"),
+        ("scheduling.volcano.sh", "podgroups", "watch"),
+        ("scheduling.x-k8s.io", "podgroups", "watch"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "update"),
+    ]:
+        assert needed in grants, needed
+    named = [r for r in cluster_rules if r.get("resourceNames")]
+    assert named == [
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "resourceNames": [VWC_NAME],
+            "verbs": ["get", "update"],
+        }
+    ]
+    role_grants = _grants(_rules(docs, "Role"))
+    assert ("coordination.k8s.io", "leases", "update") in role_grants
+    assert ("", "events", "create") in role_grants
+    assert {("", "secrets", v) for v in ("get", "list", "watch", "update")} <= role_grants
+
+
+def test_operator_clusterrole_within_upstream(operator: Chart) -> None:
+    """Nothing beyond what the upstream operator's own role grants (copied by the build)."""
+    upstream_path = build.operator_clusterrole_path(load_versions(ROOT))
+    upstream = [
+        d
+        for d in yaml.safe_load_all(upstream_path.read_text())
+        if d and d.get("kind") == "ClusterRole"
+    ]
+    allowed = _grants([r for d in upstream for r in d["rules"]])
+    extra = _grants(_rules(operator.rendered(), "ClusterRole")) - allowed
+    assert not extra, f"beyond the upstream role: {sorted(extra)}"
+
+
+def test_operator_bindings(operator: Chart) -> None:
+    docs = operator.rendered()
+    account = one(docs, "ServiceAccount")["metadata"]["name"]
+    for kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+        binding = one(docs, kind)
+        assert binding["roleRef"]["name"] != "cluster-admin"
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role_kind,
+            "name": one(docs, role_kind)["metadata"]["name"],
+        }
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": account, "namespace": RELEASE_NAMESPACE}
+        ]
+    assert one(docs, "Role")["metadata"]["namespace"] == RELEASE_NAMESPACE
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == account
+
+
+@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
+def test_no_binding_to_cluster_admin(operator: Chart, args: tuple[str, ...]) -> None:
+    check_no_binding_to_cluster_admin(operator.rendered(*args))
+
+
+def test_operator_crd_is_generated_and_current(operator: Chart) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_chart_crds.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    crd_file = operator.path / "crds" / "tfjobs.kubeflow.org.yaml"
+    assert crd_file.read_text().startswith(
+        "# generated by tools/gen_chart_crds.py from schemas/, do not edit\n"
+    )
+    assert [p.name for p in (operator.path / "crds").iterdir()] == [crd_file.name]
+
+
+OPERATOR_FAILURES = [
+    (
+        ("--set", "replicaCount=2", "--set", "leaderElect=false"),
+        "replicaCount is 2 but leaderElect is false",
+    ),
+    (("--set", "serviceAccount.create=false"), "serviceAccount.name is empty"),
+    (("--set", "gangScheduler=kube-batch"), "kube-batch is archived"),
+    (("--set", "gangScheduler=default-scheduler"), "does not gang-schedule"),
+    (("--set", "image.tag="), "image.tag and image.digest are both empty"),
+    (
+        ("--set", "extraArgs={--gang-scheduler-name=volcano}"),
+        "sets --gang-scheduler-name, which the chart sets itself",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), OPERATOR_FAILURES, ids=[m for _, m in OPERATOR_FAILURES]
+)
+def test_operator_validation_fails(operator: Chart, args: tuple[str, ...], message: str) -> None:
+    result = operator.template(*args)
+    assert result.returncode != 0
+    assert message in result.stderr
