@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import yaml
 
 from tfjob_kit.cluster import local
+from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.rendezvous import members
 from tfjob_kit.kube import task
 from tfjob_kit.kube.client import Client
@@ -122,7 +123,7 @@ def run_once(
     `timeout`, so that the next run starts on the same empty nodes."""
     kubeconfig = local.up(local.UpOptions(name=cluster, gang_scheduler=scheduler), out=out)
     namespace = f"tfjob-kit-gang-{scheduler}"
-    local.Kubectl(kubeconfig).apply(
+    Kubectl(kubeconfig).apply(
         [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
     )
     docs = [yaml.safe_load(p.read_text("utf-8")) for p in sorted(JOBS_DIR.glob("*.yaml"))]

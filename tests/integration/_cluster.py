@@ -1,4 +1,5 @@
-"""Helpers for the integration tests: a kubectl-driven view of the local cluster."""
+"""Helpers for the integration tests: a kubectl-driven view of the local cluster, through the
+library's own kubectl runner (``tfjob_kit.cluster.kubectl.Kubectl``)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tfjob_kit.cluster import local
-from tfjob_kit.cluster.build import kubectl_path
+from tfjob_kit.cluster.kubectl import Kubectl
 
 T = TypeVar("T")
 
@@ -20,26 +21,17 @@ T = TypeVar("T")
 class Cluster:
     kubeconfig: Path
     name: str | None = None
+    runner: Kubectl = field(init=False)
 
-    def cache_args(self) -> list[str]:
-        """Keep kubectl's discovery cache inside the local cluster's directory."""
-        if self.name is None:
-            return []
-        return ["--cache-dir", str(local.cluster_dir(self.name) / "kubectl-cache")]
+    def __post_init__(self) -> None:
+        # A local cluster's kubectl cache stays inside its private directory (next to its
+        # kubeconfig); a kubeconfig given from outside keeps kubectl's own cache.
+        self.runner = Kubectl(self.kubeconfig, cache=self.name is not None)
 
     def kubectl(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [kubectl_path(), "--kubeconfig", str(self.kubeconfig), *self.cache_args(), *args]
-        proc = subprocess.run(
-            cmd,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            umask=local.UMASK,  # its cache lives in the cluster's private directory
-        )
+        proc = self.runner.run(*args, stdin=stdin, check=False)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
         return proc

@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from tfjob_kit.cluster import build, local
+from tfjob_kit.cluster import build, kwok, local
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
 from tfjob_kit.cluster.paths import load_versions, repo_root
 
@@ -40,7 +40,7 @@ def test_node_plan_rejects_impossible_counts(cpu: int, gpu: int, per_node: int) 
 def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
     versions = load_versions()
     opts = local.UpOptions(tfjob_run_seconds=7.5, job_run_seconds=1)
-    docs = list(yaml.safe_load_all(local.kwokctl_config(opts, repo_root(), versions)))
+    docs = list(yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), versions)))
     header, stages = docs[0], docs[1:]
     assert header["kind"] == "KwokctlConfiguration"
     assert header["options"]["kubeVersion"] == versions.kubernetes
@@ -92,7 +92,7 @@ def test_kubectl_is_built_only_when_missing(monkeypatch: pytest.MonkeyPatch) -> 
 def test_kwokctl_config_binds_loopback_and_puts_etcd_behind_mutual_tls() -> None:
     opts = local.UpOptions(name="tfjob-kit-test-config")
     header = next(
-        yaml.safe_load_all(local.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800)))
+        yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800)))
     )
     options = header["options"]
     assert options["bindAddress"] == "127.0.0.1"

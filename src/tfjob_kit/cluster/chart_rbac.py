@@ -1,8 +1,11 @@
-"""The RBAC the charts grant each component, for the local cluster's processes.
+"""What the charts say about each local process: its ServiceAccount, its RBAC, its objects.
 
 The local training-operator and Volcano processes run with exactly the rules the shipped
 charts give their ServiceAccounts (rendered with the built helm), so every integration run
-proves the charts' least-privilege roles are enough for the real components.
+proves the charts' least-privilege roles are enough for the real components. Which account
+that is comes from the chart too (the workload whose container is named after the process),
+and the local operator's webhook objects are the chart's (``rendered``), so no name or rule
+of a chart is typed a second time here.
 """
 
 from __future__ import annotations
@@ -19,23 +22,23 @@ import yaml
 from tfjob_kit.cluster import build
 from tfjob_kit.cluster.paths import ClusterError, load_versions, repo_root
 
+# The namespace the charts are rendered in when only their RBAC and names matter.
+RENDER_NAMESPACE = "rbac-render"
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
 
 @dataclass(frozen=True)
 class Component:
     chart: str
     release: str
-    service_account: str
     values: tuple[str, ...] = ()  # --set arguments
 
 
+# Each local process, by the name of its container in the chart.
 COMPONENTS = {
-    "training-operator": Component("training-operator", "training-operator", "training-operator"),
-    "vc-scheduler": Component(
-        "volcano", "volcano", "volcano-scheduler", ("admission.enabled=false",)
-    ),
-    "vc-controller-manager": Component(
-        "volcano", "volcano", "volcano-controllers", ("admission.enabled=false",)
-    ),
+    "training-operator": Component("training-operator", "training-operator"),
+    "vc-scheduler": Component("volcano", "volcano", ("admission.enabled=false",)),
+    "vc-controller-manager": Component("volcano", "volcano", ("admission.enabled=false",)),
 }
 
 
@@ -58,7 +61,9 @@ def charts_dir() -> Path:
 
 
 @cache
-def _rendered(chart: str, release: str, values: tuple[str, ...]) -> list[dict[str, Any]]:
+def _rendered(
+    chart: str, release: str, values: tuple[str, ...], namespace: str
+) -> list[dict[str, Any]]:
     versions = load_versions()
     command = [
         str(build.helm_path()),
@@ -66,7 +71,7 @@ def _rendered(chart: str, release: str, values: tuple[str, ...]) -> list[dict[st
         release,
         str(charts_dir() / chart),
         "--namespace",
-        "rbac-render",
+        namespace,
         "--kube-version",
         versions.kubernetes,
     ]
@@ -78,11 +83,34 @@ def _rendered(chart: str, release: str, values: tuple[str, ...]) -> list[dict[st
     return [d for d in yaml.safe_load_all(proc.stdout) if isinstance(d, dict)]
 
 
+def rendered(process: str, namespace: str = RENDER_NAMESPACE) -> list[dict[str, Any]]:
+    """The objects of the process's chart release (``helm template`` with the built helm),
+    in ``namespace``. Cached and shared: copy what you change."""
+    component = COMPONENTS[process]
+    return _rendered(component.chart, component.release, component.values, namespace)
+
+
+def service_account(process: str) -> str:
+    """The ServiceAccount the chart runs the process as: that of the workload with a
+    container named after the process."""
+    for doc in rendered(process):
+        if doc["kind"] not in WORKLOAD_KINDS:
+            continue
+        pod = doc["spec"]["template"]["spec"]
+        if any(c.get("name") == process for c in pod.get("containers") or []):
+            account: str = pod.get("serviceAccountName") or "default"
+            return account
+    raise ClusterError(
+        f"chart {COMPONENTS[process].chart}: no workload has a container named {process}"
+    )
+
+
 def grants(process: str) -> Grants:
     """The rules bound to the process's ServiceAccount in its chart: cluster-wide (through
     ClusterRoleBindings) and in the release namespace (through RoleBindings)."""
     component = COMPONENTS[process]
-    docs = _rendered(component.chart, component.release, component.values)
+    docs = rendered(process)
+    account = service_account(process)
     roles = {
         (d["kind"], d["metadata"]["name"]): d.get("rules") or []
         for d in docs
@@ -93,7 +121,7 @@ def grants(process: str) -> Grants:
         if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
             continue
         if not any(
-            s.get("kind") == "ServiceAccount" and s.get("name") == component.service_account
+            s.get("kind") == "ServiceAccount" and s.get("name") == account
             for s in binding.get("subjects") or []
         ):
             continue
@@ -111,7 +139,5 @@ def grants(process: str) -> Grants:
         )
         target.extend(rules)
     if not result.cluster_rules:
-        raise ClusterError(
-            f"chart {component.chart} binds no ClusterRole to {component.service_account}"
-        )
+        raise ClusterError(f"chart {component.chart} binds no ClusterRole to {account}")
     return result

@@ -4,6 +4,11 @@ Inputs come from the repository checkout: ``versions.toml`` (the single version 
 the Go wrapper modules under ``cluster/go``. Outputs go to a per-user cache
 (``$TFJOB_KIT_CACHE``, else ``$XDG_CACHE_HOME/tfjob-kit``, else ``~/.cache/tfjob-kit``):
 ``bin/<name>-<version>/`` for built binaries and ``kwok/`` for kwokctl's cluster state.
+
+Everything of one cluster lives in ``kwok/clusters/<name>/`` (``cluster_dir``): kwokctl's
+files, ``kubeconfig.yaml`` (0600), ``logs/<component>.log`` and ``tfjob-kit/`` (our process
+records, state, identities' tokens and the webhook certificate). It is this user's alone:
+0700 directories, 0600 files written with ``O_EXCL|O_NOFOLLOW``, processes run with ``UMASK``.
 """
 
 from __future__ import annotations
@@ -16,9 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfjob_kit.cluster.options import DEFAULT_NAME
 from tfjob_kit.model import is_dns1123_label
 
 VERSIONS_FILE = "versions.toml"
+# Whatever kwokctl and the local processes create is this user's only.
+UMASK = 0o077
+# Every local process listens here and nowhere else.
+LOOPBACK = "127.0.0.1"
 
 
 class ClusterError(RuntimeError):
@@ -113,6 +123,28 @@ def bin_root() -> Path:
 def kwok_workdir() -> Path:
     """KWOK_WORKDIR for kwokctl: clusters live in ``<this>/clusters/<name>``."""
     return cache_root() / "kwok"
+
+
+def cluster_dir(name: str = DEFAULT_NAME) -> Path:
+    return kwok_workdir() / "clusters" / validate_cluster_name(name)
+
+
+def kubeconfig_path(name: str = DEFAULT_NAME) -> Path:
+    return cluster_dir(name) / "kubeconfig.yaml"
+
+
+def state_dir(name: str) -> Path:
+    """tfjob-kit's own files of a cluster: process records, state, tokens, certificates."""
+    return cluster_dir(name) / "tfjob-kit"
+
+
+def logs_dir(name: str) -> Path:
+    return cluster_dir(name) / "logs"
+
+
+def cert_dir(name: str) -> Path:
+    """The operator's webhook serving certificate (the kubelet would mount it in a pod)."""
+    return state_dir(name) / "webhook-certs"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,240 @@
+"""The cluster itself: kwokctl's configuration, creating and deleting a kwokctl cluster.
+
+A kwokctl ``binary``-runtime cluster: the real etcd, kube-apiserver, kube-controller-manager and
+kube-scheduler we built, and kwok simulating the nodes and the pods' lifecycle (the stages of
+``cluster/kwok/pod-stages.yaml``). Everything binds to the loopback interface, and etcd serves
+clients and peers over mutual TLS with the cluster's own CA (``etcd_tls_patches``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from tfjob_kit.cluster import build
+from tfjob_kit.cluster.options import UpOptions
+from tfjob_kit.cluster.paths import (
+    LOOPBACK,
+    UMASK,
+    ClusterError,
+    Versions,
+    bin_root,
+    cluster_dir,
+    kubeconfig_path,
+    kwok_workdir,
+    load_versions,
+    private_dir,
+)
+from tfjob_kit.cluster.procs import free_port, kwok_pids, proc_start_time, reap, say, wait
+
+
+def _kwok_env(name: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KWOK_WORKDIR"] = str(kwok_workdir())
+    # kwokctl (and the components it starts) write client caches under $HOME/.kube: keep
+    # them inside the cluster's directory so `down` removes them.
+    env["HOME"] = str(cluster_dir(name) / "home")
+    return env
+
+
+def _kwokctl(
+    versions: Versions,
+    name: str,
+    *args: str,
+    out: TextIO,
+    check: bool = True,
+    timeout: float = 600.0,
+) -> int:
+    """Run kwokctl with its output in a temporary file (shown only on failure).
+
+    A file rather than a pipe: nothing kwokctl leaves running can keep us waiting for EOF.
+    """
+    kwokctl = build.binary("kwokctl", "kwok", versions)
+    with tempfile.TemporaryFile(mode="w+", prefix="tfjob-kit-kwokctl-") as log:
+        try:
+            rc = subprocess.run(
+                [str(kwokctl), *args],
+                env=_kwok_env(name),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+                umask=UMASK,
+            ).returncode
+        except subprocess.TimeoutExpired:
+            rc = -1
+        if check and rc != 0:
+            log.seek(0)
+            tail = "\n".join(log.read().splitlines()[-30:])
+            what = "timed out" if rc == -1 else f"failed (exit {rc})"
+            raise ClusterError(f"`kwokctl {' '.join(args)}` {what}:\n{tail}")
+    return rc
+
+
+def etcd_tls_patches(pki: Path, client_port: int, peer_port: int) -> list[dict[str, Any]]:
+    """etcd serves clients and its peer port over TLS and admits only certificates of the
+    cluster's own CA; the API server presents kwokctl's admin certificate to it."""
+
+    def args(override: bool, **flags: str) -> list[dict[str, Any]]:
+        return [
+            {"key": k.replace("_", "-"), "value": v, "override": override} for k, v in flags.items()
+        ]
+
+    client = f"https://{LOOPBACK}:{client_port}"
+    peer = f"https://{LOOPBACK}:{peer_port}"
+    ca, cert, key = str(pki / "ca.crt"), str(pki / "admin.crt"), str(pki / "admin.key")
+    etcd = args(
+        True,
+        listen_client_urls=client,
+        advertise_client_urls=client,
+        listen_peer_urls=peer,
+        initial_advertise_peer_urls=peer,
+        initial_cluster=f"node0={peer}",
+    )
+    etcd += args(
+        False,
+        cert_file=cert,
+        key_file=key,
+        trusted_ca_file=ca,
+        client_cert_auth="true",
+        peer_cert_file=cert,
+        peer_key_file=key,
+        peer_trusted_ca_file=ca,
+        peer_client_cert_auth="true",
+    )
+    apiserver = args(True, etcd_servers=client)
+    apiserver += args(False, etcd_cafile=ca, etcd_certfile=cert, etcd_keyfile=key)
+    return [{"name": "etcd", "extraArgs": etcd}, {"name": "kube-apiserver", "extraArgs": apiserver}]
+
+
+def kwokctl_config(
+    opts: UpOptions, root: Path, versions: Versions, etcd_ports: tuple[int, int] = (0, 0)
+) -> str:
+    """kwokctl's configuration: the pod lifecycle stages, loopback only, and etcd over mutual
+    TLS on ``etcd_ports`` (client, peer; chosen by ``create_cluster``)."""
+    stages = (
+        (root / "cluster" / "kwok" / "pod-stages.yaml")
+        .read_text("utf-8")
+        .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
+        .replace("@JOB_RUN_MS@", str(int(opts.job_run_seconds * 1000)))
+    )
+    client_port, peer_port = etcd_ports
+    header = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            # Selects the flags kwokctl passes to the components; the binaries are ours.
+            "kubeVersion": versions.kubernetes,
+            # Fail fast on bad input rather than silently retrying for minutes.
+            "kubeAdmission": True,
+            "kubeAuthorization": True,
+            # etcd, the API server, controller-manager, scheduler and kwok: loopback only
+            # (kwokctl's default is every interface).
+            "bindAddress": LOOPBACK,
+            "etcdPort": client_port,
+            "etcdPeerPort": peer_port,
+        },
+        "componentsPatches": etcd_tls_patches(
+            cluster_dir(opts.name) / "pki", client_port, peer_port
+        ),
+    }
+    return "---\n" + yaml.safe_dump(header, sort_keys=False) + stages
+
+
+def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO) -> None:
+    """``kwokctl create cluster`` with our binaries, waiting until it is up."""
+    kube = build.components(versions)["kube"]
+    kube_dir = bin_root() / kube.dirname
+    private_dir(cluster_dir(opts.name).parent)
+    fd, temp = tempfile.mkstemp(prefix="tfjob-kit-kwokctl-", suffix=".yaml")
+    os.close(fd)  # mkstemp: a new 0600 file of our own
+    config = Path(temp)
+    try:
+        etcd_ports = (free_port(), free_port())
+        config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
+        _kwokctl(
+            versions,
+            opts.name,
+            "create",
+            "cluster",
+            "--name",
+            opts.name,
+            "--runtime",
+            "binary",
+            "--kube-apiserver-binary",
+            str(kube_dir / "kube-apiserver"),
+            "--kube-controller-manager-binary",
+            str(kube_dir / "kube-controller-manager"),
+            "--kube-scheduler-binary",
+            str(kube_dir / "kube-scheduler"),
+            "--kwok-controller-binary",
+            str(build.binary("kwok", "kwok", versions)),
+            "--etcd-binary",
+            str(build.binary("etcd", "etcd", versions)),
+            "--config",
+            str(config),
+            "--kubeconfig",
+            "",  # never touch ~/.kube/config
+            "--wait",
+            f"{int(opts.timeout)}s",
+            out=out,
+            timeout=opts.timeout + 60,
+        )
+    finally:
+        config.unlink(missing_ok=True)
+
+
+def restrict(name: str) -> None:
+    """Credentials are for this user only: kubeconfig and private keys 0600, dirs 0700."""
+    directory = cluster_dir(name)
+    directory.chmod(0o700)
+    for path in (kubeconfig_path(name), directory / "kubeconfig", *directory.glob("pki/*.key")):
+        with contextlib.suppress(FileNotFoundError):
+            path.chmod(0o600)
+
+
+def delete_cluster(name: str, out: TextIO) -> None:
+    """``kwokctl delete cluster``, then make sure its processes are gone (killing the ones
+    still there, by pid and start time) and remove the cluster's directory."""
+    directory = cluster_dir(name)
+    kwok_procs = [(pid, proc_start_time(pid)) for pid in kwok_pids(name)]
+    try:
+        versions = load_versions()
+        _kwokctl(
+            versions,
+            name,
+            "delete",
+            "cluster",
+            "--name",
+            name,
+            "--kubeconfig",
+            "",
+            out=out,
+            check=False,
+            timeout=120,
+        )
+    except ClusterError as exc:  # kwokctl not built: stop its processes ourselves
+        say(out, f"[down] {exc}")
+
+    def kwok_gone() -> bool:
+        for pid, _ in kwok_procs:
+            reap(pid)
+        return all(start is None or proc_start_time(pid) != start for pid, start in kwok_procs)
+
+    with contextlib.suppress(ClusterError):
+        wait("kwokctl's processes to exit", kwok_gone, 10, interval=0.1)
+    for pid, start in kwok_procs:
+        if start and proc_start_time(pid) == start:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    wait("kwokctl's processes to exit", kwok_gone, 10, interval=0.1)
+    shutil.rmtree(directory, ignore_errors=True)

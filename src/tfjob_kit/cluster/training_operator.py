@@ -1,0 +1,164 @@
+"""The local training-operator process and its validating webhook.
+
+The operator serves its webhook on a free loopback port. Its objects are the chart's
+(``charts/training-operator``, rendered in ``LOCAL_NAMESPACE`` by ``chart_rbac.rendered``):
+the certificate Secret, the Service and the ValidatingWebhookConfiguration, with only what a
+local process needs changed (``webhook_objects``): the Service becomes an ExternalName for
+``localhost``, the webhook calls the local port, and the chart's labels are dropped (the objects
+belong to the local cluster, not to a Helm release a teardown would look for). caBundle is
+left out, as in the chart: the operator's own cert rotator injects it. Playing kubelet, ``up``
+copies the certificate the rotator writes into the Secret to the cluster's own directory,
+where the operator reads it, so clusters never share it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+from typing import Any, TextIO
+
+from tfjob_kit.cluster import build, chart_rbac
+from tfjob_kit.cluster.identity import ADDON_PROCESSES, LOCAL_NAMESPACE, identity_kubeconfig
+from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.options import UpOptions
+from tfjob_kit.cluster.paths import (
+    LOOPBACK,
+    ClusterError,
+    Versions,
+    cert_dir,
+    private_dir,
+    state_dir,
+    write_private,
+)
+from tfjob_kit.cluster.procs import check_alive, http_ok, say, spawn, wait
+
+OPERATOR_NAMESPACE = LOCAL_NAMESPACE
+PROCESS = "training-operator"
+
+
+def _chart_object(kind: str) -> dict[str, Any]:
+    """The chart's one object of ``kind``, rendered in OPERATOR_NAMESPACE, without labels."""
+    found = [d for d in chart_rbac.rendered(PROCESS, OPERATOR_NAMESPACE) if d["kind"] == kind]
+    if len(found) != 1:
+        raise ClusterError(f"chart training-operator renders {len(found)} {kind}, not 1")
+    obj = copy.deepcopy(found[0])
+    obj["metadata"].pop("labels", None)
+    obj["metadata"].pop("annotations", None)
+    return obj
+
+
+def webhook_secret() -> dict[str, Any]:
+    """The Secret the operator's cert rotator fills (created empty, as the chart does)."""
+    return _chart_object("Secret")
+
+
+def webhook_objects(port: int) -> list[dict[str, Any]]:
+    """The chart's webhook Service and ValidatingWebhookConfiguration, pointed at the local
+    operator process listening on ``port``."""
+    service = _chart_object("Service")
+    # The API server resolves ExternalName services to <externalName>:<port>, and verifies the
+    # serving cert against <service>.<namespace>.svc (the name the operator's rotator puts in
+    # the cert): this reaches the local operator process.
+    service["spec"] = {"type": "ExternalName", "externalName": "localhost"}
+    config = _chart_object("ValidatingWebhookConfiguration")
+    for hook in config["webhooks"]:
+        target = hook["clientConfig"]["service"]
+        if target["name"] != service["metadata"]["name"]:
+            raise ClusterError(f"chart training-operator: webhook {hook['name']} calls {target}")
+        target["namespace"] = OPERATOR_NAMESPACE
+        target["port"] = port
+        hook["clientConfig"].pop("caBundle", None)
+    return [service, config]
+
+
+def _secret_certs(kubectl: Kubectl, secret: str) -> dict[str, bytes] | None:
+    obj = kubectl.get_json("secret", "-n", OPERATOR_NAMESPACE, secret)
+    data = (obj or {}).get("data") or {}
+    if not data.get("tls.crt") or not data.get("tls.key"):
+        return None
+    return {
+        k: base64.b64decode(v) for k, v in data.items() if k in ("tls.crt", "tls.key", "ca.crt")
+    }
+
+
+def start_operator(
+    opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
+) -> None:
+    """Start the training-operator (its webhook on or off, as ``opts`` says) and wait until
+    it is ready; the ports come from ``state["ports"]``."""
+    name = opts.name
+    ports = state["ports"]
+    gang = opts.gang_scheduler
+    say(out, f"[up] starting training-operator (tfjob, gang scheduler {gang})")
+    secret = webhook_secret()
+    kubectl.apply(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
+            secret,
+        ]
+    )
+    service, configuration = webhook_objects(ports["operator_webhook"])
+    if opts.webhook:
+        kubectl.apply([service, configuration])
+    else:
+        kubectl.run(
+            "delete",
+            "validatingwebhookconfiguration",
+            configuration["metadata"]["name"],
+            "--ignore-not-found",
+        )
+    state["webhook"] = opts.webhook
+    certs_dir = private_dir(cert_dir(name))
+    for stale in certs_dir.iterdir():
+        stale.unlink()
+    env = dict(os.environ)
+    operator_kubeconfig = str(
+        identity_kubeconfig(name, kubectl, PROCESS, chart_rbac.grants(PROCESS))
+    )
+    env.update(
+        {
+            "TMPDIR": str(private_dir(state_dir(name) / "tmp")),
+            "MY_POD_NAMESPACE": OPERATOR_NAMESPACE,
+            "KUBECONFIG": operator_kubeconfig,
+        }
+    )
+    spawn(
+        PROCESS,
+        name,
+        [
+            str(build.binary("training-operator", "training-operator", versions)),
+            f"--kubeconfig={operator_kubeconfig}",
+            "--enable-scheme=tfjob",
+            *(["--gang-scheduler-name=volcano"] if gang == "volcano" else []),
+            "--leader-elect=false",
+            f"--metrics-bind-address=127.0.0.1:{ports['operator_metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{ports['operator_health']}",
+            f"--webhook-host={LOOPBACK}",
+            f"--webhook-server-port={ports['operator_webhook']}",
+            f"--cert-dir={certs_dir}",
+            f"--webhook-service-name={service['metadata']['name']}",
+            f"--webhook-secret-name={secret['metadata']['name']}",
+        ],
+        env=env,
+    )
+
+    # Play kubelet: the rotator fills the Secret, the operator waits for the files.
+    certs: dict[str, bytes] = {}
+
+    def secret_filled() -> bool:
+        nonlocal certs
+        check_alive(name, ADDON_PROCESSES)
+        certs = _secret_certs(kubectl, secret["metadata"]["name"]) or {}
+        return bool(certs)
+
+    wait("the operator to fill its webhook cert Secret", secret_filled, opts.timeout)
+    for fname, content in certs.items():
+        write_private(certs_dir / fname, content)
+
+    def operator_ready() -> bool:
+        check_alive(name, ADDON_PROCESSES)
+        return http_ok(f"http://127.0.0.1:{ports['operator_health']}/readyz")
+
+    wait("training-operator readiness", operator_ready, opts.timeout)
+    state["gang_scheduler"] = gang
