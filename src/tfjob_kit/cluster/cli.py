@@ -1,4 +1,8 @@
-"""``tfjob-kit cluster ...`` sub-commands (registered into the top-level CLI)."""
+"""``tfjob-kit cluster ...`` sub-commands (registered into the top-level CLI).
+
+The defaults of ``up`` are ``UpOptions``' and ``NodePlan``'s (``cluster/options.py``): none is
+typed here.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import sys
 
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.options import GANG_SCHEDULERS, UpOptions, default_name
 from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
 
 
@@ -23,7 +28,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    opts = local.UpOptions(
+    opts = UpOptions(
         name=args.name,
         nodes=NodePlan(
             cpu_nodes=args.cpu_nodes, gpu_nodes=args.gpu_nodes, gpus_per_node=args.gpus_per_node
@@ -121,7 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         p.add_argument(
             "--name",
             type=_cluster_name,
-            default=local.default_name(),
+            default=default_name(),
             help="cluster name (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
         )
 
@@ -141,37 +146,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
     p.set_defaults(func=_guard(_cmd_build))
 
+    up = UpOptions()
+
+    def on_off(value: bool) -> str:
+        return "on" if value else "off"
+
     p = sub.add_parser("up", help="start or reuse the local cluster")
     named(p)
-    p.add_argument("--cpu-nodes", type=int, default=NodePlan.cpu_nodes)
-    p.add_argument("--gpu-nodes", type=int, default=NodePlan.gpu_nodes)
-    p.add_argument("--gpus-per-node", type=int, default=NodePlan.gpus_per_node)
+    p.add_argument("--cpu-nodes", type=int, default=up.nodes.cpu_nodes)
+    p.add_argument("--gpu-nodes", type=int, default=up.nodes.gpu_nodes)
+    p.add_argument("--gpus-per-node", type=int, default=up.nodes.gpus_per_node)
     p.add_argument(
         "--addons",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="run the training-operator and Volcano (default: on)",
+        default=up.addons,
+        help=f"run the training-operator and Volcano (default: {on_off(up.addons)})",
     )
     p.add_argument(
         "--webhook",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="register the operator's validating webhook (default: on)",
+        default=up.webhook,
+        help=f"register the operator's validating webhook (default: {on_off(up.webhook)})",
     )
     p.add_argument(
         "--tfjob-run-seconds",
         type=float,
-        default=5.0,
-        help="how long simulated TFJob pods run before exiting (default 5)",
+        default=up.tfjob_run_seconds,
+        help="how long simulated TFJob pods run before exiting (default %(default)g)",
     )
     p.add_argument(
         "--gang-scheduler",
-        choices=local.GANG_SCHEDULERS,
-        default="volcano",
-        help="what the training-operator gangs pods with: volcano (default), or none (each pod "
-        "goes to the default scheduler alone); a running cluster's operator is restarted to match",
+        choices=GANG_SCHEDULERS,
+        default=up.gang_scheduler,
+        help="what the training-operator gangs pods with: volcano, or none (each pod goes to "
+        "the default scheduler alone; default %(default)s); a running cluster's operator is "
+        "restarted to match",
     )
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per step")
+    p.add_argument("--timeout", type=float, default=up.timeout, help="seconds to wait per step")
     p.set_defaults(func=_guard(_cmd_up))
 
     p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
