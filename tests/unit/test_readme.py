@@ -4,8 +4,8 @@
 * ``output COMMAND``: sample output; each line appears in what COMMAND prints (run here);
 * ``file PATH``: the block is that file, which is tested where it is used;
 * ``test PATH::NAME``: the test that runs exactly this;
-* ``make``: the two commands; ``make demo`` is run by tests/integration/test_demo.py, ``make test``
-  by ``.ci/run``;
+* ``make``: the two commands, as ``make -n`` shows them and as ``.ci/run`` runs them (``make demo``
+  itself is run by tests/integration/test_demo.py);
 * ``shell``: run as a script against the local cluster (tests/integration/test_readme_snippets.py);
 * ``demo-output``: what ``make demo`` prints, compared by tests/integration/test_demo.py;
 * ``layout``: every path it names exists.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,16 +92,81 @@ def test_readme_file_snippets_are_the_files(path: str, body: str) -> None:
 
 @pytest.mark.parametrize(("target", "body"), tagged("test"))
 def test_readme_snippets_name_a_test_that_exists(target: str, body: str) -> None:
-    path, _, name = target.partition("::")
-    assert re.search(rf"^def {re.escape(name)}\(", (ROOT / path).read_text(), re.M), target
+    """pytest collects the test the snippet names, and nothing else (collecting starts no
+    cluster)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    collected = [line for line in proc.stdout.splitlines() if "::" in line]
+    # the test, or each of its parametrized cases
+    assert collected and all(c == target or c.startswith(f"{target}[") for c in collected), (
+        collected
+    )
+
+
+def make_dry_run(target: str, *variables: str) -> list[str]:
+    """The commands `make TARGET` would run (`make -n` runs none of them)."""
+    proc = subprocess.run(
+        ["make", "-n", target, *variables],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
 
 
 def test_the_two_commands() -> None:
     (body,) = [b for _, b in tagged("make")]
     targets = [line.split()[1] for line in body.splitlines() if line.strip()]
     assert targets == ["demo", "test"]
-    assert '"make", "demo"' in (ROOT / "tests/integration/test_demo.py").read_text()
-    assert re.search(r"^make test ", (ROOT / ".ci/run").read_text(), re.M)
+    # make demo: the main job on the local cluster (the one named by CLUSTER)
+    assert make_dry_run("demo", "CLUSTER=readme")[-1].endswith(
+        "python examples/demo.py --cluster readme"
+    )
+    # make test: the checks, the cluster build, then every test (unit and integration: no -m)
+    commands = make_dry_run("test")
+    assert re.search(r"python -m pytest tests$", commands[-1]), commands
+    for step in ("tools/sanity.py", "ansible-lint", "tfjob-kit cluster build"):
+        assert any(step in command for command in commands[:-1]), (step, commands)
+
+
+def test_ci_runs_the_two_commands_in_order(tmp_path: Path) -> None:
+    """.ci/run, with make, go and the CLI stubbed to record their arguments: it builds the
+    cluster binaries, then runs `make demo` on the demo's cluster, then `make test`."""
+    (tmp_path / ".ci").mkdir()
+    shutil.copy2(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    stubs = tmp_path / "stubs"
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    stubs.mkdir()
+    log = tmp_path / "calls"
+    for stub in (stubs / "make", stubs / "go", tmp_path / ".venv" / "bin" / "tfjob-kit"):
+        stub.write_text(f'#!/bin/sh\necho "{stub.name} $*" >> {log}\n')
+        stub.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
+        "PYTHON": "python3",
+        "TFJOB_KIT_CLUSTER": "readme-demo",
+    }
+    proc = subprocess.run(
+        [str(tmp_path / ".ci" / "run")], env=env, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    makes = [line for line in log.read_text().splitlines() if line.startswith("make ")]
+    assert makes == [
+        "make cluster-build PYTHON=python3",
+        "make demo PYTHON=python3 CLUSTER=readme-demo",
+        "make test PYTHON=python3",
+    ]
 
 
 def test_shell_snippets_are_valid_bash() -> None:
