@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -261,8 +260,15 @@ def test_gang_scheduling_holds_all_pods_until_gpus_free(
     podgroup = cluster.get("podgroups.scheduling.volcano.sh", "-n", namespace, job)
     assert podgroup["spec"]["minMember"] == workers
 
-    # Several Volcano scheduling cycles later: nothing bound, nothing started.
-    time.sleep(8)
+    # Once Volcano has judged the gang (the gang plugin marks its PodGroup Unschedulable at the
+    # end of a scheduling cycle that could not place it whole): nothing bound, nothing started.
+    cluster.wait_for(
+        "Volcano to find the gang unschedulable",
+        lambda: _condition(
+            cluster.get("podgroups.scheduling.volcano.sh", "-n", namespace, job), "Unschedulable"
+        ),
+        namespace,
+    )
     for pod in _pods(cluster, namespace, job):
         assert not pod["spec"].get("nodeName"), f"{pod['metadata']['name']} was bound"
         assert pod["status"].get("phase") == "Pending"
@@ -325,7 +331,15 @@ def test_tensorflow_pods_wait_for_every_peer(
     assert {p["metadata"]["labels"]["training.kubeflow.org/replica-type"] for p in running} == {
         "worker"
     }
-    time.sleep(3.0 + 4.0)  # the session cluster's run time (3 s), and more
+    # A job that can run, started after the workers ran: once it has succeeded, a TensorFlow
+    # pod's whole run time has passed for the workers too, and they must still be waiting.
+    control = "peers-control"
+    cluster.apply_file(_write(tmp_path, control, _tfjob(control, {"Worker": 1})), namespace)
+    cluster.wait_for(
+        "the control job to succeed",
+        lambda: _with_condition(cluster, namespace, control, "Succeeded"),
+        namespace,
+    )
     pods = {p["metadata"]["name"]: p for p in _pods(cluster, namespace, job)}
     assert [p["status"]["phase"] for p in pods.values()].count("Running") == 2
     assert pods[f"{job}-ps-0"]["status"]["phase"] == "Pending"
