@@ -111,10 +111,13 @@ def test_readme_snippets_name_a_test_that_exists(target: str, body: str) -> None
 
 
 def make_dry_run(target: str, *variables: str) -> list[str]:
-    """The commands `make TARGET` would run (`make -n` runs none of them)."""
+    """The commands `make TARGET` would run (`make -n` runs none of them), also when the tests
+    run under make (`make unit`), whose flags a nested make would inherit."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     proc = subprocess.run(
-        ["make", "-n", target, *variables],
+        ["make", "-n", "--no-print-directory", target, *variables],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         check=False,
