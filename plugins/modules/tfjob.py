@@ -121,7 +121,7 @@ options:
         C(Terminated) also count as V(Failed).
     type: list
     elements: str
-    choices: [Created, Running, Restarting, Succeeded, Failed, Suspended, Pending, Completed,
+    choices: [Created, Suspended, Running, Restarting, Succeeded, Failed, Pending, Completed,
               Aborted, Terminated]
     default: [Succeeded]
   fail_on:
@@ -130,7 +130,7 @@ options:
         failed pods.
     type: list
     elements: str
-    choices: [Created, Running, Restarting, Succeeded, Failed, Suspended, Pending, Completed,
+    choices: [Created, Suspended, Running, Restarting, Succeeded, Failed, Pending, Completed,
               Aborted, Terminated]
     default: [Failed]
   wait_timeout:
@@ -335,13 +335,16 @@ from ansible_collections.tfjob.kit.plugins.module_utils.common import (
     require_library,
 )
 
+# A copy of tfjob_kit.kube.status.WAIT_CONDITIONS: the argument spec is built before the module
+# knows the library is importable (require_library), and DOCUMENTATION's choices are literal YAML.
+# tests/unit/test_drift.py holds the three equal.
 CONDITIONS = [
     "Created",
+    "Suspended",
     "Running",
     "Restarting",
     "Succeeded",
     "Failed",
-    "Suspended",
     "Pending",
     "Completed",
     "Aborted",

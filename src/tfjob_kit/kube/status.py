@@ -28,6 +28,10 @@ VOLCANO_ALIASES = {
     "Aborting": "Failed",
     "Terminating": "Failed",
 }
+# What wait_for and fail_on may name: the TFJob conditions, and the Volcano phases a job rests in
+# (Pending, and the finished ones) under their own names. The tfjob.kit.tfjob module's
+# wait_for/fail_on choices are a copy that tests/unit/test_drift.py holds equal.
+WAIT_CONDITIONS = tuple(dict.fromkeys((*CONDITION_ORDER, "Pending", *VOLCANO_FINISHED)))
 
 
 class WaitError(KubeError):

@@ -1,0 +1,252 @@
+"""Facts that must stay copies, held equal to their source.
+
+* The tfjob module's wait conditions (its argument spec and DOCUMENTATION) are the library's
+  (tfjob_kit.kube.status), and its defaults are the library's Request defaults.
+* The minimum Kubernetes version is versions.toml's: the charts' kubeVersion, site.yml's
+  preflight and the README follow it.
+* Each role's defaults/main.yml, meta/argument_specs.yml and README table name the same
+  variables with the same defaults.
+* The library runs this checkout's GPU module_utils (the editable install copies the collection).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any, get_args
+
+import pytest
+import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from tfjob_kit.kube import jobs
+from tfjob_kit.kube.status import VOLCANO_ALIASES, VOLCANO_FINISHED, WAIT_CONDITIONS
+from tfjob_kit.kube.task import Request
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = sorted(p for p in (ROOT / "roles").iterdir() if (p / "defaults" / "main.yml").is_file())
+
+
+def _module(name: str) -> ModuleType:
+    """A module of this checkout's plugins/modules, imported from its file."""
+    spec = importlib.util.spec_from_file_location(
+        f"_drift_{name}", ROOT / "plugins" / "modules" / f"{name}.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _documented_options(module: ModuleType) -> dict[str, Any]:
+    options: dict[str, Any] = yaml.safe_load(module.DOCUMENTATION)["options"]
+    return options
+
+
+# --------------------------------------------------------------------------- wait conditions
+
+
+def test_the_modules_wait_conditions_are_the_librarys() -> None:
+    tfjob = _module("tfjob")
+    assert list(WAIT_CONDITIONS) == tfjob.CONDITIONS
+    spec, documented = tfjob.argument_spec(), _documented_options(tfjob)
+    for option in ("wait_for", "fail_on"):
+        assert spec[option]["choices"] == list(WAIT_CONDITIONS), option
+        assert documented[option]["choices"] == list(WAIT_CONDITIONS), option
+
+
+def test_the_module_documents_the_volcano_aliases() -> None:
+    """wait_for's description names each finished Volcano phase that counts as another
+    condition, as status.VOLCANO_ALIASES reads it."""
+    description = _documented_options(_module("tfjob"))["wait_for"]["description"]
+    text = " ".join(" ".join(description).split())
+    for target in sorted({VOLCANO_ALIASES[p] for p in VOLCANO_FINISHED if p in VOLCANO_ALIASES}):
+        phases = [p for p in VOLCANO_FINISHED if VOLCANO_ALIASES.get(p) == target]
+        verb = "counts" if len(phases) == 1 else "count"
+        said = " and ".join(f"C({p})" for p in phases) + f" also {verb} as V({target})"
+        assert said in text, said
+
+
+def test_the_modules_defaults_and_choices_are_the_librarys() -> None:
+    """Every tfjob option the library's Request also has: the same default; validate and
+    backend: the library's literal choices (tfjob_info's backend too)."""
+    tfjob = _module("tfjob")
+    spec, documented = tfjob.argument_spec(), _documented_options(tfjob)
+    request = {f.name: f for f in dataclasses.fields(Request)}
+    shared = sorted(set(spec) & set(request) & {n for n, o in spec.items() if "default" in o})
+    assert {"wait_for", "fail_on", "wait_timeout", "validate", "backend"} <= set(shared)
+    for name in shared:
+        field = request[name]
+        default = (
+            field.default_factory()
+            if field.default_factory is not dataclasses.MISSING
+            else field.default
+        )
+        assert spec[name]["default"] == default, name
+        assert documented[name]["default"] == default, name
+    assert spec["validate"]["choices"] == list(get_args(jobs.ValidateMode))
+    assert spec["backend"]["choices"] == list(get_args(jobs.Backend))
+    assert _module("tfjob_info").argument_spec()["backend"]["choices"] == list(
+        get_args(jobs.Backend)
+    )
+
+
+# --------------------------------------------------------------------------- minimum Kubernetes
+
+
+def _minimum() -> str:
+    minimum: str = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["minimum"]
+    assert re.fullmatch(r"1\.[0-9]+", minimum), minimum
+    return minimum
+
+
+def _chart(name: str) -> dict[str, Any]:
+    chart: dict[str, Any] = yaml.safe_load((ROOT / "charts" / name / "Chart.yaml").read_text())
+    return chart
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+@pytest.mark.parametrize("chart", ["training-operator", "tfjob"])
+def test_the_toolkits_charts_need_the_minimum(chart: str) -> None:
+    assert _chart(chart)["kubeVersion"] == f">={_minimum()}.0-0"
+
+
+@pytest.mark.parametrize("chart", ["volcano", "nvidia-device-plugin"])
+def test_the_other_charts_run_on_the_minimum(chart: str) -> None:
+    """Their own floors (the upstream components') are no higher than the toolkit's."""
+    match = re.fullmatch(r">=([0-9]+\.[0-9]+)\.0-0", _chart(chart)["kubeVersion"])
+    assert match, _chart(chart)["kubeVersion"]
+    assert _version(match.group(1)) <= _version(_minimum())
+
+
+def test_the_readme_states_the_minimum() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"Kubernetes is {_minimum()} or newer" in text
+
+
+def _site_minimum(*extra: str) -> str:
+    """What site.yml's version preflight compares against, rendered by Ansible."""
+    plays = yaml.safe_load((ROOT / "playbooks" / "site.yml").read_text())
+    tasks = [t for play in plays for t in play.get("tasks", [])]
+    (preflight,) = [t for t in tasks if "tfjob_kit_minimum" in t.get("vars", {})]
+    expression = preflight["vars"]["tfjob_kit_minimum"].strip()
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible"),
+            "localhost",
+            "--playbook-dir",
+            str(ROOT / "playbooks"),
+            "-m",
+            "ansible.builtin.debug",
+            "-a",
+            json.dumps({"msg": expression}),
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_NOCOLOR": "1", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = re.search(r'"msg": "([^"]*)"', result.stdout)
+    assert found, result.stdout
+    return found.group(1)
+
+
+def test_site_yml_preflight_reads_the_minimum_from_the_chart() -> None:
+    assert _site_minimum() == _minimum()
+    assert _site_minimum("-e", "tfjob_kit_min_kubernetes=1.31") == "1.31"
+
+
+# --------------------------------------------------------------------------- roles
+
+
+def _is_template(value: Any) -> bool:
+    return isinstance(value, str) and "{{" in value
+
+
+def _defaults(role: Path) -> dict[str, Any]:
+    defaults: dict[str, Any] = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    return defaults
+
+
+def _options(role: Path) -> dict[str, Any]:
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())
+    options: dict[str, Any] = specs["argument_specs"]["main"]["options"]
+    return options
+
+
+def _readme_table(role: Path) -> dict[str, str]:
+    """The README's role variables: name -> the default cell (for "`a` / `b`" rows, each name
+    gets its part)."""
+    text = (role / "README.md").read_text()
+    section = text.split("## Role variables", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if not line.startswith("|") or len(cells) < 3 or cells[0] in ("variable", "---"):
+            continue
+        names = re.findall(r"`([^`]+)`", cells[0])
+        parts = cells[1].split(" / ") if len(names) > 1 else [cells[1]]
+        assert len(parts) == len(names), line
+        for name, part in zip(names, parts, strict=True):
+            assert name not in rows, f"{role.name}: {name} twice in the README"
+            rows[name] = part
+    return rows
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: r.name)
+def test_role_defaults_are_its_argument_specs(role: Path) -> None:
+    defaults, options = _defaults(role), _options(role)
+    assert set(options) == set(defaults)
+    for name, option in options.items():
+        if "default" in option:
+            assert option["default"] == defaults[name], name
+        else:  # only a computed default may be left to defaults/main.yml
+            assert _is_template(defaults[name]), f"{name}: no default in argument_specs.yml"
+    spec = {name: {k: v for k, v in o.items() if k != "description"} for name, o in options.items()}
+    result = ArgumentSpecValidator(spec).validate(
+        {k: v for k, v in defaults.items() if not _is_template(v)}
+    )
+    assert not result.error_messages
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: r.name)
+def test_role_readme_table_is_its_defaults(role: Path) -> None:
+    defaults, table = _defaults(role), _readme_table(role)
+    assert sorted(table) == sorted(defaults)
+    for name, cell in table.items():
+        spans = re.findall(r"`([^`]*)`", cell)
+        whole = re.fullmatch(r"`([^`]*)`", cell)
+        if _is_template(defaults[name]):  # computed: in words, or the template itself
+            assert not whole or whole.group(1) == defaults[name], name
+        else:
+            assert whole, f"{name}: default {cell!r} is not one `value`"
+            assert yaml.safe_load(spans[0]) == defaults[name], name
+
+
+# --------------------------------------------------------------------------- installed copy
+
+
+def test_the_library_runs_this_checkouts_gpu_module_utils() -> None:
+    """tfjob_kit.gpu re-exports the collection's module_utils, which an editable install copies
+    into site-packages: after changing plugins/module_utils/gpu.py, reinstall
+    (pip install -e .)."""
+    from tfjob_kit import gpu
+
+    installed = Path(sys.modules[gpu.collect.__module__].__file__ or "")
+    assert installed.read_bytes() == (ROOT / "plugins" / "module_utils" / "gpu.py").read_bytes(), (
+        f"{installed} is not this checkout's plugins/module_utils/gpu.py: pip install -e ."
+    )
