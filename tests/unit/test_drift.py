@@ -5,7 +5,7 @@
 * The minimum Kubernetes version is versions.toml's: the charts' kubeVersion, site.yml's
   preflight and the README follow it.
 * Each role's defaults/main.yml, meta/argument_specs.yml and README table name the same
-  variables with the same defaults.
+  variables with the same defaults; teardown.yml reads the roles' release names.
 * The library runs this checkout's GPU module_utils (the editable install copies the collection).
 """
 
@@ -235,6 +235,26 @@ def test_role_readme_table_is_its_defaults(role: Path) -> None:
         else:
             assert whole, f"{name}: default {cell!r} is not one `value`"
             assert yaml.safe_load(spans[0]) == defaults[name], name
+
+
+def test_teardown_reads_every_releases_names_from_its_role() -> None:
+    """teardown.yml removes and checks every release a role installs, by the role's own
+    variables (its defaults, visible through include_role public: true)."""
+    plays = yaml.safe_load((ROOT / "playbooks" / "teardown.yml").read_text())
+    (play,) = [p for p in plays if "tfjob_kit_releases" in p.get("vars", {})]
+    named = {
+        (re.sub(r"[{} ]", "", r["name"]), re.sub(r"[{} ]", "", r["namespace"]))
+        for r in play["vars"]["tfjob_kit_releases"]
+    }
+    roles = {r.name for r in ROLES if f"{r.name}_release" in _defaults(r)}
+    assert named == {(f"{r}_release", f"{r}_namespace") for r in roles}
+    includes = [
+        t["ansible.builtin.include_role"]
+        for t in play["tasks"]
+        if "ansible.builtin.include_role" in t
+    ]
+    public = {i["name"].removeprefix("tfjob.kit.") for i in includes if i.get("public") is True}
+    assert roles <= public
 
 
 # --------------------------------------------------------------------------- installed copy
