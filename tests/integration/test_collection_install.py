@@ -31,6 +31,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "ansible_collections/tfjob/kit/meta/runtime.yml",
         "ansible_collections/tfjob/kit/plugins/modules/tfjob.py",
         "ansible_collections/tfjob/kit/plugins/module_utils/common.py",
+        "ansible_collections/tfjob/kit/plugins/module_utils/gpu.py",
         "ansible_collections/tfjob/kit/roles/training_operator/tasks/main.yml",
         "ansible_collections/tfjob/kit/playbooks/site.yml",
         "ansible_collections/tfjob/kit/charts/training-operator/crds/tfjobs.kubeflow.org.yaml",
@@ -53,6 +54,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     return target
+
+
+def test_the_library_reexports_the_collections_gpu(installed: Path, tmp_path: Path) -> None:
+    """tfjob_kit.gpu is the collection's module_utils, as the wheel lays them out side by side
+    (standard library only: `python -S`, nothing but the wheel on the path)."""
+    probe = (
+        "from tfjob_kit import gpu; print(gpu.collect.__module__, gpu.PreflightError.__module__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(installed)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ansible_collections.tfjob.kit.plugins.module_utils.gpu"] * 2
 
 
 def test_collection_from_the_wheel(installed: Path, cluster: Cluster, tmp_path: Path) -> None:
