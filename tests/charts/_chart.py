@@ -3,6 +3,7 @@ checks that more than one chart's tests make."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from tfjob_kit.cluster.paths import load_versions
@@ -158,8 +160,6 @@ def check_lint_with_scenarios(chart: Chart) -> None:
 
 
 def check_chart_conventions(chart: Path) -> None:
-    import jsonschema
-
     meta = yaml.safe_load((chart / "Chart.yaml").read_text())
     assert meta["apiVersion"] == "v2"
     assert meta["kubeVersion"] == ">=1.27.0-0"
@@ -370,10 +370,6 @@ def check_workloads_meet_pod_security_restricted(docs: list[Doc]) -> None:
 def check_pod_templates_match_the_kubernetes_schema(docs: list[Doc]) -> None:
     """Every pod template is a valid core/v1 PodTemplateSpec of the pinned Kubernetes (closed
     objects: a misspelt or misplaced field fails here, not at install time)."""
-    import json
-
-    import jsonschema
-
     schema = json.loads((ROOT / "schemas" / "k8s" / "podtemplatespec.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     for doc in docs:
