@@ -9,7 +9,10 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The editable install copies what the wheel force-includes (the collection under
+# ansible_collections/tfjob/kit), and tfjob_kit.gpu imports module_utils from there: reinstall
+# when those files change.
+$(STAMP): pyproject.toml $(wildcard plugins/module_utils/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,bench,bootstrap]'
