@@ -1,0 +1,135 @@
+"""Rules on each replica's containers: the tensorflow container, images, TF_CONFIG, container
+names and environment variables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from tfjob_kit.findings import Severity
+from tfjob_kit.model import Replica, as_dict, as_list
+from tfjob_kit.rules.registry import rule
+
+
+@rule("containers-missing", Severity.ERROR, "Every replica template needs containers.")
+def _containers_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        if not replica.containers:
+            where = replica.path + (".template.spec" if replica.template else "")
+            yield where, f"{replica.key} has no containers: add a container named 'tensorflow'"
+
+
+@rule(
+    "tensorflow-container-missing",
+    Severity.ERROR,
+    "Every replica needs a container named 'tensorflow' (TF_CONFIG goes there).",
+)
+def _tensorflow_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        if replica.containers and replica.tensorflow_container() is None:
+            names = [c.get("name") for c in replica.containers if isinstance(c, dict)]
+            yield (
+                replica.path + ".template.spec.containers",
+                (
+                    f"no container named 'tensorflow' in {replica.key} (found {names}): the "
+                    "webhook "
+                    "rejects the job, and the operator injects TF_CONFIG only there; rename the "
+                    "training container"
+                ),
+            )
+
+
+@rule("image-missing", Severity.ERROR, "Every container needs an image.")
+def _image_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        for path, container in replica.all_containers:
+            image = container.get("image")
+            if image is None or (isinstance(image, str) and not image.strip()):
+                yield path + ".image", f"container {container.get('name')!r} has no image"
+
+
+_PLACEHOLDER = re.compile(
+    r"[<>]|\$\{|\$\(|\{\{|your[-_]|YOUR[-_]|changeme|CHANGEME|REPLACE|<none>|TODO", re.I
+)
+
+
+@rule("image-placeholder", Severity.ERROR, "The image is a placeholder left from a tutorial.")
+def _image_placeholder(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        for path, container in replica.all_containers:
+            image = container.get("image")
+            if isinstance(image, str) and _PLACEHOLDER.search(image):
+                yield (
+                    path + ".image",
+                    (
+                        f"image {image!r} looks like a placeholder: put the registry, repository "
+                        "and tag of your training image here"
+                    ),
+                )
+
+
+@rule("image-latest", Severity.WARNING, "Images should be pinned to a tag or digest.")
+def _image_latest(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        for path, container in replica.all_containers:
+            image = container.get("image")
+            if not isinstance(image, str) or not image or _PLACEHOLDER.search(image):
+                continue
+            if "@" in image:
+                continue
+            last = image.rsplit("/", 1)[-1]
+            tag = last.split(":", 1)[1] if ":" in last else ""
+            if tag in ("", "latest"):
+                yield (
+                    path + ".image",
+                    (
+                        f"image {image!r} is {'untagged' if not tag else ':latest'}: replicas may "
+                        "run different code after a push; pin a version tag or a digest"
+                    ),
+                )
+
+
+@rule("tf-config-set", Severity.ERROR, "TF_CONFIG is set by the operator, not by hand.")
+def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        found = replica.tensorflow_container()
+        if found is None:
+            continue
+        index, container = found
+        for env_index, env in enumerate(as_list(container.get("env"))):
+            if isinstance(env, dict) and env.get("name") == "TF_CONFIG":
+                yield (
+                    f"{replica.path}.template.spec.containers[{index}].env[{env_index}]",
+                    "TF_CONFIG is injected by the operator for each replica; a hand-set "
+                    "value duplicates it and every replica would get the same task: remove it",
+                )
+
+
+@rule("duplicate-container-name", Severity.ERROR, "Container names must be unique in a pod.")
+def _duplicate_container(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        seen: set[str] = set()
+        for path, container in replica.all_containers:
+            name = container.get("name")
+            if isinstance(name, str):
+                if name in seen:
+                    yield path + ".name", f"container name {name!r} is used twice in {replica.key}"
+                seen.add(name)
+
+
+@rule("duplicate-env", Severity.WARNING, "An environment variable is defined twice.")
+def _duplicate_env(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        for path, container in replica.all_containers:
+            seen: set[str] = set()
+            for index, env in enumerate(as_list(container.get("env"))):
+                name = as_dict(env).get("name")
+                if isinstance(name, str):
+                    if name in seen:
+                        yield (
+                            f"{path}.env[{index}]",
+                            (f"{name} is defined twice; only the last value takes effect"),
+                        )
+                    seen.add(name)

@@ -1,0 +1,75 @@
+"""The rule registry: each rule's id, default severity, summary and check, the findings the loader,
+the schema and cross-document checks produce (:data:`BUILTIN`), and :func:`run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tfjob_kit import model
+from tfjob_kit.findings import Finding, Severity
+from tfjob_kit.model import Replica
+
+Check = Callable[[dict[str, Any], list[Replica]], Iterator[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+    check: Check
+
+
+RULES: dict[str, Rule] = {}
+
+# Findings the loader, the schema and cross-document checks produce; listed so that they can be
+# re-levelled too.
+BUILTIN = {
+    "yaml-syntax": (Severity.ERROR, "The document is not valid YAML, or not JSON-compatible."),
+    "input-limit": (Severity.ERROR, "The input exceeds a size, depth or alias-expansion limit."),
+    "not-an-object": (Severity.ERROR, "The document is not a mapping (a Kubernetes object)."),
+    "schema": (Severity.ERROR, "The TFJob does not match the kubeflow.org/v1 JSON Schema."),
+    "podgroup-by-hand": (
+        Severity.WARNING,
+        "A PodGroup written next to a TFJob collides with the operator's.",
+    ),
+}
+
+
+def rule(rule_id: str, severity: Severity, summary: str) -> Callable[[Check], Check]:
+    def register(check: Check) -> Check:
+        if rule_id in RULES or rule_id in BUILTIN:
+            raise ValueError(f"rule {rule_id} registered twice")
+        RULES[rule_id] = Rule(rule_id, severity, summary, check)
+        return check
+
+    return register
+
+
+def all_rule_ids() -> list[str]:
+    return sorted([*BUILTIN, *RULES])
+
+
+def default_severity(rule_id: str) -> Severity:
+    if rule_id in BUILTIN:
+        return BUILTIN[rule_id][0]
+    return RULES[rule_id].severity
+
+
+def summary(rule_id: str) -> str:
+    if rule_id in BUILTIN:
+        return BUILTIN[rule_id][1]
+    return RULES[rule_id].summary
+
+
+def run(content: dict[str, Any]) -> list[Finding]:
+    """Findings of every rule on one TFJob object, at default severity."""
+    reps = model.replicas(content)
+    findings = []
+    for item in RULES.values():
+        for path, message in item.check(content, reps):
+            findings.append(Finding(item.id, item.severity, message, path))
+    return findings

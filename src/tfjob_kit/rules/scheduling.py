@@ -1,0 +1,69 @@
+"""Rules on gang scheduling: minAvailable, PodGroup annotations set by hand, and kube-batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tfjob_kit.findings import Severity, child_path
+from tfjob_kit.model import Replica, as_dict, as_int
+from tfjob_kit.rules.registry import rule
+
+
+@rule(
+    "min-available-too-large",
+    Severity.ERROR,
+    "schedulingPolicy.minAvailable larger than the total replica count never schedules.",
+)
+def _min_available(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    policy = as_dict(as_dict(as_dict(job.get("spec")).get("runPolicy")).get("schedulingPolicy"))
+    minimum = as_int(policy.get("minAvailable"), 0)
+    total = sum(r.count for r in reps)
+    if reps and minimum > total:
+        yield (
+            "$.spec.runPolicy.schedulingPolicy.minAvailable",
+            (
+                f"minAvailable {minimum} exceeds the {total} pods of the job: the gang can never "
+                "be "
+                f"placed and every pod stays Pending; set it to {total} or less"
+            ),
+        )
+
+
+@rule(
+    "gang-scheduling-by-hand",
+    Severity.WARNING,
+    "PodGroup annotations and schedulerName are set by the operator in gang mode.",
+)
+def _gang_by_hand(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        annotations = as_dict(as_dict(replica.template.get("metadata")).get("annotations"))
+        for key in ("scheduling.k8s.io/group-name", "volcano.sh/task-spec"):
+            if key in annotations:
+                yield (
+                    child_path(f"{replica.path}.template.metadata.annotations", key),
+                    (
+                        f"{key} is set by the operator when it runs with --gang-scheduler-name; "
+                        "a hand-made PodGroup is not cleaned up with the job and can deadlock it: "
+                        "use spec.runPolicy.schedulingPolicy instead"
+                    ),
+                )
+
+
+@rule(
+    "kube-batch-scheduler",
+    Severity.WARNING,
+    "kube-batch is archived and cannot run on Kubernetes 1.22 or later.",
+)
+def _kube_batch(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica in reps:
+        if replica.pod_spec.get("schedulerName") == "kube-batch":
+            yield (
+                f"{replica.path}.template.spec.schedulerName",
+                (
+                    "kube-batch is archived and waits on APIs removed in Kubernetes 1.22/1.25, so "
+                    "these pods would stay Pending: use Volcano (schedulerName volcano, and run "
+                    "the "
+                    "operator with --gang-scheduler-name=volcano)"
+                ),
+            )
