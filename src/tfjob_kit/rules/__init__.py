@@ -7,8 +7,9 @@ reports those.
 
 The modules, one job each:
 
-* :mod:`.registry`: Rule, the :func:`rule` decorator that registers one, the ids the loader and
-  the schema report (:data:`BUILTIN`), and :func:`run`, every rule on one object;
+* :mod:`.registry`: Rule, the :func:`rule` decorator that registers one, the ids of the findings
+  the loader, the schema and cross-document checks produce (:data:`BUILTIN`), and :func:`run`,
+  every rule on one object;
 * :mod:`.metadata`: the API version, the job's name and the pod and Service names made from it;
 * :mod:`.replicas`: replica types and counts, and which replicas decide success;
 * :mod:`.containers`: the tensorflow container, images, TF_CONFIG, container names and env;
