@@ -12,20 +12,21 @@ import pytest
 from ._chart import (
     CHARTS,
     KUBE,
+    Args,
     Chart,
     Doc,
-    check_every_object_carries_the_chart_labels,
+    check_chart_conventions,
+    check_chart_labels,
     check_helm_lint_strict,
+    check_pod_security_restricted,
     check_pod_templates_match_the_kubernetes_schema,
     check_rbac_is_least_privilege,
-    check_values_files_follow_the_conventions,
-    check_workloads_meet_pod_security_restricted,
-    lint_cases,
-    lint_id,
+    check_render_is_deterministic,
     of_kind,
     one,
+    scenario_id,
+    scenarios,
     sets,
-    variant_id,
 )
 
 PATH = CHARTS / "kube-batch"
@@ -126,38 +127,41 @@ def test_kube_batch_validation(kube_batch: Chart) -> None:
     assert "--lock-object-namespace=kube-system" in args
 
 
-# --- what every scheduler and GPU chart is checked for ----------------------------------------
+# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
 
-VARIANTS: list[list[str]] = [[], ["leaderElect=true"]]
-
-
-@pytest.mark.parametrize("values_file", lint_cases("kube-batch"), ids=lint_id)
-def test_helm_lint_strict(kube_batch: Chart, values_file: Path | None) -> None:
-    check_helm_lint_strict(kube_batch, values_file)
+# The defaults, each ci/ file, and leader election with one replica.
+SCENARIOS = scenarios("kube-batch", sets("leaderElect=true"))
 
 
-def test_values_files_follow_the_conventions() -> None:
-    check_values_files_follow_the_conventions(PATH)
+def test_chart_conventions() -> None:
+    check_chart_conventions(PATH)
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_rbac_is_least_privilege(kube_batch: Chart, values: list[str]) -> None:
-    check_rbac_is_least_privilege(kube_batch, kube_batch.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_helm_lint_strict(kube_batch: Chart, args: Args) -> None:
+    check_helm_lint_strict(kube_batch, args)
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_every_object_carries_the_chart_labels(kube_batch: Chart, values: list[str]) -> None:
-    check_every_object_carries_the_chart_labels(kube_batch, kube_batch.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_every_object_carries_the_chart_labels(kube_batch: Chart, args: Args) -> None:
+    check_chart_labels(kube_batch, kube_batch.rendered(*args))
 
 
-def test_workloads_meet_pod_security_restricted(kube_batch: Chart) -> None:
-    check_workloads_meet_pod_security_restricted(kube_batch.render())
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_workloads_meet_pod_security_restricted(kube_batch: Chart, args: Args) -> None:
+    check_pod_security_restricted(kube_batch.rendered(*args))
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_pod_templates_match_the_kubernetes_schema(kube_batch: Chart, values: list[str]) -> None:
-    check_pod_templates_match_the_kubernetes_schema(kube_batch.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_rbac_is_least_privilege(kube_batch: Chart, args: Args) -> None:
+    check_rbac_is_least_privilege(kube_batch, kube_batch.rendered(*args))
 
 
-def test_render_is_deterministic(kube_batch: Chart) -> None:
-    assert kube_batch.render_text() == kube_batch.render_text()
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_pod_templates_match_the_kubernetes_schema(kube_batch: Chart, args: Args) -> None:
+    check_pod_templates_match_the_kubernetes_schema(kube_batch.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_render_is_deterministic(kube_batch: Chart, args: Args) -> None:
+    check_render_is_deterministic(kube_batch, args)

@@ -3,8 +3,6 @@ every TFJob it renders judged by tfjob-kit's own validator."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tfjob_kit.findings import Severity
@@ -12,65 +10,37 @@ from tfjob_kit.validate import validate_text
 
 from ._chart import (
     CHARTS,
+    Args,
     Chart,
     Doc,
     check_chart_conventions,
     check_chart_labels,
-    check_every_workload_is_restricted,
-    check_lint_with_scenarios,
-    check_no_binding_to_cluster_admin,
+    check_helm_lint_strict,
+    check_pod_security_restricted,
+    check_pod_templates_match_the_kubernetes_schema,
+    check_rbac_is_least_privilege,
+    check_render_is_deterministic,
     one,
     scenario_id,
-    undocumented_values,
+    scenarios,
 )
 
 PATH = CHARTS / "tfjob"
-SCENARIOS = sorted((PATH / "ci").glob("*-values.yaml"))
+# The values every shared check (at the end) and the TFJob validator render the chart with: the
+# defaults and each ci/ file.
+SCENARIOS = scenarios("tfjob")
 REQUIRED_SCENARIOS = {"ps-worker", "chief-gpu", "gang-volcano", "tensorboard-pvc"}
-# The helm arguments every object and workload is checked with: the defaults and each scenario.
-VALUE_SETS: list[tuple[str, ...]] = [(), *(("-f", str(path)) for path in SCENARIOS)]
-
-
-def test_lint_strict(tfjob: Chart) -> None:
-    check_lint_with_scenarios(tfjob)
-
-
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-def test_every_value_has_a_comment() -> None:
-    missing = undocumented_values(PATH / "values.yaml")
-    assert not missing, f"tfjob/values.yaml keys without a comment: {missing}"
-
-
-@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
-def test_every_object_has_chart_labels(tfjob: Chart, args: tuple[str, ...]) -> None:
-    check_chart_labels(tfjob, tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
-def test_every_workload_is_restricted(tfjob: Chart, args: tuple[str, ...]) -> None:
-    check_every_workload_is_restricted(tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", VALUE_SETS, ids=scenario_id)
-def test_no_binding_to_cluster_admin(tfjob: Chart, args: tuple[str, ...]) -> None:
-    check_no_binding_to_cluster_admin(tfjob.rendered(*args))
 
 
 def test_tfjob_required_scenarios_exist() -> None:
-    names = {p.name.removesuffix("-values.yaml") for p in SCENARIOS}
+    names = {p.name.removesuffix("-values.yaml") for p in (PATH / "ci").iterdir()}
     assert names >= REQUIRED_SCENARIOS
 
 
-@pytest.mark.parametrize(
-    "scenario", [None, *SCENARIOS], ids=lambda p: "default" if p is None else p.name
-)
-def test_tfjob_renders_a_valid_tfjob(tfjob: Chart, scenario: Path | None) -> None:
-    args = ("-f", str(scenario)) if scenario else ()
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_tfjob_renders_a_valid_tfjob(tfjob: Chart, args: Args) -> None:
     text = tfjob.render_text(*args)
-    report = validate_text(text, source=f"tfjob chart ({scenario.name if scenario else 'default'})")
+    report = validate_text(text, source=f"tfjob chart ({scenario_id(args)})")
     assert report.checked == 1
     errors = [f for f in report.findings if f.severity >= Severity.ERROR]
     assert not errors, [f.as_dict() for f in errors]
@@ -259,3 +229,42 @@ def test_tfjob_schema_rejects(tfjob: Chart, args: tuple[str, ...], message: str)
     result = tfjob.template(*args)
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
+
+
+# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+
+# (SCENARIOS is at the top: the TFJob validator test uses it too.)
+
+
+def test_chart_conventions() -> None:
+    check_chart_conventions(PATH)
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_helm_lint_strict(tfjob: Chart, args: Args) -> None:
+    check_helm_lint_strict(tfjob, args)
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_every_object_carries_the_chart_labels(tfjob: Chart, args: Args) -> None:
+    check_chart_labels(tfjob, tfjob.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_workloads_meet_pod_security_restricted(tfjob: Chart, args: Args) -> None:
+    check_pod_security_restricted(tfjob.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_rbac_is_least_privilege(tfjob: Chart, args: Args) -> None:
+    check_rbac_is_least_privilege(tfjob, tfjob.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_pod_templates_match_the_kubernetes_schema(tfjob: Chart, args: Args) -> None:
+    check_pod_templates_match_the_kubernetes_schema(tfjob.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_render_is_deterministic(tfjob: Chart, args: Args) -> None:
+    check_render_is_deterministic(tfjob, args)

@@ -21,21 +21,22 @@ from tfjob_kit.convert import to_volcano
 from ._chart import (
     CHARTS,
     ROOT,
+    Args,
     Chart,
     Doc,
-    check_every_object_carries_the_chart_labels,
+    check_chart_conventions,
+    check_chart_labels,
     check_helm_lint_strict,
+    check_pod_security_restricted,
     check_pod_templates_match_the_kubernetes_schema,
     check_rbac_is_least_privilege,
-    check_values_files_follow_the_conventions,
-    check_workloads_meet_pod_security_restricted,
-    lint_cases,
-    lint_id,
+    check_render_is_deterministic,
     of_kind,
     one,
     pod_specs,
+    scenario_id,
+    scenarios,
     sets,
-    variant_id,
 )
 
 PATH = CHARTS / "volcano"
@@ -107,7 +108,7 @@ def test_volcano_leader_election_and_log_level_are_values(volcano: Chart) -> Non
     assert roles == ["rel-volcano-controllers-leader-election"]
 
 
-def test_volcano_webhooks_only_with_admission_and_with_chart_labels(volcano: Chart) -> None:
+def test_volcano_webhooks_only_with_admission(volcano: Chart) -> None:
     docs = volcano.render()
     hooks = [d for d in docs if d["kind"] in WEBHOOK_KINDS]
     names = {d["metadata"]["name"] for d in hooks}
@@ -122,11 +123,6 @@ def test_volcano_webhooks_only_with_admission_and_with_chart_labels(volcano: Cha
     }
     secret = one(docs, "Secret", "admission-tls")
     for hook in hooks:
-        labels = hook["metadata"]["labels"]
-        assert labels["helm.sh/chart"] == "volcano-0.1.0"
-        assert labels["app.kubernetes.io/managed-by"] == "Helm"
-        assert labels["app.kubernetes.io/instance"] == "rel"
-        assert labels["app.kubernetes.io/name"] == "volcano"
         for webhook in hook["webhooks"]:
             assert webhook["failurePolicy"] == "Fail"
             assert webhook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
@@ -163,7 +159,6 @@ def test_volcano_default_queue_is_rendered(volcano: Chart) -> None:
     assert queue["metadata"]["name"] == "default"
     assert queue["spec"] == {"weight": 1, "reclaimable": True}
     assert queue["metadata"]["labels"]["volcano.tfjob-kit.io/chart-managed-queue"] == "true"
-    assert queue["metadata"]["labels"]["helm.sh/chart"] == "volcano-0.1.0"
 
     docs = volcano.render(
         *sets(
@@ -201,8 +196,9 @@ def _mask_generated_cert(docs: list[Doc]) -> list[Doc]:
     return docs
 
 
-def test_volcano_render_is_deterministic_except_the_generated_certificate(volcano: Chart) -> None:
-    """Two renders with the same values differ only in the webhook certificate.
+def test_volcano_render_generates_the_certificate_afresh(volcano: Chart) -> None:
+    """Two renders with the same values differ in the webhook certificate, and only there
+    (test_render_is_deterministic, with `_mask_generated_cert`).
 
     Idempotence on a cluster: templates/admission.yaml `lookup`s the release's TLS Secret and, when
     it exists, reuses its CA, certificate and key verbatim, so a second `helm upgrade` renders
@@ -215,7 +211,6 @@ def test_volcano_render_is_deterministic_except_the_generated_certificate(volcan
     second = volcano.render()
     ca = [one(d, "Secret", "admission-tls")["data"]["ca.crt"] for d in (first, second)]
     assert ca[0] != ca[1]  # no cluster to look up: a fresh CA each time
-    assert _mask_generated_cert(first) == _mask_generated_cert(second)
     text = volcano.render_text()
     assert "genCA" not in text and "Revision" not in text
 
@@ -430,37 +425,45 @@ def test_volcano_validation_refuses_mistakes(
     assert message in volcano.render_error(*sets(*values))
 
 
-# --- what every scheduler and GPU chart is checked for ----------------------------------------
+# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
 
-VARIANTS: list[list[str]] = [
-    [],
-    ["admission.enabledAdmissions={/podgroups/mutate,/pods/validate}"],
-]
-
-
-@pytest.mark.parametrize("values_file", lint_cases("volcano"), ids=lint_id)
-def test_helm_lint_strict(volcano: Chart, values_file: Path | None) -> None:
-    check_helm_lint_strict(volcano, values_file)
+# The local cluster's values render only CRDs and queues, no pod at all.
+LOCAL_CLUSTER = ("-f", str(PATH / "ci" / "local-cluster-values.yaml"))
+# The defaults, each ci/ file, and a subset of the admission webhooks.
+SCENARIOS = scenarios(
+    "volcano", sets("admission.enabledAdmissions={/podgroups/mutate,/pods/validate}")
+)
 
 
-def test_values_files_follow_the_conventions() -> None:
-    check_values_files_follow_the_conventions(PATH)
+def test_chart_conventions() -> None:
+    check_chart_conventions(PATH)
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_rbac_is_least_privilege(volcano: Chart, values: list[str]) -> None:
-    check_rbac_is_least_privilege(volcano, volcano.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_helm_lint_strict(volcano: Chart, args: Args) -> None:
+    check_helm_lint_strict(volcano, args)
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_every_object_carries_the_chart_labels(volcano: Chart, values: list[str]) -> None:
-    check_every_object_carries_the_chart_labels(volcano, volcano.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_every_object_carries_the_chart_labels(volcano: Chart, args: Args) -> None:
+    check_chart_labels(volcano, volcano.rendered(*args))
 
 
-def test_workloads_meet_pod_security_restricted(volcano: Chart) -> None:
-    check_workloads_meet_pod_security_restricted(volcano.render())
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_workloads_meet_pod_security_restricted(volcano: Chart, args: Args) -> None:
+    check_pod_security_restricted(volcano.rendered(*args), pods=args != LOCAL_CLUSTER)
 
 
-@pytest.mark.parametrize("values", VARIANTS, ids=variant_id)
-def test_pod_templates_match_the_kubernetes_schema(volcano: Chart, values: list[str]) -> None:
-    check_pod_templates_match_the_kubernetes_schema(volcano.render(*sets(*values)))
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_rbac_is_least_privilege(volcano: Chart, args: Args) -> None:
+    check_rbac_is_least_privilege(volcano, volcano.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_pod_templates_match_the_kubernetes_schema(volcano: Chart, args: Args) -> None:
+    check_pod_templates_match_the_kubernetes_schema(volcano.rendered(*args))
+
+
+@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
+def test_render_is_deterministic(volcano: Chart, args: Args) -> None:
+    check_render_is_deterministic(volcano, args, mask=_mask_generated_cert)
