@@ -20,7 +20,7 @@ from tfjob_kit.manifests import (
     expand_paths,
     load_path,
     load_text,
-    unsendable_number,
+    unsendable,
 )
 
 CONVERTIBLE_KINDS = {"TensorFlowTrainingJob": "a T9k job: `tfjob-kit convert` makes it a TFJob"}
@@ -119,9 +119,9 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     result = DocumentResult(doc.source, doc.index, doc.line, doc.kind, name)
     error = doc.error
     if error is None and doc.content is not None:  # an object not read by load_text (a dict)
-        number = unsendable_number(doc.content)
-        if number is not None:
-            error = LoadError("yaml-syntax", number[1], path=number[0])
+        problem = unsendable(doc.content)
+        if problem is not None:
+            error = LoadError("yaml-syntax", problem[1], path=problem[0])
     if error is not None:
         result.loaded = False
         message = error.message

@@ -184,6 +184,21 @@ def test_module_definition_dict_with_a_huge_number(value: object) -> None:
     assert not any("None" in p for p in problems), problems
 
 
+@pytest.mark.parametrize("key", [1, 1.5, True, None, ("a", 1)], ids=repr)
+def test_module_definition_dict_with_a_key_that_is_not_a_string(key: object) -> None:
+    """A dict given to the library (jobs.load_input, validate.check_document) skips the loader;
+    its keys are judged as the loader judges them (`{1: ...}` crashed the pod-name rule before).
+    Through the Ansible module, JSON has already made such a key the string "1"."""
+    definition = yaml_job()
+    specs = definition["spec"]["tfReplicaSpecs"]
+    specs[key] = specs.pop("Worker")
+    with pytest.raises(jobs.InvalidInputError) as raised:
+        jobs.prepare(jobs.load_input(None, definition))
+    (problem,) = raised.value.problems
+    assert "$.spec.tfReplicaSpecs" in problem and "is not a string" in problem, problem
+    assert repr(key) in problem
+
+
 def yaml_job() -> dict[str, Any]:
     docs = load_text(job(), "job.yaml")
     assert docs[0].ok

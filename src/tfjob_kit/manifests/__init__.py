@@ -30,6 +30,7 @@ The modules, one job each:
 * :mod:`.numbers`: which numbers Kubernetes can carry, and reading YAML 1.1 numbers linearly.
 """
 
+from tfjob_kit.manifests.checks import unsendable
 from tfjob_kit.manifests.documents import (
     DEFAULT_LIMITS,
     Document,
@@ -39,7 +40,7 @@ from tfjob_kit.manifests.documents import (
     shorten,
 )
 from tfjob_kit.manifests.loader import load_text
-from tfjob_kit.manifests.numbers import MAX_NUMBER, out_of_range_message, unsendable_number
+from tfjob_kit.manifests.numbers import MAX_NUMBER, out_of_range_message
 from tfjob_kit.manifests.sources import (
     MANIFEST_SUFFIXES,
     expand_paths,
@@ -63,5 +64,5 @@ __all__ = [
     "out_of_range_message",
     "read_source",
     "shorten",
-    "unsendable_number",
+    "unsendable",
 ]

@@ -95,3 +95,37 @@ def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None
             path = child_path(path, part)
         rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
         doc.error = LoadError(rule, message, doc.line, path=path)
+
+
+def unsendable(content: Any) -> tuple[str, str] | None:
+    """(JSON path, message) of the first thing in content that cannot be sent to Kubernetes as
+    JSON: a mapping key that is not a string, or a number JSON cannot carry (NaN, infinite,
+    beyond a 64-bit float). For objects that did not come through the loader: the Ansible
+    module's definition given as a dict. Iterative, so any depth is fine."""
+    stack: list[tuple[Any, Any]] = [(None, content)]  # (path so far, as nested pairs; node)
+    while stack:
+        path, node = stack.pop()
+        kind = type(node)
+        message = None
+        if kind is dict:
+            bad = [key for key in node if not isinstance(key, str)]
+            if not bad:
+                stack.extend(((path, key), child) for key, child in reversed(node.items()))
+                continue
+            message = f"mapping key {shorten(repr(bad[0]))} is not a string (quote it)"
+        elif kind is list:
+            stack.extend(((path, index), child) for index, child in reversed(list(enumerate(node))))
+            continue
+        else:
+            message = number_problem(node)
+        if message is None:
+            continue
+        parts: list[str | int] = []
+        while path is not None:
+            path, part = path
+            parts.append(part)
+        text = "$"
+        for part in reversed(parts):
+            text = child_path(text, part)
+        return text, message
+    return None

@@ -4,7 +4,7 @@ The careful parser reads YAML 1.1 integers and floats through :func:`read_int` a
 :func:`read_float`, which keep the text of a number no 64-bit float can hold (a 5000-digit
 integer, ``1.0e+999``, ``.inf``) as :class:`OutOfRange`, in time linear in its length.
 :func:`number_problem` is the one judgement of whether a number can be sent, for parsed documents
-(the loader's scan) and for objects given as dicts (:func:`unsendable_number`) alike.
+(the loader's scan) and for objects given as dicts (:func:`.checks.unsendable`) alike.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from tfjob_kit.findings import child_path
 from tfjob_kit.manifests.documents import shorten
 
 # A JSON number Kubernetes can carry is at most a 64-bit float; a larger one (a 5000-digit
@@ -119,32 +118,4 @@ def number_problem(value: Any) -> str | None:
             return out_of_range_message(_int_text(value))
     elif kind is OutOfRange:
         return out_of_range_message(value)
-    return None
-
-
-def unsendable_number(content: Any) -> tuple[str, str] | None:
-    """(JSON path, message) of the first number in content that JSON cannot carry to Kubernetes
-    (NaN, infinite, beyond a 64-bit float), for objects that did not come through load_text:
-    the Ansible module's definition given as a dict."""
-    stack: list[tuple[Any, Any]] = [(None, content)]  # (path so far, as nested pairs; node)
-    while stack:
-        path, node = stack.pop()
-        kind = type(node)
-        if kind is dict:
-            stack.extend(((path, key), child) for key, child in reversed(node.items()))
-            continue
-        if kind is list:
-            stack.extend(((path, index), child) for index, child in reversed(list(enumerate(node))))
-            continue
-        message = number_problem(node)
-        if message is None:
-            continue
-        parts: list[str | int] = []
-        while path is not None:
-            path, part = path
-            parts.append(part)
-        text = "$"
-        for part in reversed(parts):
-            text = child_path(text, part)
-        return text, message
     return None
