@@ -20,7 +20,6 @@ from tfjob_kit.cluster.build import helm_path
 from ._ansible import BIN, REPO, ansible_env
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 OPERATOR = "system:serviceaccount:kubeflow:training-operator"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 KINDS = (

@@ -16,13 +16,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 INSTALL = 'pip install "tfjob-kit[bootstrap]==0.1.0"'  # pinned: tests/unit/test_ci_examples.py
 
 

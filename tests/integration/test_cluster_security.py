@@ -17,7 +17,6 @@ import ssl
 import stat
 from pathlib import Path
 
-import pytest
 import yaml
 
 from tfjob_kit.cluster import local
@@ -26,7 +25,6 @@ from tfjob_kit.cluster.nodes import NodePlan
 from ._cluster import Cluster
 from .conftest import session_name
 
-pytestmark = pytest.mark.integration
 LOOPBACK = {"127.0.0.1", "::1"}
 
 

@@ -12,8 +12,6 @@ import pytest
 from ._ansible import BIN, REPO, ansible_env, run_tasks
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:

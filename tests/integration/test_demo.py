@@ -13,12 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
-
-pytestmark = pytest.mark.integration
 
 JOBS = {
     "dist-mnist (PS/Worker)": ("TFJob dist-mnist", "kubeflow", "PS:1 Worker:2", "Succeeded"),

@@ -16,7 +16,6 @@ from tfjob_kit.validate import validate_text
 
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tfjobs" / "dist-mnist.yaml"
 
 

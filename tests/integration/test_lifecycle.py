@@ -13,13 +13,10 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
 import yaml
 
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
-
-pytestmark = pytest.mark.integration
 
 NAME = "tfjob-kit-test-lifecycle"
 

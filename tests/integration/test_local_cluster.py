@@ -8,15 +8,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tfjob_kit import explain
 from tfjob_kit.cluster import local
 
 from ._cluster import Cluster
-
-pytestmark = pytest.mark.integration
 
 GPU = "nvidia.com/gpu"
 

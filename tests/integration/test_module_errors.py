@@ -5,14 +5,11 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import pytest
 import yaml
 
 from ._ansible import PlayResult, run_tasks
 from ._cluster import Cluster
 from .test_module_tfjob import tfjob
-
-pytestmark = pytest.mark.integration
 
 
 def assert_clean_failure(result: PlayResult, index: int = 0) -> str:

@@ -14,7 +14,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tfjob_kit import redact
@@ -22,8 +21,6 @@ from tfjob_kit import redact
 from ._ansible import run_tasks
 from ._cluster import Cluster
 from .test_module_tfjob import tfjob
-
-pytestmark = pytest.mark.integration
 
 PASSWORD = f"pw-{uuid.uuid4().hex}"
 API_KEY = f"key-{uuid.uuid4().hex}"

@@ -7,15 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tfjob_kit import explain
 
 from ._ansible import run_tasks
 from ._cluster import Cluster
-
-pytestmark = pytest.mark.integration
 
 
 def tfjob(

@@ -13,7 +13,6 @@ from tfjob_kit.cluster.build import helm_path
 from ._ansible import BIN, REPO
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 ROLES = sorted(p.parents[2].name for p in REPO.glob("roles/*/molecule/default/molecule.yml"))
 
 

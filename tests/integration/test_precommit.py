@@ -9,12 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from ._ansible import REPO
 
-pytestmark = pytest.mark.integration
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 
 

@@ -11,7 +11,6 @@ import pytest
 from ._ansible import BIN, REPO, ansible_env
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 PLAYBOOK = REPO / "examples" / "playbooks" / "train.yml"
 
 

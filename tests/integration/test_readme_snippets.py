@@ -14,7 +14,6 @@ import pytest
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 BLOCKS = re.findall(
     r"<!-- snippet: shell -->\n```shell\n(.*?)```", (REPO / "README.md").read_text(), re.S
 )

@@ -13,13 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from ._ansible import BIN, REPO, ansible_env
 from ._cluster import Cluster
 
-pytestmark = pytest.mark.integration
 ROLE = REPO / "roles" / "tfjob_smoke"
 
 
