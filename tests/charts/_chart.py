@@ -179,6 +179,21 @@ def scenario_id(args: Args) -> str:
     return ",".join(Path(v).name if flag == "-f" else v for flag, v in pairs) or "defaults"
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What the checks every chart gets (tests/charts/test_every_chart.py) need to know of one
+    chart: its folder, the conftest fixture that renders it, the scenarios to render, the Pod
+    Security violations it cannot avoid, the scenarios that render no pod, and what it
+    generates afresh on purpose (masked before two renders are compared)."""
+
+    chart: str
+    fixture: str
+    scenarios: list[Args]
+    not_restricted: tuple[str, ...] = ()
+    without_pods: tuple[Args, ...] = ()
+    mask: Callable[[list[Doc]], list[Doc]] | None = None
+
+
 def check_helm_lint_strict(chart: Chart, args: Args) -> None:
     """`helm lint --strict` passes with these values, and says nothing worse than [INFO]."""
     result = chart.lint(*args)

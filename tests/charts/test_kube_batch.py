@@ -7,24 +7,14 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 from ._chart import (
     CHARTS,
     KUBE,
-    Args,
     Chart,
     Doc,
-    check_chart_conventions,
-    check_chart_labels,
-    check_helm_lint_strict,
-    check_pod_security_restricted,
-    check_pod_templates_match_the_kubernetes_schema,
-    check_rbac_is_least_privilege,
-    check_render_is_deterministic,
+    Shared,
     of_kind,
     one,
-    scenario_id,
     scenarios,
     sets,
 )
@@ -127,41 +117,10 @@ def test_kube_batch_validation(kube_batch: Chart) -> None:
     assert "--lock-object-namespace=kube-system" in args
 
 
-# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+# --- what the checks every chart gets (test_every_chart.py) need to know of this one -------
 
 # The defaults, each ci/ file, and leader election with one replica.
 SCENARIOS = scenarios("kube-batch", sets("leaderElect=true"))
 
 
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_helm_lint_strict(kube_batch: Chart, args: Args) -> None:
-    check_helm_lint_strict(kube_batch, args)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_every_object_carries_the_chart_labels(kube_batch: Chart, args: Args) -> None:
-    check_chart_labels(kube_batch, kube_batch.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_workloads_meet_pod_security_restricted(kube_batch: Chart, args: Args) -> None:
-    check_pod_security_restricted(kube_batch.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_rbac_is_least_privilege(kube_batch: Chart, args: Args) -> None:
-    check_rbac_is_least_privilege(kube_batch, kube_batch.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_pod_templates_match_the_kubernetes_schema(kube_batch: Chart, args: Args) -> None:
-    check_pod_templates_match_the_kubernetes_schema(kube_batch.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_render_is_deterministic(kube_batch: Chart, args: Args) -> None:
-    check_render_is_deterministic(kube_batch, args)
+SHARED = Shared("kube-batch", "kube_batch", SCENARIOS)

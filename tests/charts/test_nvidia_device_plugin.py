@@ -11,13 +11,7 @@ from ._chart import (
     Args,
     Chart,
     Doc,
-    check_chart_conventions,
-    check_chart_labels,
-    check_helm_lint_strict,
-    check_pod_security_restricted,
-    check_pod_templates_match_the_kubernetes_schema,
-    check_rbac_is_least_privilege,
-    check_render_is_deterministic,
+    Shared,
     of_kind,
     one,
     scenario_id,
@@ -166,7 +160,7 @@ def test_device_plugin_default_namespace_when_allowed(device_plugin: Chart) -> N
     assert one(docs, "DaemonSet")["metadata"]["namespace"] == "default"
 
 
-# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+# --- what the checks every chart gets (test_every_chart.py) need to know of this one -------
 
 _DAEMONSET = "DaemonSet/rel-nvidia-device-plugin"
 _PLUGIN = f"{_DAEMONSET} container nvidia-device-plugin"
@@ -193,42 +187,13 @@ SCENARIOS = scenarios(
 )
 
 
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_helm_lint_strict(device_plugin: Chart, args: Args) -> None:
-    check_helm_lint_strict(device_plugin, args)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_every_object_carries_the_chart_labels(device_plugin: Chart, args: Args) -> None:
-    check_chart_labels(device_plugin, device_plugin.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_workloads_meet_pod_security_restricted(device_plugin: Chart, args: Args) -> None:
-    check_pod_security_restricted(device_plugin.rendered(*args), NOT_RESTRICTED)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_rbac_is_least_privilege(device_plugin: Chart, args: Args) -> None:
-    check_rbac_is_least_privilege(device_plugin, device_plugin.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_pod_templates_match_the_kubernetes_schema(device_plugin: Chart, args: Args) -> None:
-    check_pod_templates_match_the_kubernetes_schema(device_plugin.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_render_is_deterministic(device_plugin: Chart, args: Args) -> None:
-    check_render_is_deterministic(device_plugin, args)
-
-
 @pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
 def test_device_plugin_has_no_role(device_plugin: Chart, args: Args) -> None:
     """It talks only to the kubelet's socket, never to the API server."""
     docs = device_plugin.rendered(*args)
     assert not of_kind(docs, "ClusterRole") and not of_kind(docs, "Role")
+
+
+SHARED = Shared(
+    "nvidia-device-plugin", "device_plugin", SCENARIOS, not_restricted=tuple(NOT_RESTRICTED)
+)

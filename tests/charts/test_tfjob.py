@@ -13,13 +13,7 @@ from ._chart import (
     Args,
     Chart,
     Doc,
-    check_chart_conventions,
-    check_chart_labels,
-    check_helm_lint_strict,
-    check_pod_security_restricted,
-    check_pod_templates_match_the_kubernetes_schema,
-    check_rbac_is_least_privilege,
-    check_render_is_deterministic,
+    Shared,
     one,
     scenario_id,
     scenarios,
@@ -231,40 +225,9 @@ def test_tfjob_schema_rejects(tfjob: Chart, args: tuple[str, ...], message: str)
     assert message in result.stderr, result.stderr
 
 
-# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+# --- what the checks every chart gets (test_every_chart.py) need to know of this one -------
 
 # (SCENARIOS is at the top: the TFJob validator test uses it too.)
 
 
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_helm_lint_strict(tfjob: Chart, args: Args) -> None:
-    check_helm_lint_strict(tfjob, args)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_every_object_carries_the_chart_labels(tfjob: Chart, args: Args) -> None:
-    check_chart_labels(tfjob, tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_workloads_meet_pod_security_restricted(tfjob: Chart, args: Args) -> None:
-    check_pod_security_restricted(tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_rbac_is_least_privilege(tfjob: Chart, args: Args) -> None:
-    check_rbac_is_least_privilege(tfjob, tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_pod_templates_match_the_kubernetes_schema(tfjob: Chart, args: Args) -> None:
-    check_pod_templates_match_the_kubernetes_schema(tfjob.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_render_is_deterministic(tfjob: Chart, args: Args) -> None:
-    check_render_is_deterministic(tfjob, args)
+SHARED = Shared("tfjob", "tfjob", SCENARIOS)

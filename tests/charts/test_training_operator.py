@@ -15,18 +15,10 @@ from tfjob_kit.cluster.paths import load_versions
 from ._chart import (
     CHARTS,
     ROOT,
-    Args,
     Chart,
     Doc,
-    check_chart_conventions,
-    check_chart_labels,
-    check_helm_lint_strict,
-    check_pod_security_restricted,
-    check_pod_templates_match_the_kubernetes_schema,
-    check_rbac_is_least_privilege,
-    check_render_is_deterministic,
+    Shared,
     one,
-    scenario_id,
     scenarios,
     sets,
 )
@@ -311,41 +303,10 @@ def test_operator_validation_fails(operator: Chart, args: tuple[str, ...], messa
     assert message in result.stderr
 
 
-# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+# --- what the checks every chart gets (test_every_chart.py) need to know of this one -------
 
 # The defaults, each ci/ file, and the values of the local cluster's bootstrap.
 SCENARIOS = scenarios("training-operator", sets("webhook.enabled=false", "gangScheduler=volcano"))
 
 
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_helm_lint_strict(operator: Chart, args: Args) -> None:
-    check_helm_lint_strict(operator, args)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_every_object_carries_the_chart_labels(operator: Chart, args: Args) -> None:
-    check_chart_labels(operator, operator.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_workloads_meet_pod_security_restricted(operator: Chart, args: Args) -> None:
-    check_pod_security_restricted(operator.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_rbac_is_least_privilege(operator: Chart, args: Args) -> None:
-    check_rbac_is_least_privilege(operator, operator.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_pod_templates_match_the_kubernetes_schema(operator: Chart, args: Args) -> None:
-    check_pod_templates_match_the_kubernetes_schema(operator.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_render_is_deterministic(operator: Chart, args: Args) -> None:
-    check_render_is_deterministic(operator, args)
+SHARED = Shared("training-operator", "operator", SCENARIOS)

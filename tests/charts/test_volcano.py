@@ -21,20 +21,12 @@ from tfjob_kit.convert import to_volcano
 from ._chart import (
     CHARTS,
     ROOT,
-    Args,
     Chart,
     Doc,
-    check_chart_conventions,
-    check_chart_labels,
-    check_helm_lint_strict,
-    check_pod_security_restricted,
-    check_pod_templates_match_the_kubernetes_schema,
-    check_rbac_is_least_privilege,
-    check_render_is_deterministic,
+    Shared,
     of_kind,
     one,
     pod_specs,
-    scenario_id,
     scenarios,
     sets,
 )
@@ -425,7 +417,7 @@ def test_volcano_validation_refuses_mistakes(
     assert message in volcano.render_error(*sets(*values))
 
 
-# --- the checks every chart gets (_chart.py), over this chart's scenarios ----------------------
+# --- what the checks every chart gets (test_every_chart.py) need to know of this one -------
 
 # The local cluster's values render only CRDs and queues, no pod at all.
 LOCAL_CLUSTER = ("-f", str(PATH / "ci" / "local-cluster-values.yaml"))
@@ -435,35 +427,6 @@ SCENARIOS = scenarios(
 )
 
 
-def test_chart_conventions() -> None:
-    check_chart_conventions(PATH)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_helm_lint_strict(volcano: Chart, args: Args) -> None:
-    check_helm_lint_strict(volcano, args)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_every_object_carries_the_chart_labels(volcano: Chart, args: Args) -> None:
-    check_chart_labels(volcano, volcano.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_workloads_meet_pod_security_restricted(volcano: Chart, args: Args) -> None:
-    check_pod_security_restricted(volcano.rendered(*args), pods=args != LOCAL_CLUSTER)
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_rbac_is_least_privilege(volcano: Chart, args: Args) -> None:
-    check_rbac_is_least_privilege(volcano, volcano.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_pod_templates_match_the_kubernetes_schema(volcano: Chart, args: Args) -> None:
-    check_pod_templates_match_the_kubernetes_schema(volcano.rendered(*args))
-
-
-@pytest.mark.parametrize("args", SCENARIOS, ids=scenario_id)
-def test_render_is_deterministic(volcano: Chart, args: Args) -> None:
-    check_render_is_deterministic(volcano, args, mask=_mask_generated_cert)
+SHARED = Shared(
+    "volcano", "volcano", SCENARIOS, without_pods=(LOCAL_CLUSTER,), mask=_mask_generated_cert
+)
