@@ -136,22 +136,29 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("cert rotator: %w", err)
 	}
-	// Ready once the certificates are in place and the webhook server listens, as upstream.
+	// Ready once the controllers and their webhook handlers are registered (which waits for
+	// the certificates) and the webhook server listens. Upstream's check stops at the
+	// certificates, so it can pass while the handlers are still being registered, and the
+	// API server's first calls then get 404 from a listening webhook server.
+	hooksReady := make(chan struct{})
 	err = mgr.AddHealthzCheck("healthz", healthz.Ping)
 	if err == nil {
 		err = mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
 			select {
-			case <-certsReady:
+			case <-hooksReady:
 				return mgr.GetWebhookServer().StartedChecker()(req)
 			default:
-				return errors.New("certificates are not ready")
+				return errors.New("certificates or webhook handlers are not ready")
 			}
 		})
 	}
 	if err != nil {
 		return fmt.Errorf("probes: %w", err)
 	}
-	go setupControllers(mgr, o, certsReady)
+	go func() {
+		setupControllers(mgr, o, certsReady)
+		close(hooksReady)
+	}()
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
