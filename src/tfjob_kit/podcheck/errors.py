@@ -1,0 +1,121 @@
+"""Field errors as the API server words them (k8s.io/apimachinery/pkg/util/validation/field).
+
+A :class:`FieldError` is one entry of a field.ErrorList: the path from the object's root, the
+error type, the bad value and the detail. :meth:`FieldError.field` and :meth:`FieldError.message`
+print them exactly as ``field.Path.String`` and ``field.Error.Error`` do, so that a finding can
+quote what the server would say, and the differential test can compare the two.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Key(str):
+    """A map key in a path (``field.Path.Key``): printed ``[key]``, where a field is ``.name``."""
+
+    __slots__ = ()
+
+
+PathPart = str | int  # a field name (str), a map key (Key) or a list index (int)
+Path = tuple[PathPart, ...]
+
+
+class ErrorType(Enum):
+    """field.ErrorType: the value is what ``ErrorType.String`` prints."""
+
+    NOT_FOUND = "Not found"
+    REQUIRED = "Required value"
+    DUPLICATE = "Duplicate value"
+    INVALID = "Invalid value"
+    NOT_SUPPORTED = "Unsupported value"
+    FORBIDDEN = "Forbidden"
+    TOO_LONG = "Too long"
+    TOO_MANY = "Too many"
+    INTERNAL = "Internal error"
+    TYPE_INVALID = "Invalid value"  # field.TypeInvalid prints as Invalid too
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT: Any = _Omit()  # field.OmitValueType: the message shows no value
+_VALUELESS = {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL}
+
+
+def field_string(path: Path) -> str:
+    """``field.Path.String``: fields joined by dots, keys and indexes in brackets."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, Key | int):
+            out.append(f"[{part}]")
+        else:
+            out.append(f".{part}" if out else part)
+    return "".join(out)
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` for the common case: JSON's escaping is the same for printable text."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def value_string(value: Any) -> str:
+    """How ``field.Error.ErrorBody`` prints a bad value: numbers and booleans plainly (``%v``),
+    strings quoted (``%q``), anything else as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format(value, "g") if value != int(value) else str(int(value))
+    if isinstance(value, str):
+        return _go_quote(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One error of a field.ErrorList.
+
+    ``origin`` names the Go function the check mirrors (for example
+    ``validation.validateContainerPorts``), so that a reader can compare the two."""
+
+    path: Path
+    type: ErrorType
+    value: Any = OMIT
+    detail: str = ""
+    origin: str = ""
+
+    @property
+    def field(self) -> str:
+        return field_string(self.path)
+
+    @property
+    def body(self) -> str:
+        """``field.Error.ErrorBody``."""
+        text = self.type.value
+        if self.type not in _VALUELESS and self.value is not OMIT:
+            text = f"{text}: {value_string(self.value)}"
+        return f"{text}: {self.detail}" if self.detail else text
+
+    @property
+    def message(self) -> str:
+        """``field.Error.Error``: what the server puts in its Status message and causes."""
+        return f"{self.field}: {self.body}"
+
+
+def not_supported_detail(valid: Sequence[str]) -> str:
+    """The detail ``field.NotSupported`` writes: the choices quoted, in the order the Go code
+    passes them (``sets.List`` sorts; a literal slice does not)."""
+    return "supported values: " + ", ".join(_go_quote(v) for v in valid) if valid else ""
+
+
+def not_supported(path: Path, value: Any, valid: Sequence[str], origin: str = "") -> FieldError:
+    """``field.NotSupported``."""
+    return FieldError(path, ErrorType.NOT_SUPPORTED, value, not_supported_detail(valid), origin)
