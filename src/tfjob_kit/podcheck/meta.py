@@ -1,0 +1,365 @@
+"""What the API server checks in an object's metadata on create.
+
+Ports ``ValidateObjectMetaAccessor`` (``k8s.io/apimachinery/pkg/api/validation/objectmeta.go``)
+with core validation's extra finalizer rule (``ValidateObjectMeta`` in
+``pkg/apis/core/validation``): name or generateName under the object's name rule, namespace,
+generation, labels (``metav1validation.ValidateLabels``), annotations (keys and the 256 KiB
+total), ownerReferences, finalizers and managedFields.
+
+Go ranges over label and annotation maps in random order; here they are checked in the dict's
+order, so only the set of errors is comparable, not their order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.names import (
+    NameRule,
+    byte_len,
+    is_qualified_name,
+    is_valid_label_value,
+    validate_namespace_name,
+    validate_nonnegative_field,
+)
+
+TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024
+FIELD_MANAGER_MAX_LENGTH = 128
+MAX_SUBRESOURCE_NAME_LENGTH = 256
+FINALIZER_ORPHAN_DEPENDENTS = "orphan"
+FINALIZER_DELETE_DEPENDENTS = "foregroundDeletion"
+# helper.IsStandardFinalizerName: the finalizers core validation accepts without a '/'.
+STANDARD_FINALIZERS = frozenset(
+    {"kubernetes", FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS}
+)
+# schema.GroupVersionKind of metav1validation's BannedOwners.
+_BANNED_OWNERS = frozenset({("", "v1", "Event")})
+
+
+def _str(value: Any) -> str:
+    """A string field as Go sees it after decoding: absent (or of a wrong type, which the schema
+    check reports) reads as ""."""
+    return value if isinstance(value, str) else ""
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def validate_label_name(name: str, path: Path) -> list[FieldError]:
+    """``metav1validation.ValidateLabelName``: a qualified name."""
+    return [
+        FieldError(path, ErrorType.INVALID, name, msg, "ValidateLabelName")
+        for msg in is_qualified_name(name)
+    ]
+
+
+def validate_labels(labels: Any, path: Path) -> list[FieldError]:
+    """``metav1validation.ValidateLabels``: qualified-name keys and label values (both errors
+    are reported at the map's path, as Go does)."""
+    errs: list[FieldError] = []
+    for key, value in _str_map(labels).items():
+        errs.extend(validate_label_name(key, path))
+        errs.extend(
+            FieldError(path, ErrorType.INVALID, value, msg, "ValidateLabels")
+            for msg in is_valid_label_value(value)
+        )
+    return errs
+
+
+def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
+    """``ValidateAnnotations``: keys are qualified names once lower-cased, and keys plus values
+    may not exceed 256 KiB in all."""
+    errs: list[FieldError] = []
+    values = _str_map(annotations)
+    total = 0
+    for key, value in values.items():
+        errs.extend(
+            FieldError(path, ErrorType.INVALID, key, msg, "ValidateAnnotations")
+            for msg in is_qualified_name(key.lower())
+        )
+        total += byte_len(key) + byte_len(value)
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+        errs.append(
+            FieldError(
+                path,
+                ErrorType.TOO_LONG,
+                detail=f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes",
+                origin="ValidateAnnotations",
+            )
+        )
+    return errs
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    """``schema.ParseGroupVersion`` as ``FromAPIVersionAndKind`` uses it: "v1" is the core
+    group; "a/b" is group a, version b; anything else (two '/' or more) parses to nothing."""
+    if not api_version:
+        return "", ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", api_version
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return "", ""
+
+
+def _owner_json(ref: dict[str, Any]) -> dict[str, Any]:
+    """How Go prints a bad ``metav1.OwnerReference`` (its JSON, in field order)."""
+    out: dict[str, Any] = {
+        "apiVersion": _str(ref.get("apiVersion")),
+        "kind": _str(ref.get("kind")),
+        "name": _str(ref.get("name")),
+        "uid": _str(ref.get("uid")),
+    }
+    for key in ("controller", "blockOwnerDeletion"):
+        if isinstance(ref.get(key), bool):
+            out[key] = ref[key]
+    return out
+
+
+def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
+    """``ValidateOwnerReferences``: each reference complete, no Event owner, one controller."""
+    if not isinstance(refs, list):
+        return []
+    origin = "ValidateOwnerReferences"
+    errs: list[FieldError] = []
+    first_controller = ""
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        api_version = _str(ref.get("apiVersion"))
+        kind = _str(ref.get("kind"))
+        group, version = _group_version(api_version)
+        if not version:
+            errs.append(
+                FieldError(
+                    (*path, "apiVersion"),
+                    ErrorType.INVALID,
+                    api_version,
+                    "version must not be empty",
+                    origin,
+                )
+            )
+        if not kind:
+            errs.append(
+                FieldError((*path, "kind"), ErrorType.INVALID, kind, "must not be empty", origin)
+            )
+        name = _str(ref.get("name"))
+        if not name:
+            errs.append(
+                FieldError((*path, "name"), ErrorType.INVALID, name, "must not be empty", origin)
+            )
+        uid = _str(ref.get("uid"))
+        if not uid:
+            errs.append(
+                FieldError((*path, "uid"), ErrorType.INVALID, uid, "must not be empty", origin)
+            )
+        if (group, version, kind) in _BANNED_OWNERS:
+            gvk = f"{group}/{version}, Kind={kind}"
+            errs.append(
+                FieldError(
+                    path,
+                    ErrorType.INVALID,
+                    _owner_json(ref),
+                    f"{gvk} is disallowed from being an owner",
+                    origin,
+                )
+            )
+        if ref.get("controller") is True:
+            current = f"{kind}/{name}"
+            if first_controller:
+                detail = (
+                    'Only one reference can have Controller set to true. Found "true" in '
+                    f"references for {first_controller} and {current}"
+                )
+                value = [_owner_json(r) for r in refs if isinstance(r, dict)]
+                errs.append(FieldError(path, ErrorType.INVALID, value, detail, origin))
+            else:
+                first_controller = current
+    return errs
+
+
+def validate_finalizers(finalizers: Any, path: Path) -> list[FieldError]:
+    """``ValidateFinalizers``: qualified names, and not both orphan and foregroundDeletion."""
+    if not isinstance(finalizers, list):
+        return []
+    names = [f for f in finalizers if isinstance(f, str)]
+    errs: list[FieldError] = []
+    for name in names:
+        errs.extend(
+            FieldError(path, ErrorType.INVALID, name, msg, "ValidateFinalizerName")
+            for msg in is_qualified_name(name)
+        )
+    if FINALIZER_ORPHAN_DEPENDENTS in names and FINALIZER_DELETE_DEPENDENTS in names:
+        detail = (
+            f"finalizer {FINALIZER_ORPHAN_DEPENDENTS} and {FINALIZER_DELETE_DEPENDENTS} "
+            "cannot be both set"
+        )
+        errs.append(FieldError(path, ErrorType.INVALID, names, detail, "ValidateFinalizers"))
+    return errs
+
+
+def validate_kube_finalizer_names(finalizers: Any, path: Path) -> list[FieldError]:
+    """Core validation's ``validateKubeFinalizerName`` for each finalizer: a name without '/'
+    must be one of the standard finalizers. (For custom resources the server only warns.)"""
+    if not isinstance(finalizers, list):
+        return []
+    errs: list[FieldError] = []
+    for index, name in enumerate(finalizers):
+        if isinstance(name, str) and "/" not in name and name not in STANDARD_FINALIZERS:
+            errs.append(
+                FieldError(
+                    (*path, index),
+                    ErrorType.INVALID,
+                    name,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                    "validateKubeFinalizerName",
+                )
+            )
+    return errs
+
+
+def _go_rune_u(ch: str) -> str:
+    """Go's ``%#U``: ``U+0009`` followed by the quoted character when it is printable."""
+    code = f"U+{ord(ch):04X}"
+    return f"{code} '{ch}'" if ch.isprintable() else code
+
+
+def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
+    """``metav1validation.ValidateManagedFields``."""
+    if not isinstance(entries, list):
+        return []
+    origin = "ValidateManagedFields"
+    errs: list[FieldError] = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        at = (*path, index)
+        operation = _str(entry.get("operation"))
+        if operation not in ("Apply", "Update"):
+            errs.append(
+                FieldError(
+                    (*at, "operation"),
+                    ErrorType.INVALID,
+                    operation,
+                    "must be `Apply` or `Update`",
+                    origin,
+                )
+            )
+        fields_type = _str(entry.get("fieldsType"))
+        if fields_type and fields_type != "FieldsV1":
+            errs.append(
+                FieldError(
+                    (*at, "fieldsType"),
+                    ErrorType.INVALID,
+                    fields_type,
+                    "must be `FieldsV1`",
+                    origin,
+                )
+            )
+        manager = _str(entry.get("manager"))
+        if byte_len(manager) > FIELD_MANAGER_MAX_LENGTH:
+            errs.append(
+                FieldError(
+                    (*at, "manager"),
+                    ErrorType.TOO_LONG,
+                    detail=f"may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes",
+                    origin="ValidateFieldManager",
+                )
+            )
+        position = 0
+        for ch in manager:
+            if not ch.isprintable() and ch != " ":
+                errs.append(
+                    FieldError(
+                        (*at, "manager"),
+                        ErrorType.INVALID,
+                        manager,
+                        f"invalid character {_go_rune_u(ch)} (at position {position})",
+                        "ValidateFieldManager",
+                    )
+                )
+            position += byte_len(ch)
+        if byte_len(_str(entry.get("subresource"))) > MAX_SUBRESOURCE_NAME_LENGTH:
+            errs.append(
+                FieldError(
+                    (*at, "subresource"),
+                    ErrorType.TOO_LONG,
+                    detail=f"may not be more than {MAX_SUBRESOURCE_NAME_LENGTH} bytes",
+                    origin=origin,
+                )
+            )
+    return errs
+
+
+def validate_object_meta(
+    meta: Any,
+    path: Path,
+    *,
+    name_rule: NameRule,
+    namespaced: bool = True,
+    kube_finalizers: bool = False,
+) -> list[FieldError]:
+    """``ValidateObjectMetaAccessor`` for a create (name generation already done, as the server
+    does it before validating): the errors in Go's order. ``kube_finalizers`` adds what core
+    validation's ``ValidateObjectMeta`` adds for the built-in types (pods): the
+    ``validateKubeFinalizerName`` errors; custom resources (a TFJob) only get warnings for
+    those, so it is off by default."""
+    if not isinstance(meta, dict):
+        meta = {}
+    origin = "ValidateObjectMetaAccessor"
+    errs: list[FieldError] = []
+    generate_name = _str(meta.get("generateName"))
+    if generate_name:
+        errs.extend(
+            FieldError((*path, "generateName"), ErrorType.INVALID, generate_name, msg, origin)
+            for msg in name_rule(generate_name, True)
+        )
+    name = _str(meta.get("name"))
+    if not name:
+        errs.append(
+            FieldError(
+                (*path, "name"),
+                ErrorType.REQUIRED,
+                detail="name or generateName is required",
+                origin=origin,
+            )
+        )
+    else:
+        errs.extend(
+            FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin)
+            for msg in name_rule(name, False)
+        )
+    namespace = _str(meta.get("namespace"))
+    if namespaced:
+        if not namespace:
+            errs.append(FieldError((*path, "namespace"), ErrorType.REQUIRED, origin=origin))
+        else:
+            errs.extend(
+                FieldError((*path, "namespace"), ErrorType.INVALID, namespace, msg, origin)
+                for msg in validate_namespace_name(namespace, False)
+            )
+    elif namespace:
+        errs.append(
+            FieldError(
+                (*path, "namespace"),
+                ErrorType.FORBIDDEN,
+                detail="not allowed on this type",
+                origin=origin,
+            )
+        )
+    generation = meta.get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool):
+        errs.extend(validate_nonnegative_field(generation, (*path, "generation")))
+    errs.extend(validate_labels(meta.get("labels"), (*path, "labels")))
+    errs.extend(validate_annotations(meta.get("annotations"), (*path, "annotations")))
+    errs.extend(validate_owner_references(meta.get("ownerReferences"), (*path, "ownerReferences")))
+    errs.extend(validate_finalizers(meta.get("finalizers"), (*path, "finalizers")))
+    errs.extend(validate_managed_fields(meta.get("managedFields"), (*path, "managedFields")))
+    if kube_finalizers:
+        errs.extend(validate_kube_finalizer_names(meta.get("finalizers"), (*path, "finalizers")))
+    return errs
