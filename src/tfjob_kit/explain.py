@@ -89,10 +89,12 @@ def _go_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _distributed_replicas(content: Any) -> list[Replica] | None:
-    """The job's replicas when its pods get a TF_CONFIG (more than one pod), else None."""
+def _distributed_replicas(content: Any, limit: bool = True) -> list[Replica] | None:
+    """The job's replicas when its pods get a TF_CONFIG (more than one pod), else None.
+    With `limit`, a job of more than MAX_PODS pods raises ExplainError."""
     reps = model.replicas(content)
-    _check_size(reps)
+    if limit:
+        _check_size(reps)
     return reps if is_distributed(reps) else None
 
 
@@ -120,10 +122,17 @@ def _pod_config(
 
 
 def tf_config(
-    content: Any, rtype: str, index: int, namespace: str | None = None, domain: str = ""
+    content: Any,
+    rtype: str,
+    index: int,
+    namespace: str | None = None,
+    domain: str = "",
+    *,
+    limit: bool = True,
 ) -> str | None:
-    """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set."""
-    reps = _distributed_replicas(content)
+    """The exact TF_CONFIG value replica `index` of `rtype` receives, or None if not set.
+    With `limit` (the default), a job of more than MAX_PODS pods raises ExplainError."""
+    reps = _distributed_replicas(content, limit)
     if reps is None:
         return None
     ns = namespace or model.namespace(content)
@@ -164,10 +173,12 @@ def pod_tf_config(summary: dict[str, Any], pod: str) -> dict[str, Any]:
     return _pod_config(summary["cluster"], bool(summary.get("sparse")), task["type"], task["index"])
 
 
-def _labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:
+def pod_labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[str, str]:
+    """The labels the operator adds to pod `index` of `replica` (GenLabels, SetReplicaType,
+    SetReplicaIndex and SetJobRole); `has_chief`: the job has a Chief or Master replica spec."""
     labels = {
         "training.kubeflow.org/operator-name": OPERATOR_NAME,
-        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/job-name": job.replace("/", "-"),
         "training.kubeflow.org/replica-type": replica.lower,
         "training.kubeflow.org/replica-index": str(index),
     }
@@ -231,7 +242,7 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
                     service=name,
                     index=index,
                     tf_config=_go_json(pod_tf_config(summary, name)) if summary else None,
-                    labels=_labels(job, replica, index, has_chief),
+                    labels=pod_labels(job, replica, index, has_chief),
                 )
             )
         plans.append(replica_plan)

@@ -1,0 +1,249 @@
+"""The exact objects the training-operator (v1.9.4) creates from a TFJob, offline: its pods and,
+for gang jobs, its PodGroup.
+
+Mirrors pkg/controller.v1 of the operator:
+
+* the defaults the controller applies to the job before it reconciles (``SetDefaults_TFJob``):
+  the ``tfjob-port`` (2222) added to the ``tensorflow`` container, or to the first container when
+  none is named so, unless a port of that name is there;
+* ``JobController.createNewPod``: the template copied, named ``<job>-<type>-<index>``, the
+  operator's labels added over the template's (``GenLabels``, replica type and index, job-role
+  ``master``), TF_CONFIG appended to the env of the first ``tensorflow`` container
+  (``SetClusterSpec``, computed by :mod:`tfjob_kit.explain`), the pod's restartPolicy replaced by
+  the replica's (``ExitCode`` becomes ``Never``; ``core.SetRestartPolicy``), and with gang
+  scheduling the scheduler name (when the template has none) and the PodGroup annotations
+  (Volcano: ``DecoratePodTemplateSpec``) or label (scheduler-plugins);
+* ``control.GetPodFromTemplate``: of the template's metadata only the labels, annotations and
+  finalizers reach the pod (its name, namespace and the rest are dropped), plus the controller
+  ownerReference to the TFJob (``GenOwnerReference``); the pod is created in the job's namespace.
+
+The operator sets neither hostname nor subdomain (the headless Services carry the pod names).
+Nulls are dropped, as the operator's typed copy of the job does not keep them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from tfjob_kit import explain, model, quantity
+from tfjob_kit.model import Replica, as_dict, as_list
+
+VOLCANO = "volcano"
+VOLCANO_GROUP_ANNOTATION = (
+    "scheduling.k8s.io/group-name"  # volcanov1beta1.KubeGroupNameAnnotationKey
+)
+VOLCANO_TASK_ANNOTATION = "volcano.sh/task-spec"  # volcanobatchv1alpha1.TaskSpecKey
+PLUGINS_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # schedulerpluginsv1alpha1.PodGroupLabel
+PLACEHOLDER_UID = "00000000-0000-4000-8000-000000000000"
+"""The owner's uid when the TFJob has none yet (it is not created): the server requires one."""
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON data without its nulls (Go's unmarshal leaves a null field unset)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def owner_reference(content: dict[str, Any]) -> dict[str, Any]:
+    """``JobController.GenOwnerReference``: the controller reference to the TFJob."""
+    meta = as_dict(content.get("metadata"))
+    uid = meta.get("uid")
+    return {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "name": model.job_name(content),
+        "uid": uid if isinstance(uid, str) and uid else PLACEHOLDER_UID,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _default_port(spec: dict[str, Any]) -> None:
+    """``setTensorflowDefaultPort``: tfjob-port 2222 on the tensorflow container (else the
+    first), unless that container has a port of that name."""
+    containers = as_list(spec.get("containers"))
+    if not containers:
+        return
+    index = next(
+        (
+            i
+            for i, c in enumerate(containers)
+            if isinstance(c, dict) and c.get("name") == model.CONTAINER_NAME
+        ),
+        0,
+    )
+    container = containers[index]
+    if not isinstance(container, dict):
+        return
+    ports = container.get("ports")
+    if ports is None:
+        ports = container["ports"] = []
+    if not isinstance(ports, list):
+        return
+    if not any(isinstance(p, dict) and p.get("name") == model.PORT_NAME for p in ports):
+        ports.append({"name": model.PORT_NAME, "containerPort": model.DEFAULT_PORT})
+
+
+def _set_tf_config(spec: dict[str, Any], value: str) -> None:
+    """``SetClusterSpec``: TF_CONFIG appended to the env of the first tensorflow container."""
+    for container in as_list(spec.get("containers")):
+        if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
+            env = container.get("env")
+            if not isinstance(env, list):
+                env = container["env"] = []
+            env.append({"name": "TF_CONFIG", "value": value})
+            return
+
+
+def _string_map(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def operator_pod(
+    content: dict[str, Any],
+    replica: Replica,
+    index: int,
+    *,
+    namespace: str | None = None,
+    gang_scheduler: str = "",
+) -> dict[str, Any]:
+    """The Pod the operator creates for replica `index` of `replica`, as it sends it to the API
+    server. `gang_scheduler`: the operator's ``--gang-scheduler-name`` (``volcano``, a
+    scheduler-plugins scheduler name, or "" when gang scheduling is off)."""
+    job = model.job_name(content)
+    ns = namespace or model.namespace(content)
+    template = as_dict(replica.template)
+    template_meta = as_dict(template.get("metadata"))
+    spec = _copy(as_dict(template.get("spec")))
+    _default_port(spec)
+    has_chief = any(r.type in model.CHIEF_TYPES for r in model.replicas(content))
+    labels = _string_map(_copy(template_meta.get("labels")))
+    labels.update(explain.pod_labels(job, replica, index, has_chief))
+    annotations = _string_map(_copy(template_meta.get("annotations")))
+    tf_config = explain.tf_config(content, replica.type, index, ns, limit=False)
+    if tf_config is not None:
+        _set_tf_config(spec, tf_config)
+    spec["restartPolicy"] = replica.pod_restart_policy
+    if gang_scheduler:
+        if not spec.get("schedulerName"):
+            spec["schedulerName"] = gang_scheduler
+        if gang_scheduler == VOLCANO:
+            annotations[VOLCANO_GROUP_ANNOTATION] = job
+            annotations[VOLCANO_TASK_ANNOTATION] = replica.lower
+        else:
+            labels[PLUGINS_GROUP_LABEL] = job
+    meta: dict[str, Any] = {
+        "name": model.pod_name(job, replica.type, index).replace("/", "-"),
+        "namespace": ns,
+        "labels": labels,
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    finalizers = template_meta.get("finalizers")
+    if isinstance(finalizers, list) and finalizers:
+        meta["finalizers"] = _copy(finalizers)
+    meta["ownerReferences"] = [owner_reference(content)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def operator_pods(
+    content: dict[str, Any],
+    *,
+    namespace: str | None = None,
+    gang_scheduler: str = "",
+    one_per_type: bool = True,
+) -> list[tuple[Replica, dict[str, Any]]]:
+    """The pods of the job, replica type by replica type in the operator's order. With
+    `one_per_type`, only the highest index of each type: the longest name, and otherwise the
+    same pod spec as its siblings (only TF_CONFIG's task index and the index label differ)."""
+    pods = []
+    for replica in model.replicas(content):
+        if replica.count <= 0:
+            continue
+        indexes = [replica.count - 1] if one_per_type else list(range(replica.count))
+        for index in indexes:
+            pod = operator_pod(
+                content, replica, index, namespace=namespace, gang_scheduler=gang_scheduler
+            )
+            pods.append((replica, pod))
+    return pods
+
+
+def _format_quantity(value: Fraction) -> str:
+    """A quantity string for an exact value (plain, milli or nano units; rounded up as the API
+    server rounds a value below its precision). The value, not necessarily Go's spelling."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    milli = value * 1000
+    if milli.denominator == 1:
+        return f"{milli.numerator}m"
+    nano = value * 10**9
+    return f"{-((-nano.numerator) // nano.denominator)}n"
+
+
+def _min_resources(reps: list[Replica], min_member: int) -> dict[str, str]:
+    """``CalcPGMinResources``: the requests (else the limits) of every container of the first
+    `min_member` pods. The operator orders the replica types by their PriorityClass value (a
+    cluster lookup, and Go's map order among equals); offline every type counts as priority 0
+    and comes in the operator's type order."""
+    total: dict[str, Fraction] = {}
+    pods = 0
+    for replica in reps:
+        for _ in range(replica.count):
+            if pods >= min_member:
+                break
+            pods += 1
+            for container in replica.containers:
+                resources = as_dict(as_dict(container).get("resources"))
+                requests = resources.get("requests")
+                chosen = requests if isinstance(requests, dict) else resources.get("limits")
+                for name, amount in as_dict(chosen).items():
+                    parsed = quantity.parse(amount)
+                    if parsed is not None:
+                        total[name] = total.get(name, Fraction(0)) + parsed
+    return {name: _format_quantity(value) for name, value in total.items()}
+
+
+def pod_group(content: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any] | None:
+    """The Volcano PodGroup the operator (``--gang-scheduler-name=volcano``) creates for the job
+    (``SyncPodGroup`` with the Volcano fill function of ``ReconcileJobs``), or None when the job
+    has no replicas. Named as the job, with the job's annotations and the controller reference;
+    minMember is ``schedulingPolicy.minAvailable`` or the total replica count, queue ``default``
+    unless set, priorityClassName and minResources from the scheduling policy (minResources
+    computed as ``CalcPGMinResources`` does when not given)."""
+    reps = model.replicas(content)
+    if not reps:
+        return None
+    policy = as_dict(as_dict(as_dict(content.get("spec")).get("runPolicy")).get("schedulingPolicy"))
+    total = sum(r.count for r in reps)
+    min_member = model.as_int(policy.get("minAvailable"), total)
+    queue = policy.get("queue")
+    spec: dict[str, Any] = {
+        "minMember": min_member,
+        "queue": queue if isinstance(queue, str) and queue else "default",
+    }
+    priority_class = policy.get("priorityClass")
+    if isinstance(priority_class, str) and priority_class:
+        spec["priorityClassName"] = priority_class
+    given = policy.get("minResources")
+    spec["minResources"] = (
+        _copy(given) if isinstance(given, dict) else _min_resources(reps, min_member)
+    )
+    meta: dict[str, Any] = {
+        "name": model.job_name(content),
+        "namespace": namespace or model.namespace(content),
+    }
+    annotations = as_dict(content.get("metadata")).get("annotations")
+    if isinstance(annotations, dict) and annotations:
+        meta["annotations"] = _copy(annotations)
+    meta["ownerReferences"] = [owner_reference(content)]
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": spec,
+    }

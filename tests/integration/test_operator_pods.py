@@ -1,0 +1,195 @@
+"""pods.operator_pod against the real training-operator: the pods it creates from real TFJobs
+carry exactly the metadata the model predicts, and every spec field the model sets.
+
+The local cluster's operator runs with ``--gang-scheduler-name=volcano``, so the pods are the
+gang ones (schedulerName and PodGroup annotations); the PodGroup is compared too. The server
+adds its own defaults to the spec (protocols, dnsPolicy, the ServiceAccount volume...): the
+model's spec must be contained in the created pod's, with the env and ports of each container
+equal, as lists, to the created ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tfjob_kit import model, pods
+from tfjob_kit.cluster import rendezvous
+
+from ._cluster import Cluster
+
+IMAGE = "tensorflow/tensorflow:2.15.0"
+
+
+def _container(name: str = "tensorflow", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "image": IMAGE, **extra}
+
+
+def _replica(count: int, *containers: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    template: dict[str, Any] = {"spec": {"containers": list(containers or [_container()])}}
+    template.update(extra.pop("template", {}))
+    return {"replicas": count, "template": template, **extra}
+
+
+JOBS: list[dict[str, Any]] = [
+    {  # chief, PS and workers; template labels, annotations, finalizers, a custom port
+        "metadata": {"name": "mix", "annotations": {"team": "ml"}},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Chief": _replica(1, restartPolicy="ExitCode"),
+                "PS": _replica(
+                    1,
+                    _container(ports=[{"name": "tfjob-port", "containerPort": 3333}]),
+                    restartPolicy="OnFailure",
+                ),
+                "Worker": _replica(
+                    2,
+                    _container(env=[{"name": "A", "value": "1"}]),
+                    template={
+                        "metadata": {
+                            "name": "ignored",
+                            "labels": {"app": "mix", "training.kubeflow.org/replica-index": "9"},
+                            "annotations": {"note": "x"},
+                        },
+                        "spec": {
+                            "restartPolicy": "Always",
+                            "containers": [_container(env=[{"name": "A", "value": "1"}])],
+                        },
+                    },
+                ),
+            }
+        },
+    },
+    {  # one pod: no TF_CONFIG (the webhook requires a container named tensorflow)
+        "metadata": {"name": "single"},
+        "spec": {"tfReplicaSpecs": {"Worker": _replica(1, _container("main"), _container())}},
+    },
+    {  # lower-case keys, sparse TF_CONFIG, tensorflow not the first container, own scheduler
+        "metadata": {"name": "sparse", "labels": {"job": "label"}},
+        "spec": {
+            "enableDynamicWorker": True,
+            "tfReplicaSpecs": {
+                "ps": _replica(1),
+                "worker": _replica(
+                    2,
+                    _container("sidecar", command=["sleep", "1d"]),
+                    _container(),
+                    template={
+                        "spec": {
+                            "schedulerName": "volcano",
+                            "containers": [
+                                _container("sidecar", command=["sleep", "1d"]),
+                                _container(),
+                            ],
+                        }
+                    },
+                ),
+                "Evaluator": _replica(1),
+            },
+        },
+    },
+]
+
+
+def _job(body: dict[str, Any], namespace: str) -> dict[str, Any]:
+    job = {"apiVersion": model.API_VERSION, "kind": model.KIND, **json.loads(json.dumps(body))}
+    job["metadata"]["namespace"] = namespace
+    job["spec"]["runPolicy"] = {"cleanPodPolicy": "None"}
+    return job
+
+
+def _contained(expected: Any, actual: Any, where: str) -> list[str]:
+    """Where `expected` is not contained in `actual`: dict keys recursively, lists item by item
+    with the same length, anything else equal."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where}: {actual!r} is not an object"]
+        return [
+            problem
+            for key, value in expected.items()
+            for problem in _contained(value, actual.get(key), f"{where}.{key}")
+        ]
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{where}: {actual!r} != {expected!r}"]
+        return [
+            problem
+            for index, (e, a) in enumerate(zip(expected, actual, strict=True))
+            for problem in _contained(e, a, f"{where}[{index}]")
+        ]
+    return [] if expected == actual else [f"{where}: {actual!r} != {expected!r}"]
+
+
+def _wait_pods(cluster: Cluster, namespace: str, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 90
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        found = cluster.items("pods", "-n", namespace)
+        if len(found) >= count:
+            return found
+        time.sleep(1)
+    raise AssertionError(
+        f"{len(found)} of {count} pods after 90 s\n{cluster.diagnostics(namespace)}"
+    )
+
+
+def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, namespace: str) -> None:
+    jobs = [_job(body, namespace) for body in JOBS]
+    cluster.kubectl(
+        "create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": jobs})
+    )
+    expected_count = sum(r.count for job in jobs for r in model.replicas(job))
+    created = {p["metadata"]["name"]: p for p in _wait_pods(cluster, namespace, expected_count)}
+    stored = {j["metadata"]["name"]: j for j in cluster.items("tfjobs", "-n", namespace)}
+    problems: list[str] = []
+    predicted_names = set()
+    for job in jobs:
+        real_job = stored[job["metadata"]["name"]]
+        for _replica, pod in pods.operator_pods(
+            real_job, gang_scheduler=pods.VOLCANO, one_per_type=False
+        ):
+            name = pod["metadata"]["name"]
+            predicted_names.add(name)
+            real = created.get(name)
+            if real is None:
+                problems.append(f"{name}: not created")
+                continue
+            meta, real_meta = pod["metadata"], dict(real["metadata"])
+            # The local cluster's rendezvous stamps running pods (not the operator's doing).
+            real_meta["annotations"] = {
+                k: v
+                for k, v in real_meta.get("annotations", {}).items()
+                if k != rendezvous.PEERS_ANNOTATION
+            }
+            for key in ("namespace", "labels", "annotations", "finalizers", "ownerReferences"):
+                if meta.get(key) != real_meta.get(key):
+                    problems.append(
+                        f"{name}.metadata.{key}: {real_meta.get(key)} != {meta.get(key)}"
+                    )
+            problems += _contained(pod["spec"], real["spec"], f"{name}.spec")
+            for index, container in enumerate(real["spec"]["containers"]):
+                ours = pod["spec"]["containers"][index]
+                for key in ("env", "ports"):
+                    names = [(e.get("name"), e.get("value")) for e in container.get(key, [])]
+                    if key == "ports":
+                        names = [
+                            (p.get("name"), p["containerPort"]) for p in container.get(key, [])
+                        ]
+                    mine = [
+                        (e.get("name"), e.get("value" if key == "env" else "containerPort"))
+                        for e in ours.get(key, [])
+                    ]
+                    if names != mine:
+                        problems.append(f"{name}.spec.containers[{index}].{key}: {names} != {mine}")
+        group = pods.pod_group(real_job)
+        assert group is not None
+        real_group = cluster.get(
+            "podgroups.scheduling.volcano.sh", "-n", namespace, group["metadata"]["name"]
+        )
+        for key in ("annotations", "ownerReferences"):
+            if group["metadata"].get(key) != real_group["metadata"].get(key):
+                problems.append(f"PodGroup {key}: {real_group['metadata'].get(key)}")
+        problems += _contained(group["spec"], real_group["spec"], "PodGroup.spec")
+    assert predicted_names == set(created), (predicted_names, set(created))
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,76 @@
+"""pods: the Pod and PodGroup objects the operator makes, on what the local cluster cannot show
+(its operator runs with Volcano; tests/integration/test_operator_pods.py compares real pods)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tfjob_kit import model, pods
+
+
+def _job(**replicas: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u-1", "annotations": {"a": "b"}},
+        "spec": {"tfReplicaSpecs": replicas},
+    }
+
+
+def _replica(count: int, **spec: Any) -> dict[str, Any]:
+    container = {"name": "tensorflow", "image": "tf", **spec.pop("container", {})}
+    return {"replicas": count, "template": {"spec": {"containers": [container], **spec}}}
+
+
+def test_scheduler_plugins_label_and_own_scheduler_kept() -> None:
+    job = _job(Worker=_replica(2, schedulerName="mine"))
+    [(replica, pod)] = pods.operator_pods(job, gang_scheduler="scheduler-plugins-scheduler")
+    assert replica.type == "Worker"
+    assert pod["metadata"]["name"] == "j-worker-1"
+    assert pod["metadata"]["labels"][pods.PLUGINS_GROUP_LABEL] == "j"
+    assert "annotations" not in pod["metadata"]
+    assert pod["spec"]["schedulerName"] == "mine"
+
+
+def test_no_gang_no_scheduler_and_restart_policy_mapped() -> None:
+    job = _job(Worker=_replica(1, restartPolicy="Always"))
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    [(_, pod)] = pods.operator_pods(job)
+    assert "schedulerName" not in pod["spec"]
+    assert pod["spec"]["restartPolicy"] == "Never"
+    assert "env" not in pod["spec"]["containers"][0]  # one pod: not distributed
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+
+
+def test_nulls_dropped_and_template_untouched() -> None:
+    job = _job(PS=_replica(1, container={"env": None, "ports": None}), Worker=_replica(3))
+    before = json.dumps(job, sort_keys=True)
+    all_pods = pods.operator_pods(job, one_per_type=False)
+    assert json.dumps(job, sort_keys=True) == before
+    assert [p["metadata"]["name"] for _, p in all_pods] == [
+        "j-ps-0",
+        "j-worker-0",
+        "j-worker-1",
+        "j-worker-2",
+    ]
+    ps = all_pods[0][1]["spec"]["containers"][0]
+    assert ps["ports"] == [{"name": "tfjob-port", "containerPort": 2222}]
+    assert [e["name"] for e in ps["env"]] == ["TF_CONFIG"]
+
+
+def test_pod_group_sums_requests_else_limits_of_min_member_pods() -> None:
+    job = _job(
+        PS=_replica(1, container={"resources": {"limits": {"cpu": "500m"}}}),
+        Worker=_replica(3, container={"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}),
+    )
+    job["spec"]["runPolicy"] = {"schedulingPolicy": {"minAvailable": 3, "queue": "q"}}
+    group = pods.pod_group(job)
+    assert group is not None
+    assert group["metadata"]["annotations"] == {"a": "b"}
+    assert group["spec"] == {
+        "minMember": 3,
+        "queue": "q",
+        "minResources": {"cpu": "2500m", "memory": str(2 * 2**30)},
+    }
+    assert pods.pod_group(_job()) is None
