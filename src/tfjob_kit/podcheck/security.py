@@ -1,0 +1,754 @@
+"""Security contexts: the pod's (``validatePodSpecSecurityContext``) and each container's
+(``ValidateSecurityContext``), with the helpers they share (seccomp and AppArmor profile fields,
+Windows options, sysctls), as ``pkg/apis/core/validation`` checks them at Kubernetes 1.34 with
+its default feature gates and the options a create gets.
+
+The pod is the v1 JSON form. The server validates its internal form, where ``hostNetwork``,
+``hostPID``, ``hostIPC`` and ``shareProcessNamespace`` belong to the pod security context: the
+checks read them from the spec and report them under ``spec.securityContext`` as Go does.
+Values of a wrong JSON type are skipped (the schema check reports them).
+
+Also here, for ``pod.py``: ``validate_host_users`` (``validateHostUsers``) and
+``validate_windows_host_process_pod`` (``validateWindowsHostProcessPod``), the pod-level checks
+that tie the security context to the containers.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from tfjob_kit.podcheck import names
+from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
+
+# The kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged). Its default is
+# false, but every usable cluster (kubeadm, kind, the local test cluster) sets it to true.
+ALLOW_PRIVILEGED = True
+
+# validateSELinuxChangePolicy: with SELinuxMount off (its 1.34 default) and no old pod, only
+# Recursive is accepted (AllowOnlyRecursiveSELinuxChangePolicy).
+ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY = True
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _opt_bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def validate_local_descending_path(target: str, path: Path) -> list[FieldError]:
+    """``validateLocalDescendingPath``: relative, no '..' element."""
+    errs: list[FieldError] = []
+    if posixpath.isabs(target):
+        errs.append(
+            FieldError(
+                path,
+                ErrorType.INVALID,
+                target,
+                "must be a relative path",
+                "validateLocalDescendingPath",
+            )
+        )
+    errs.extend(validate_path_no_backsteps(target, path))
+    return errs
+
+
+def validate_path_no_backsteps(target: str, path: Path) -> list[FieldError]:
+    """``validatePathNoBacksteps``: one error however many '..' elements."""
+    if ".." in target.split("/"):
+        return [
+            FieldError(
+                path, ErrorType.INVALID, target, "must not contain '..'", "validatePathNoBacksteps"
+            )
+        ]
+    return []
+
+
+def _go_seccomp(sp: dict[str, Any]) -> dict[str, Any]:
+    """The internal ``core.SeccompProfile`` as Go's json.Marshal prints it (no json tags)."""
+    return {"Type": _str(sp.get("type")), "LocalhostProfile": _opt_str(sp.get("localhostProfile"))}
+
+
+def validate_seccomp_profile_field(sp: Any, path: Path) -> list[FieldError]:
+    """``validateSeccompProfileField`` (with ``validateSeccompProfileType``)."""
+    if not isinstance(sp, dict):
+        return []
+    errs: list[FieldError] = []
+    origin = "validateSeccompProfileField"
+    sp_type = _str(sp.get("type"))
+    if sp_type in ("Localhost", "RuntimeDefault", "Unconfined"):
+        pass
+    elif sp_type == "":
+        errs.append(
+            FieldError(
+                (*path, "type"),
+                ErrorType.REQUIRED,
+                detail="type is required when seccompProfile is set",
+                origin="validateSeccompProfileType",
+            )
+        )
+    else:
+        errs.append(
+            not_supported(
+                (*path, "type"),
+                sp_type,
+                ["Localhost", "RuntimeDefault", "Unconfined"],
+                "validateSeccompProfileType",
+            )
+        )
+    localhost = sp.get("localhostProfile")
+    if sp_type == "Localhost":
+        if not isinstance(localhost, str):
+            errs.append(
+                FieldError(
+                    (*path, "localhostProfile"),
+                    ErrorType.REQUIRED,
+                    detail="must be set when seccomp type is Localhost",
+                    origin=origin,
+                )
+            )
+        else:
+            errs.extend(validate_local_descending_path(localhost, (*path, "localhostProfile")))
+    elif isinstance(localhost, str):
+        errs.append(
+            FieldError(
+                (*path, "localhostProfile"),
+                ErrorType.INVALID,
+                _go_seccomp(sp),
+                "can only be set when seccomp type is Localhost",
+                origin,
+            )
+        )
+    return errs
+
+
+_APPARMOR_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
+
+
+def validate_apparmor_profile_field(profile: Any, path: Path) -> list[FieldError]:
+    """``ValidateAppArmorProfileField``."""
+    if not isinstance(profile, dict):
+        return []
+    origin = "ValidateAppArmorProfileField"
+    errs: list[FieldError] = []
+    p_type = _str(profile.get("type"))
+    localhost = profile.get("localhostProfile")
+    lp_path = (*path, "localhostProfile")
+    if p_type == "Localhost":
+        if not isinstance(localhost, str):
+            errs.append(
+                FieldError(
+                    lp_path,
+                    ErrorType.REQUIRED,
+                    detail="must be set when AppArmor type is Localhost",
+                    origin=origin,
+                )
+            )
+        else:
+            stripped = localhost.strip(" \t\n\v\f\r\x85\xa0")
+            if stripped != localhost:
+                errs.append(
+                    FieldError(
+                        lp_path,
+                        ErrorType.INVALID,
+                        localhost,
+                        "must not be padded with whitespace",
+                        origin,
+                    )
+                )
+            elif stripped == "":
+                errs.append(
+                    FieldError(
+                        lp_path,
+                        ErrorType.REQUIRED,
+                        detail="must be set when AppArmor type is Localhost",
+                        origin=origin,
+                    )
+                )
+            if names.byte_len(localhost) > 4095:
+                errs.append(
+                    FieldError(
+                        lp_path,
+                        ErrorType.TOO_LONG,
+                        detail="may not be more than 4095 bytes",
+                        origin=origin,
+                    )
+                )
+    elif p_type in ("RuntimeDefault", "Unconfined"):
+        if isinstance(localhost, str):
+            errs.append(
+                FieldError(
+                    lp_path,
+                    ErrorType.INVALID,
+                    localhost,
+                    "can only be set when AppArmor type is Localhost",
+                    origin,
+                )
+            )
+    elif p_type == "":
+        errs.append(
+            FieldError(
+                (*path, "type"),
+                ErrorType.REQUIRED,
+                detail="type is required when appArmorProfile is set",
+                origin=origin,
+            )
+        )
+    else:
+        errs.append(not_supported((*path, "type"), p_type, _APPARMOR_TYPES, origin))
+    return errs
+
+
+_CTRL_RE = re.compile(r"[\x00-\x1f\x7f]+")
+_NETBIOS_RE = re.compile(r'[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}')
+_DNS_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+_WINDOWS_DOMAIN_DNS_RE = re.compile(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*")
+_BAD_USER_CHARS_RE = re.compile(r'["/\\:;|=,\+\*\?<>@\[\]]')
+_DOTS_SPACES_RE = re.compile(r"[\. ]+")
+
+
+def validate_windows_security_context_options(options: Any, path: Path) -> list[FieldError]:
+    """``validateWindowsSecurityContextOptions``."""
+    if not isinstance(options, dict):
+        return []
+    origin = "validateWindowsSecurityContextOptions"
+    errs: list[FieldError] = []
+    spec_name = options.get("gmsaCredentialSpecName")
+    if isinstance(spec_name, str):
+        for msg in names.is_dns1123_subdomain(spec_name):
+            errs.append(
+                FieldError(
+                    (*path, "gmsaCredentialSpecName"), ErrorType.INVALID, spec_name, msg, origin
+                )
+            )
+    cred = options.get("gmsaCredentialSpec")
+    if isinstance(cred, str):
+        cred_path = (*path, "gmsaCredentialSpec")
+        if cred == "":
+            errs.append(
+                FieldError(
+                    cred_path,
+                    ErrorType.INVALID,
+                    cred,
+                    "gmsaCredentialSpec cannot be an empty string",
+                    origin,
+                )
+            )
+        elif names.byte_len(cred) > 64 * 1024:
+            errs.append(
+                FieldError(
+                    cred_path,
+                    ErrorType.INVALID,
+                    cred,
+                    "gmsaCredentialSpec size must be under 64 KiB",
+                    origin,
+                )
+            )
+    user_name = options.get("runAsUserName")
+    if isinstance(user_name, str):
+        errs.extend(_validate_run_as_user_name(user_name, (*path, "runAsUserName"), origin))
+    return errs
+
+
+def _validate_run_as_user_name(value: str, path: Path, origin: str) -> list[FieldError]:
+    def err(detail: str) -> FieldError:
+        return FieldError(path, ErrorType.INVALID, value, detail, origin)
+
+    if value == "":
+        return [err("runAsUserName cannot be an empty string")]
+    if _CTRL_RE.search(value):
+        return [err("runAsUserName cannot contain control characters")]
+    parts = value.split("\\")
+    if len(parts) > 2:
+        return [err("runAsUserName cannot contain more than one backslash")]
+    errs: list[FieldError] = []
+    has_domain = len(parts) == 2
+    domain, user = (parts[0], parts[1]) if has_domain else ("", parts[0])
+    if names.byte_len(domain) >= 256:
+        errs.append(err("runAsUserName's Domain length must be under 256 characters"))
+    if has_domain and not (
+        _NETBIOS_RE.fullmatch(domain) or _WINDOWS_DOMAIN_DNS_RE.fullmatch(domain)
+    ):
+        errs.append(err("runAsUserName's Domain doesn't match the NetBios nor the DNS format"))
+    user_len = names.byte_len(user)
+    if user_len == 0:
+        errs.append(err("runAsUserName's User cannot be empty"))
+    elif user_len > 104:
+        errs.append(err("runAsUserName's User length must not be longer than 104 characters"))
+    if _DOTS_SPACES_RE.fullmatch(user):
+        errs.append(err("runAsUserName's User cannot contain only periods or spaces"))
+    if _BAD_USER_CHARS_RE.search(user):
+        errs.append(
+            err("runAsUserName's User cannot contain the following characters: \"/\\:;|=,+*?<>@[]")
+        )
+    return errs
+
+
+# ---------------------------------------------------------------------------------------------
+# The container security context
+
+
+def _go_security_context(sc: dict[str, Any]) -> dict[str, Any]:
+    """The internal ``core.SecurityContext`` as Go's json.Marshal prints it: Go field names in
+    declaration order, absent pointers as null."""
+
+    def caps(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return None
+        add, drop = value.get("add"), value.get("drop")
+        return {
+            "Add": add if isinstance(add, list) else None,
+            "Drop": drop if isinstance(drop, list) else None,
+        }
+
+    def selinux(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return None
+        return {k.capitalize(): _str(value.get(k)) for k in ("user", "role", "type", "level")}
+
+    def windows(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return None
+        return {
+            "GMSACredentialSpecName": _opt_str(value.get("gmsaCredentialSpecName")),
+            "GMSACredentialSpec": _opt_str(value.get("gmsaCredentialSpec")),
+            "RunAsUserName": _opt_str(value.get("runAsUserName")),
+            "HostProcess": _opt_bool(value.get("hostProcess")),
+        }
+
+    def profile(value: Any) -> Any:
+        return _go_seccomp(value) if isinstance(value, dict) else None
+
+    return {
+        "Capabilities": caps(sc.get("capabilities")),
+        "Privileged": _opt_bool(sc.get("privileged")),
+        "SELinuxOptions": selinux(sc.get("seLinuxOptions")),
+        "WindowsOptions": windows(sc.get("windowsOptions")),
+        "RunAsUser": _int(sc.get("runAsUser")),
+        "RunAsGroup": _int(sc.get("runAsGroup")),
+        "RunAsNonRoot": _opt_bool(sc.get("runAsNonRoot")),
+        "ReadOnlyRootFilesystem": _opt_bool(sc.get("readOnlyRootFilesystem")),
+        "AllowPrivilegeEscalation": _opt_bool(sc.get("allowPrivilegeEscalation")),
+        "ProcMount": _opt_str(sc.get("procMount")),
+        "SeccompProfile": profile(sc.get("seccompProfile")),
+        "AppArmorProfile": profile(sc.get("appArmorProfile")),
+    }
+
+
+def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[FieldError]:
+    """``ValidateSecurityContext``: a container's ``securityContext`` (``path`` is its path)."""
+    if not isinstance(sc, dict):
+        return []
+    origin = "ValidateSecurityContext"
+    errs: list[FieldError] = []
+    privileged = _opt_bool(sc.get("privileged"))
+    if privileged and not ALLOW_PRIVILEGED:
+        errs.append(
+            FieldError(
+                (*path, "privileged"),
+                ErrorType.FORBIDDEN,
+                detail="disallowed by cluster policy",
+                origin=origin,
+            )
+        )
+    run_as_user = _int(sc.get("runAsUser"))
+    if run_as_user is not None:
+        for msg in names.is_valid_user_id(run_as_user):
+            errs.append(
+                FieldError((*path, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
+            )
+    run_as_group = _int(sc.get("runAsGroup"))
+    if run_as_group is not None:
+        for msg in names.is_valid_group_id(run_as_group):
+            errs.append(
+                FieldError((*path, "runAsGroup"), ErrorType.INVALID, run_as_group, msg, origin)
+            )
+    proc_mount = _opt_str(sc.get("procMount"))
+    if proc_mount is not None:
+        if proc_mount not in ("Default", "Unmasked"):
+            errs.append(
+                not_supported(
+                    (*path, "procMount"),
+                    proc_mount,
+                    ["Default", "Unmasked"],
+                    "ValidateProcMountType",
+                )
+            )
+        if host_users and proc_mount == "Unmasked":
+            errs.append(
+                FieldError(
+                    (*path, "procMount"),
+                    ErrorType.INVALID,
+                    proc_mount,
+                    "`hostUsers` must be false to use `Unmasked`",
+                    origin,
+                )
+            )
+    errs.extend(validate_seccomp_profile_field(sc.get("seccompProfile"), (*path, "seccompProfile")))
+    if _opt_bool(sc.get("allowPrivilegeEscalation")) is False:
+        if privileged:
+            errs.append(
+                FieldError(
+                    path,
+                    ErrorType.INVALID,
+                    _go_security_context(sc),
+                    "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+                    origin,
+                )
+            )
+        capabilities = _dict(sc.get("capabilities"))
+        if capabilities is not None:
+            for cap in _list(capabilities.get("add")):
+                if cap == "CAP_SYS_ADMIN":
+                    errs.append(
+                        FieldError(
+                            path,
+                            ErrorType.INVALID,
+                            _go_security_context(sc),
+                            "cannot set `allowPrivilegeEscalation` to false and "
+                            "`capabilities.Add` CAP_SYS_ADMIN",
+                            origin,
+                        )
+                    )
+    errs.extend(
+        validate_windows_security_context_options(
+            sc.get("windowsOptions"), (*path, "windowsOptions")
+        )
+    )
+    errs.extend(
+        validate_apparmor_profile_field(sc.get("appArmorProfile"), (*path, "appArmorProfile"))
+    )
+    return errs
+
+
+# ---------------------------------------------------------------------------------------------
+# The pod security context
+
+_SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SYSCTL_FMT = "(" + _SYSCTL_SEGMENT + "[\\./])*" + _SYSCTL_SEGMENT
+_SYSCTL_RE = re.compile(_SYSCTL_FMT)
+_SYSCTL_MSG = f"must have at most 253 characters and match regex ^{_SYSCTL_FMT}$"
+
+_IPC_SYSCTLS = frozenset(
+    {
+        "kernel.sem",
+        "kernel.shmall",
+        "kernel.shmmax",
+        "kernel.shmmni",
+        "kernel.shm_rmid_forced",
+        "kernel.shm",
+        "kernel.msgmax",
+        "kernel.msgmnb",
+        "kernel.msgmni",
+        "kernel.msg",
+    }
+)
+
+
+def is_valid_sysctl_name(name: str) -> bool:
+    """``IsValidSysctlName``."""
+    return names.byte_len(name) <= 253 and _SYSCTL_RE.fullmatch(name) is not None
+
+
+def _normalize_sysctl(name: str) -> str:
+    """``sysctl.NormalizeName``: a name written with '/' separators, in the '.' form."""
+    first = min((i for i in (name.find("."), name.find("/")) if i >= 0), default=-1)
+    if first == -1 or name[first] == ".":
+        return name
+    return name.translate(str.maketrans("./", "/."))
+
+
+def sysctl_namespace(name: str) -> str:
+    """``sysctl.GetNamespace``: "Net", "IPC" or "" (unknown)."""
+    name = _normalize_sysctl(name)
+    star = name.find("*")
+    if star >= 0:
+        name = name[:star]
+    if name in _IPC_SYSCTLS:
+        return "IPC"
+    if name.startswith("net."):
+        return "Net"
+    if name.startswith("fs.mqueue."):
+        return "IPC"
+    return ""
+
+
+def _validate_sysctls(sysctls: list[Any], spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateSysctls`` with ``ValidateHostSysctl`` (namespaced sysctls are refused in pods
+    that share the host's network or IPC namespace: no old pod allows them)."""
+    origin = "validateSysctls"
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    host_network = spec.get("hostNetwork") is True
+    host_ipc = spec.get("hostIPC") is True
+    for i, item in enumerate(sysctls):
+        if not isinstance(item, dict):
+            continue
+        name = _str(item.get("name"))
+        name_path = (*path, i, "name")
+        if name == "":
+            errs.append(FieldError(name_path, ErrorType.REQUIRED, origin=origin))
+        elif not is_valid_sysctl_name(name):
+            errs.append(FieldError(name_path, ErrorType.INVALID, name, _SYSCTL_MSG, origin))
+        elif name in seen:
+            errs.append(FieldError(name_path, ErrorType.DUPLICATE, name, origin=origin))
+        namespace = sysctl_namespace(name)
+        if host_network and namespace == "Net":
+            errs.append(
+                FieldError(
+                    name_path,
+                    ErrorType.INVALID,
+                    name,
+                    "may not be specified when 'hostNetwork' is true",
+                    "ValidateHostSysctl",
+                )
+            )
+        elif host_ipc and namespace == "IPC":
+            errs.append(
+                FieldError(
+                    name_path,
+                    ErrorType.INVALID,
+                    name,
+                    "may not be specified when 'hostIPC' is true",
+                    "ValidateHostSysctl",
+                )
+            )
+        seen.add(name)
+    return errs
+
+
+def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validatePodSpecSecurityContext``: ``path`` is the spec's path (``("spec",)``).
+
+    The pod's security context always exists on the server (defaulted to empty), so the checks
+    that read ``hostPID`` and friends from the spec run even without ``securityContext``."""
+    origin = "validatePodSpecSecurityContext"
+    sc = spec.get("securityContext")
+    if sc is None:
+        sc = {}
+    if not isinstance(sc, dict):
+        return []
+    fld = (*path, "securityContext")
+    errs: list[FieldError] = []
+    fs_group = _int(sc.get("fsGroup"))
+    if fs_group is not None:
+        for msg in names.is_valid_group_id(fs_group):
+            errs.append(FieldError((*fld, "fsGroup"), ErrorType.INVALID, fs_group, msg, origin))
+    run_as_user = _int(sc.get("runAsUser"))
+    if run_as_user is not None:
+        for msg in names.is_valid_user_id(run_as_user):
+            errs.append(
+                FieldError((*fld, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
+            )
+    run_as_group = _int(sc.get("runAsGroup"))
+    if run_as_group is not None:
+        for msg in names.is_valid_group_id(run_as_group):
+            errs.append(
+                FieldError((*fld, "runAsGroup"), ErrorType.INVALID, run_as_group, msg, origin)
+            )
+    for g, gid in enumerate(_list(sc.get("supplementalGroups"))):
+        gid_int = _int(gid)
+        if gid_int is None:
+            continue
+        for msg in names.is_valid_group_id(gid_int):
+            errs.append(
+                FieldError((*fld, "supplementalGroups", g), ErrorType.INVALID, gid_int, msg, origin)
+            )
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        errs.append(
+            FieldError(
+                (*fld, "shareProcessNamespace"),
+                ErrorType.INVALID,
+                True,
+                "ShareProcessNamespace and HostPID cannot both be enabled",
+                origin,
+            )
+        )
+    sysctls = _list(sc.get("sysctls"))
+    if sysctls:
+        errs.extend(_validate_sysctls(sysctls, spec, (*fld, "sysctls")))
+    fs_policy = sc.get("fsGroupChangePolicy")
+    if isinstance(fs_policy, str) and fs_policy not in ("Always", "OnRootMismatch"):
+        errs.append(
+            not_supported(
+                (*fld, "fsGroupChangePolicy"),
+                fs_policy,
+                ["Always", "OnRootMismatch"],
+                "validateFSGroupChangePolicy",
+            )
+        )
+    errs.extend(validate_seccomp_profile_field(sc.get("seccompProfile"), (*fld, "seccompProfile")))
+    errs.extend(
+        validate_windows_security_context_options(
+            sc.get("windowsOptions"), (*fld, "windowsOptions")
+        )
+    )
+    errs.extend(
+        validate_apparmor_profile_field(sc.get("appArmorProfile"), (*fld, "appArmorProfile"))
+    )
+    sg_policy = sc.get("supplementalGroupsPolicy")
+    if isinstance(sg_policy, str) and sg_policy not in ("Merge", "Strict"):
+        errs.append(
+            not_supported(
+                (*fld, "supplementalGroupsPolicy"),
+                sg_policy,
+                ["Merge", "Strict"],
+                "validateSupplementalGroupsPolicy",
+            )
+        )
+    change_policy = sc.get("seLinuxChangePolicy")
+    if isinstance(change_policy, str):
+        if ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY:
+            if change_policy != "Recursive":
+                errs.append(
+                    not_supported(
+                        (*fld, "seLinuxChangePolicy"),
+                        change_policy,
+                        ["Recursive"],
+                        "validateSELinuxChangePolicy",
+                    )
+                )
+        elif change_policy not in ("MountOption", "Recursive"):
+            errs.append(
+                not_supported(
+                    (*fld, "seLinuxChangePolicy"),
+                    change_policy,
+                    ["MountOption", "Recursive"],
+                    "validateSELinuxChangePolicy",
+                )
+            )
+    return errs
+
+
+def host_users(spec: dict[str, Any]) -> bool:
+    """``hostUsers`` as ValidatePodSpec computes it: true unless the pod sets it false."""
+    sc = spec.get("securityContext")
+    return not (isinstance(sc, dict) and sc.get("hostUsers") is False)
+
+
+def _all_containers(spec: dict[str, Any], path: Path) -> list[tuple[dict[str, Any], Path]]:
+    """``VisitContainersWithPath``: init containers, containers, ephemeral containers."""
+    out: list[tuple[dict[str, Any], Path]] = []
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, ctr in enumerate(_list(spec.get(key))):
+            if isinstance(ctr, dict):
+                out.append((ctr, (*path, key, i)))
+    return out
+
+
+def validate_host_users(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateHostUsers``: a pod with ``hostUsers: false`` may not share the host's
+    namespaces nor use volume devices. ``path`` is the spec's path."""
+    if host_users(spec):
+        return []
+    origin = "validateHostUsers"
+    errs: list[FieldError] = []
+    for key, shown in (
+        ("hostNetwork", "hostNetwork"),
+        ("hostPID", "HostPID"),
+        ("hostIPC", "HostIPC"),
+    ):
+        if spec.get(key) is True:
+            errs.append(
+                FieldError(
+                    (*path, shown),
+                    ErrorType.FORBIDDEN,
+                    detail="when `hostUsers` is false",
+                    origin=origin,
+                )
+            )
+    for ctr, ctr_path in _all_containers(spec, path):
+        if _list(ctr.get("volumeDevices")):
+            errs.append(
+                FieldError(
+                    (*ctr_path, "volumeDevices"),
+                    ErrorType.FORBIDDEN,
+                    detail="when `hostUsers` is false",
+                    origin=origin,
+                )
+            )
+    return errs
+
+
+def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateWindowsHostProcessPod``. ``path`` is the spec's path."""
+    origin = "validateWindowsHostProcessPod"
+    errs: list[FieldError] = []
+    pod_sc = _dict(spec.get("securityContext")) or {}
+    pod_win = _dict(pod_sc.get("windowsOptions"))
+    pod_hp = _opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
+    host_network = spec.get("hostNetwork") is True
+    count = hp_count = 0
+    for ctr, ctr_path in _all_containers(spec, path):
+        count += 1
+        sc = _dict(ctr.get("securityContext"))
+        win = _dict(sc.get("windowsOptions")) if sc is not None else None
+        ctr_hp = _opt_bool(win.get("hostProcess")) if win is not None else None
+        if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
+            errs.append(
+                FieldError(
+                    (*ctr_path, "securityContext", "windowsOptions", "hostProcess"),
+                    ErrorType.INVALID,
+                    ctr_hp,
+                    "pod hostProcess value must be identical if both are specified, was "
+                    + ("true" if pod_hp else "false"),
+                    origin,
+                )
+            )
+        if ctr_hp is True or (ctr_hp is None and pod_hp is True):
+            hp_count += 1
+    if hp_count > 0:
+        if hp_count != count:
+            errs.append(
+                FieldError(
+                    path,
+                    ErrorType.INVALID,
+                    "",
+                    "If pod contains any hostProcess containers then all containers must be "
+                    "HostProcess containers",
+                    origin,
+                )
+            )
+        if not host_network:
+            errs.append(
+                FieldError(
+                    (*path, "hostNetwork"),
+                    ErrorType.INVALID,
+                    False,
+                    "hostNetwork must be true if pod contains any hostProcess containers",
+                    origin,
+                )
+            )
+        if not ALLOW_PRIVILEGED:
+            errs.append(
+                FieldError(
+                    path,
+                    ErrorType.FORBIDDEN,
+                    detail="hostProcess containers are disallowed by cluster policy",
+                    origin=origin,
+                )
+            )
+    return errs
