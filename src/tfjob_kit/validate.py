@@ -100,7 +100,7 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         schema_findings = [f for f in schema.validate(_drop_nulls(content)) if f.path not in ruled]
     configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
     configured.sort(key=_finding_order)
-    secrets = redact.secret_values(content)
+    secrets = redact.secret_values(content) if configured else set()
     if secrets:  # messages may quote a value; secret env values are never shown
         configured = [
             replace(f, message=redact.mask_message(f.message, f.path, secrets)) for f in configured
@@ -118,7 +118,7 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     name = str(model.as_dict(content.get("metadata")).get("name") or "")
     result = DocumentResult(doc.source, doc.index, doc.line, doc.kind, name)
     error = doc.error
-    if error is None and doc.content is not None:  # an object not read by load_text (a dict)
+    if error is None and doc.content is not None and not doc.inspected:  # a dict, not loaded
         problem = unsendable(doc.content)
         if problem is not None:
             error = LoadError("yaml-syntax", problem[1], path=problem[0])

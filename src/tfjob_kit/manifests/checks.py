@@ -95,6 +95,7 @@ def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None
             path = child_path(path, part)
         rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
         doc.error = LoadError(rule, message, doc.line, path=path)
+    doc.inspected = True
 
 
 def unsendable(content: Any) -> tuple[str, str] | None:

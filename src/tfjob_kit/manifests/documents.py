@@ -40,6 +40,7 @@ class Document:
     line: int  # 1-based line where the document starts
     content: Any = None
     error: LoadError | None = None
+    inspected: bool = False  # the loader's checks (checks.inspect) already walked the content
 
     @property
     def ok(self) -> bool:
