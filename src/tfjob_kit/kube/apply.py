@@ -162,9 +162,15 @@ def apply_items(
     field_manager: str,
     force: bool = False,
     check_mode: bool = False,
+    preflight: Callable[[list[tuple[Item, bool]]], None] | None = None,
 ) -> list[Outcome]:
     """Apply all items or none. In check mode nothing is stored; the outcomes say what would
-    change."""
+    change.
+
+    preflight, when given, is called with the items this apply may change (not those this field
+    manager last applied exactly so), each with whether it is on the server already, at the
+    same time as the dry runs (in a thread of its own); what it raises stops everything before
+    anything is stored (a dry run's own error goes first)."""
     existing = _existing(client, items)
     for item in items:
         annotations = item.body.setdefault("metadata", {}).setdefault("annotations", {})
@@ -172,6 +178,11 @@ def apply_items(
     settled = {
         id(i) for i in items if _already_applied(existing.get(_key(i)), i.body, field_manager)
     }
+    checking = None
+    pool = ThreadPoolExecutor(max_workers=1) if preflight is not None else None
+    if pool is not None and preflight is not None:
+        changing = [(i, _key(i) in existing) for i in items if id(i) not in settled]
+        checking = pool.submit(preflight, changing)
 
     def dry_run(item: Item) -> dict[str, Any]:
         return client.apply(
@@ -179,7 +190,13 @@ def apply_items(
         )
 
     pending = [i for i in items if id(i) not in settled]
-    planned = dict(zip(map(id, pending), parallel(dry_run, pending), strict=True))
+    try:
+        planned = dict(zip(map(id, pending), parallel(dry_run, pending), strict=True))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+    if checking is not None:
+        checking.result()
     outcomes = []
     for item in items:
         before = existing.get(_key(item))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError, from_api_exception, unreachable
+from tfjob_kit.kube.errors import KubeError, from_api_exception, status_body, unreachable
 from tfjob_kit.kube.resources import Resource
 
 T = TypeVar("T")
@@ -335,6 +335,95 @@ class Client:
             )
             data: bytes = response.data or b""
             return data.decode("utf-8", "replace")
+
+    # -- the preflight: what the operator would create, judged by the server ------------------
+
+    def dry_run_create(
+        self, kind: str, namespace: str, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        """Create with dryRun=All (nothing is stored): kind "pods" or "podgroups" (Volcano's
+        scheduling.volcano.sh/v1beta1). Returns the HTTP status and the body (the object the
+        server would store, or its Status): an answer of the server is not an error here; only
+        an unreachable server raises."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            if kind == "pods":
+                response = self._core.create_namespaced_pod(
+                    namespace,
+                    body,
+                    dry_run="All",
+                    _preload_content=False,
+                    _request_timeout=REQUEST_TIMEOUT,
+                )
+            else:
+                response = self._custom.create_namespaced_custom_object(
+                    "scheduling.volcano.sh",
+                    "v1beta1",
+                    namespace,
+                    kind,
+                    body,
+                    dry_run="All",
+                    _preload_content=False,
+                    _request_timeout=REQUEST_TIMEOUT,
+                )
+        except ApiException as exc:
+            return int(exc.status or 0), status_body(exc)
+        except HTTPError as exc:
+            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+        data: dict[str, Any] = json.loads(response.data) if response.data else {}
+        return int(response.status), data
+
+    def probe(self, kind: str, name: str, namespace: str | None = None) -> tuple[int, str]:
+        """Whether an object exists, by a metadata-only GET (a Secret's data never leaves the
+        server): the HTTP status (200, 404, 403...) and the server's message. kind: secrets,
+        configmaps, persistentvolumeclaims, serviceaccounts (namespaced), priorityclasses,
+        queues (Volcano's, cluster-scoped). A 404 for a kind the server does not serve (no
+        such CRD) reads 404 with the message "the server could not find the requested
+        resource"."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        metadata_only = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"}
+        options: dict[str, Any] = {
+            "_preload_content": False,
+            "_request_timeout": REQUEST_TIMEOUT,
+            "_headers": metadata_only,
+        }
+        try:
+            if kind == "priorityclasses":
+                from kubernetes import client
+
+                client.SchedulingV1Api(self._api).read_priority_class(name, **options)
+            elif kind == "queues":
+                self._custom.get_cluster_custom_object(
+                    "scheduling.volcano.sh", "v1beta1", "queues", name, **options
+                )
+            else:
+                reader = getattr(self._core, f"read_namespaced_{_SINGULAR[kind]}")
+                reader(name, namespace, **options)
+        except ApiException as exc:
+            body = status_body(exc)
+            return int(exc.status or 0), str(body.get("message") or exc.reason or "")
+        except HTTPError as exc:
+            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+        return 200, ""
+
+    def resource_quotas(self, namespace: str) -> list[dict[str, Any]]:
+        with self._errors(f"listing resourcequotas in namespace {namespace!r} for"):
+            items: list[dict[str, Any]] = self._json(
+                self._core.list_namespaced_resource_quota, namespace
+            ).get("items", [])
+            return items
+
+
+_SINGULAR = {
+    "secrets": "secret",
+    "configmaps": "config_map",
+    "persistentvolumeclaims": "persistent_volume_claim",
+    "serviceaccounts": "service_account",
+}
 
 
 def _names_object(exc: Any) -> bool:

@@ -41,6 +41,11 @@ def _status_body(exc: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def status_body(exc: Any) -> dict[str, Any]:
+    """The Status object the API server answered an ApiException with ({} if none)."""
+    return _status_body(exc)
+
+
 def unreachable(host: str, detail: str) -> KubeError:
     return KubeError(
         f"cannot reach the Kubernetes API server at {host}: {detail}. Check that the cluster is "

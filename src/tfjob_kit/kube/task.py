@@ -7,16 +7,18 @@ Result (or TaskError) to their own output.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tfjob_kit import redact
 from tfjob_kit.config import ConfigError, RuleConfig, from_settings
 from tfjob_kit.findings import Severity
-from tfjob_kit.kube import apply, jobs, status
+from tfjob_kit.kube import apply, jobs, preflight, status
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.resources import TFJOB
 
 DEFAULT_FIELD_MANAGER = "tfjob-kit"
 
@@ -37,6 +39,7 @@ class Request:
     wait_for: list[str] = field(default_factory=lambda: ["Succeeded"])
     fail_on: list[str] = field(default_factory=lambda: ["Failed"])
     wait_timeout: float = 600.0
+    preflight: bool = True  # dry-run the pods (and PodGroup) the operator will create
     check_mode: bool = False
     diff: bool = False
     connection: Connection = field(default_factory=Connection)
@@ -73,6 +76,43 @@ def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> 
         "tf_config": item.tf_config(),
         **current.as_dict(),
     }
+
+
+class PreflightError(KubeError):
+    """The preflight found what the cluster would refuse (or never start): nothing is applied."""
+
+
+def _preflight(
+    client: Client, request: Request, result: dict[str, Any]
+) -> Callable[[list[tuple[jobs.Item, bool]]], None]:
+    """The check apply_items runs beside its dry runs (TFJobs only: a Volcano Job's pods are
+    Volcano's): findings go to the result; error-level ones raise PreflightError."""
+
+    def gate(changing: list[tuple[jobs.Item, bool]]) -> None:
+        targets = [
+            preflight.Target(i.source, i.document, i.tfjob, exists=exists)
+            for i, exists in changing
+            if i.resource is TFJOB
+        ]
+        if not targets:
+            return
+        found = preflight.check(client, targets, _rule_config(request.rules))
+        result["findings"].extend(f.as_dict() for f in found)
+        result["warnings"].extend(
+            f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
+            for f in found
+            if f.severity == Severity.WARNING
+        )
+        errors = preflight.blocking(found)
+        if errors:
+            count = f"{len(errors)} problems" if len(errors) > 1 else "1 problem"
+            raise PreflightError(
+                f"nothing was applied; the preflight against the cluster found {count}:\n"
+                + preflight.summary(errors),
+                "preflight",
+            )
+
+    return gate
 
 
 def run(request: Request) -> dict[str, Any]:
@@ -128,12 +168,14 @@ def run(request: Request) -> dict[str, Any]:
             if request.state == "absent":
                 outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
             else:
+                gate = _preflight(client, request, result) if request.preflight else None
                 outcomes = apply.apply_items(
                     client,
                     items,
                     field_manager=request.field_manager,
                     force=request.force_conflicts,
                     check_mode=request.check_mode,
+                    preflight=gate,
                 )
             result["changed"] = any(o.changed for o in outcomes)
             if request.diff:

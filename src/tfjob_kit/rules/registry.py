@@ -36,6 +36,24 @@ BUILTIN = {
         Severity.WARNING,
         "A PodGroup written next to a TFJob collides with the operator's.",
     ),
+    # The server-aware preflight's (kube/preflight.py; server-rejects-pod is rules/server.py's).
+    "server-rejects-podgroup": (
+        Severity.ERROR,
+        "The API server rejects the PodGroup the operator creates for the gang (dry run).",
+    ),
+    "quota-exceeded": (
+        Severity.ERROR,
+        "The job's pods together need more than a ResourceQuota of the namespace leaves.",
+    ),
+    "missing-reference": (
+        Severity.ERROR,
+        "A ServiceAccount, PriorityClass, Secret, ConfigMap, PVC or Volcano queue the pods name "
+        "does not exist.",
+    ),
+    "preflight-incomplete": (
+        Severity.WARNING,
+        "The credentials may not make one of the preflight's requests; that part is unchecked.",
+    ),
 }
 
 

@@ -1,0 +1,623 @@
+"""The server-aware preflight: what the operator will create from each TFJob, judged by the
+cluster before anything is stored.
+
+For every TFJob the preflight builds what the training-operator creates (``tfjob_kit.pods``):
+one pod per replica type (the highest index, the longest name) and, for a gang job, its Volcano
+PodGroup. It then asks the API server, all requests in parallel:
+
+* a create with ``dryRun=All`` of each pod and PodGroup: validation, defaulting and every
+  admission step, so the namespace's Pod Security level, LimitRange, a ResourceQuota one pod
+  already exceeds, the ServiceAccount and PriorityClass admission plugins and admission webhooks
+  all answer as they will answer the operator;
+* a metadata-only GET of every object the pods name: ServiceAccounts, PriorityClasses, Secrets,
+  ConfigMaps and PersistentVolumeClaims (a pod's dry run does not check that its Secrets,
+  ConfigMaps and claims exist: the kubelet does, and the pod then waits forever), and the
+  Volcano queue of a gang job (nothing in admission checks it);
+* the namespace's ResourceQuotas, against the whole job: the sum of every replica's requests and
+  limits (as defaulted by the dry run, LimitRange defaults included) and its pod count over
+  ``hard - used``. A job already on the server is not summed (its pods may be in ``used``).
+
+Findings (rule ids in ``rules.registry.BUILTIN``, so configurations can re-level them):
+``server-rejects-pod`` and ``server-rejects-podgroup`` (the server's field errors, mapped to the
+TFJob: pod ``spec.X`` is ``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,
+``missing-reference``, and ``preflight-incomplete`` (a WARNING: the credentials may not do one
+of the requests; the finding names the verb, resource and namespace to grant).
+
+Permissions the preflight uses (least privilege; a dry run stores nothing):
+
+=============================  ==========================================================
+``create pods``                in the job's namespace, with ``dryRun=All``
+``create podgroups``           ``scheduling.volcano.sh``, in the namespace (gang jobs only)
+``get serviceaccounts``        in the namespace, the names the pods use
+``get secrets``, ``get configmaps``, ``get persistentvolumeclaims``: in the namespace, the
+                               names the pods use (metadata only is read)
+``get priorityclasses``        ``scheduling.k8s.io``, cluster-wide
+``get queues``                 ``scheduling.volcano.sh``, cluster-wide (gang jobs only)
+``list resourcequotas``        in the namespace
+=============================  ==========================================================
+
+Not judged: image pull secrets (a missing one only matters for a private registry), keys inside
+Secrets and ConfigMaps, ResourceQuotas with scopes, and the Services the operator creates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import partial
+from typing import Any
+
+from tfjob_kit import model, pods, quantity, rules
+from tfjob_kit.config import RuleConfig
+from tfjob_kit.findings import Finding, Severity, child_path
+from tfjob_kit.kube.apply import parallel
+from tfjob_kit.kube.client import Client
+from tfjob_kit.model import Replica, as_dict, as_list
+
+WORKERS = 16
+POD_RULE = "server-rejects-pod"
+PODGROUP_RULE = "server-rejects-podgroup"
+QUOTA_RULE = "quota-exceeded"
+MISSING_RULE = "missing-reference"
+INCOMPLETE_RULE = "preflight-incomplete"
+VOLCANO = "volcano"
+
+_FORBIDDEN = re.compile(
+    r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)"'
+    r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?'
+)
+# What admission says when a name the pod uses is missing; the GETs report those more clearly.
+_ADMISSION_MISSING = re.compile(
+    r'serviceaccount "[^"]*" not found|no PriorityClass with name \S+ was found'
+)
+_KIND_WORDS = {
+    "serviceaccounts": "ServiceAccount",
+    "priorityclasses": "PriorityClass",
+    "secrets": "Secret",
+    "configmaps": "ConfigMap",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "queues": "Volcano Queue",
+}
+_GROUPS = {"priorityclasses": "scheduling.k8s.io", "queues": "scheduling.volcano.sh"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One TFJob to judge (metadata.namespace set), and where it came from."""
+
+    source: str
+    document: int
+    tfjob: dict[str, Any]
+    line: int | None = None
+    exists: bool = False  # on the server already: its quota is not summed again
+
+    @property
+    def namespace(self) -> str:
+        return model.namespace(self.tfjob)
+
+    @property
+    def name(self) -> str:
+        return model.job_name(self.tfjob)
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """An object a pod names: kind (plural), namespace ("" for cluster-scoped), name."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def describe(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{_KIND_WORDS[self.kind]} {where}{self.name}"
+
+
+@dataclass
+class _Job:
+    target: Target
+    pods: list[tuple[Replica, dict[str, Any]]]
+    group: dict[str, Any] | None
+    refs: dict[_Ref, list[str]] = field(default_factory=dict)  # ref -> TFJob paths
+    answers: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # per pod
+
+
+def _severity(rule_id: str) -> Severity:
+    try:
+        return rules.default_severity(rule_id)
+    except KeyError:  # an id not registered (yet): what the server refuses is an error
+        return Severity.ERROR
+
+
+def _finding(target: Target, rule_id: str, message: str, path: str) -> Finding:
+    return Finding(rule_id, _severity(rule_id), message, path).at(
+        target.source, target.document, target.line
+    )
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def _segments(field_path: str) -> list[str | int]:
+    """A Kubernetes field path (spec.containers[0].env[FOO], metadata.labels[a.b/c]) in parts."""
+    parts: list[str | int] = []
+    i, n = 0, len(field_path)
+    while i < n:
+        char = field_path[i]
+        if char == ".":
+            i += 1
+        elif char == "[":
+            end = field_path.find("]", i)
+            end = n if end < 0 else end
+            inner = field_path[i + 1 : end]
+            parts.append(int(inner) if inner.isdigit() else inner)
+            i = end + 1
+        else:
+            j = i
+            while j < n and field_path[j] not in ".[":
+                j += 1
+            parts.append(field_path[i:j])
+            i = j
+    return parts
+
+
+def pod_field_path(replica: Replica, field_path: str) -> str:
+    """The TFJob path of a pod's field: spec.X -> <replica>.template.spec.X, metadata.labels ->
+    <replica>.template.metadata.labels; the pod's name comes from the job's name."""
+    parts = _segments(field_path)
+    if parts[:2] == ["metadata", "name"]:
+        return "$.metadata.name"
+    if not parts or parts[0] not in ("spec", "metadata"):
+        return f"{replica.path}.template"
+    path = f"{replica.path}.template"
+    for part in parts:
+        path = child_path(path, part)
+    return path
+
+
+# --------------------------------------------------------------------------- references
+
+
+def _optional(ref: dict[str, Any]) -> bool:
+    return ref.get("optional") is True
+
+
+def _references(
+    replica: Replica, pod: dict[str, Any], namespace: str
+) -> Iterator[tuple[_Ref, str]]:
+    """(object, TFJob path) for every object a pod of the replica names and needs."""
+    spec = as_dict(pod.get("spec"))
+    base = f"{replica.path}.template.spec"
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(account, str) and account:
+        key = "serviceAccountName" if spec.get("serviceAccountName") else "serviceAccount"
+        yield _Ref("serviceaccounts", namespace, account), f"{base}.{key}"
+    priority = spec.get("priorityClassName")
+    if isinstance(priority, str) and priority:
+        yield _Ref("priorityclasses", "", priority), f"{base}.priorityClassName"
+
+    def named(kind: str, ref: Any, path: str, key: str = "name") -> Iterator[tuple[_Ref, str]]:
+        ref = as_dict(ref)
+        name = ref.get(key)
+        if isinstance(name, str) and name and not _optional(ref):
+            yield _Ref(kind, namespace, name), f"{path}.{key}"
+
+    for v, volume in enumerate(as_list(spec.get("volumes"))):
+        volume = as_dict(volume)
+        at = f"{base}.volumes[{v}]"
+        yield from named("secrets", volume.get("secret"), f"{at}.secret", "secretName")
+        yield from named("configmaps", volume.get("configMap"), f"{at}.configMap")
+        yield from named(
+            "persistentvolumeclaims",
+            volume.get("persistentVolumeClaim"),
+            f"{at}.persistentVolumeClaim",
+            "claimName",
+        )
+        sources = as_list(as_dict(volume.get("projected")).get("sources"))
+        for s, source in enumerate(sources):
+            source = as_dict(source)
+            where = f"{at}.projected.sources[{s}]"
+            yield from named("secrets", source.get("secret"), f"{where}.secret")
+            yield from named("configmaps", source.get("configMap"), f"{where}.configMap")
+    for kind_field in ("initContainers", "containers"):
+        for c, container in enumerate(as_list(spec.get(kind_field))):
+            container = as_dict(container)
+            at = f"{base}.{kind_field}[{c}]"
+            for e, entry in enumerate(as_list(container.get("env"))):
+                source = as_dict(as_dict(entry).get("valueFrom"))
+                where = f"{at}.env[{e}].valueFrom"
+                yield from named("secrets", source.get("secretKeyRef"), f"{where}.secretKeyRef")
+                yield from named(
+                    "configmaps", source.get("configMapKeyRef"), f"{where}.configMapKeyRef"
+                )
+            for e, entry in enumerate(as_list(container.get("envFrom"))):
+                entry = as_dict(entry)
+                where = f"{at}.envFrom[{e}]"
+                yield from named("secrets", entry.get("secretRef"), f"{where}.secretRef")
+                yield from named("configmaps", entry.get("configMapRef"), f"{where}.configMapRef")
+
+
+# --------------------------------------------------------------------------- quota
+
+_REQUESTS = ("cpu", "memory", "ephemeral-storage")
+
+
+def _container_amounts(container: dict[str, Any]) -> dict[str, Fraction]:
+    resources = as_dict(container.get("resources"))
+    requests, limits = as_dict(resources.get("requests")), as_dict(resources.get("limits"))
+    out: dict[str, Fraction] = {}
+    for name, value in limits.items():
+        amount = quantity.parse(value)
+        if amount is not None:
+            out[f"limits.{name}"] = amount
+            out.setdefault(f"requests.{name}", amount)  # the API server's defaulting
+    for name, value in requests.items():
+        amount = quantity.parse(value)
+        if amount is not None:
+            out[f"requests.{name}"] = amount
+    return out
+
+
+def _add(total: dict[str, Fraction], more: dict[str, Fraction], times: int = 1) -> None:
+    for key, value in more.items():
+        total[key] = total.get(key, Fraction(0)) + value * times
+
+
+def pod_amounts(pod: dict[str, Any]) -> dict[str, Fraction]:
+    """What one pod counts against a ResourceQuota, as the quota evaluator sums it: the
+    containers (and sidecars) added, or the largest init container if that is more, plus the
+    pod overhead; keys are quota names (requests.cpu, limits.memory, ...) and pods."""
+    spec = as_dict(pod.get("spec"))
+    running: dict[str, Fraction] = {}
+    for container in as_list(spec.get("containers")):
+        _add(running, _container_amounts(as_dict(container)))
+    sidecars: dict[str, Fraction] = {}
+    largest_init: dict[str, Fraction] = {}
+    for container in as_list(spec.get("initContainers")):
+        container = as_dict(container)
+        amounts = _container_amounts(container)
+        if container.get("restartPolicy") == "Always":
+            _add(sidecars, amounts)
+            continue
+        for key, value in amounts.items():
+            largest_init[key] = max(
+                largest_init.get(key, Fraction(0)), value + sidecars.get(key, Fraction(0))
+            )
+    _add(running, sidecars)
+    total = {
+        k: max(running.get(k, Fraction(0)), largest_init.get(k, Fraction(0)))
+        for k in {*running, *largest_init}
+    }
+    for name, value in as_dict(spec.get("overhead")).items():
+        amount = quantity.parse(value)
+        if amount is not None:
+            _add(total, {f"requests.{name}": amount, f"limits.{name}": amount})
+    total["pods"] = Fraction(1)
+    return total
+
+
+def _quota_key(hard_name: str) -> str:
+    """The pod amount a quota's hard name limits (cpu means requests.cpu...)."""
+    if hard_name in _REQUESTS:
+        return f"requests.{hard_name}"
+    if hard_name == "count/pods":
+        return "pods"
+    return hard_name
+
+
+def _format(amount: Fraction, resource: str) -> str:
+    if "memory" in resource or "storage" in resource:
+        for suffix, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount % size == 0 and amount >= size:
+                return f"{amount // size}{suffix}"
+    if amount.denominator == 1:
+        return str(amount.numerator)
+    milli = amount * 1000
+    if milli.denominator == 1:
+        return f"{milli.numerator}m"
+    return f"{float(amount):g}"
+
+
+def _quota_findings(job: _Job, quotas: list[dict[str, Any]]) -> Iterator[Finding]:
+    target = job.target
+    needs: dict[str, Fraction] = {}
+    parts: dict[str, list[str]] = {}
+    for (replica, built), (status, answer) in zip(job.pods, job.answers, strict=True):
+        pod = answer if status in (200, 201) and answer.get("kind") == "Pod" else built
+        amounts = pod_amounts(pod)
+        _add(needs, amounts, replica.count)
+        for key, value in amounts.items():
+            parts.setdefault(key, []).append(
+                f"{replica.key} {replica.count} x {_format(value, key)}"
+            )
+    for quota in quotas:
+        spec = as_dict(quota.get("spec"))
+        if spec.get("scopes") or spec.get("scopeSelector"):
+            continue
+        state = as_dict(quota.get("status"))
+        hard, used = as_dict(state.get("hard")), as_dict(state.get("used"))
+        name = str(as_dict(quota.get("metadata")).get("name"))
+        for hard_name, limit in hard.items():
+            key = _quota_key(str(hard_name))
+            need = needs.get(key)
+            cap = quantity.parse(limit)
+            if not need or cap is None:
+                continue
+            left = cap - (quantity.parse(used.get(hard_name, 0)) or Fraction(0))
+            if need > left:
+                yield _finding(
+                    target,
+                    QUOTA_RULE,
+                    f"the job needs {hard_name} {_format(need, key)} in all "
+                    f"({' + '.join(parts[key])}), but ResourceQuota {target.namespace}/{name} "
+                    f"leaves {_format(max(left, Fraction(0)), key)} (hard {limit}, used "
+                    f"{used.get(hard_name, 0)}): the operator would create only some of the pods "
+                    "and the others would wait for them; lower the requests or replicas, or "
+                    "raise the quota",
+                    "$.spec.tfReplicaSpecs",
+                )
+
+
+# --------------------------------------------------------------------------- the server's answers
+
+
+def _forbidden_by_rbac(message: str) -> str | None:
+    """'create pods in namespace "x"' when RBAC refused, else None."""
+    match = _FORBIDDEN.search(message)
+    if match is None:
+        return None
+    resource = match["resource"] + (f".{match['group']}" if match["group"] else "")
+    where = f' in namespace "{match["namespace"]}"' if match["namespace"] else " cluster-wide"
+    return f'user "{match["user"]}" may not {match["verb"]} {resource}{where}'
+
+
+def _pod_findings(
+    job: _Job, replica: Replica, pod: dict[str, Any], status: int, body: dict[str, Any]
+) -> Iterator[Finding]:
+    target = job.target
+    name = f"{target.namespace}/{as_dict(pod.get('metadata')).get('name')}"
+    if status in (200, 201, 409):  # 409: a pod of that name exists, so admission passed
+        return
+    message = str(body.get("message") or f"HTTP {status}")
+    what = f"pod {name} (replica {replica.key})"
+    if status == 403 and (permission := _forbidden_by_rbac(message)):
+        yield _finding(
+            target,
+            INCOMPLETE_RULE,
+            f"the preflight cannot dry-run {what}: {permission} (a dry run stores nothing); "
+            "grant create on pods in that namespace, or turn the preflight off",
+            f"{replica.path}.template",
+        )
+        return
+    if status == 403 and _ADMISSION_MISSING.search(message):
+        return  # reported by the GETs, with the path of the name
+    if status == 403 and "exceeded quota" in message:
+        yield _finding(
+            target,
+            QUOTA_RULE,
+            f"the API server rejects {what}: {message}",
+            f"{replica.path}.template.spec.containers",
+        )
+        return
+    causes = [c for c in as_list(as_dict(body.get("details")).get("causes")) if isinstance(c, dict)]
+    if status == 422 and causes:
+        for cause in causes:
+            field_path = str(cause.get("field") or "")
+            reason = str(cause.get("message") or "")
+            yield _finding(
+                target,
+                POD_RULE,
+                f"the API server rejects {what}: {field_path}: {reason}".replace(": : ", ": "),
+                pod_field_path(replica, field_path),
+            )
+        return
+    yield _finding(
+        target,
+        POD_RULE,
+        f"the API server rejects {what}: {message}",
+        f"{replica.path}.template.spec",
+    )
+
+
+def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Finding]:
+    target = job.target
+    group = job.group or {}
+    name = f"{target.namespace}/{as_dict(group.get('metadata')).get('name')}"
+    if status in (200, 201, 409):
+        return
+    message = str(body.get("message") or f"HTTP {status}")
+    if status == 404 and not as_dict(body.get("details")).get("name"):
+        return  # no Volcano PodGroup CRD: the operator cannot be ganging with Volcano
+    if status == 403 and (permission := _forbidden_by_rbac(message)):
+        yield _finding(
+            target,
+            INCOMPLETE_RULE,
+            f"the preflight cannot dry-run PodGroup {name}: {permission}; grant create on "
+            "podgroups.scheduling.volcano.sh in that namespace, or turn the preflight off",
+            "$.spec.runPolicy.schedulingPolicy",
+        )
+        return
+    causes = [c for c in as_list(as_dict(body.get("details")).get("causes")) if isinstance(c, dict)]
+    detail = "; ".join(f"{c.get('field', '')}: {c.get('message', '')}" for c in causes) or message
+    yield _finding(
+        target,
+        PODGROUP_RULE,
+        f"the API server rejects PodGroup {name}, which the operator creates for the gang: "
+        f"{detail}",
+        "$.spec.runPolicy.schedulingPolicy",
+    )
+
+
+def _ref_findings(job: _Job, answers: dict[_Ref, tuple[int, str]]) -> Iterator[Finding]:
+    target = job.target
+    for ref, paths in job.refs.items():
+        status, message = answers[ref]
+        if status == 200:
+            continue
+        if status == 404 and "could not find the requested resource" in message:
+            continue  # the kind is not served (no Volcano): nothing would look it up
+        if status == 404:
+            used_by = "" if ref.kind != "queues" else " (the gang's PodGroup waits in it)"
+            for path in paths:
+                yield _finding(
+                    target,
+                    MISSING_RULE,
+                    f"{ref.describe()} does not exist{used_by}: {message}; " + _missing_hint(ref),
+                    path,
+                )
+        elif status == 403:
+            resource = ref.kind + (f".{_GROUPS[ref.kind]}" if ref.kind in _GROUPS else "")
+            where = f' in namespace "{ref.namespace}"' if ref.namespace else " cluster-wide"
+            yield _finding(
+                target,
+                INCOMPLETE_RULE,
+                f"the preflight cannot check that {ref.describe()} exists: "
+                f"{_forbidden_by_rbac(message) or message} (needs get {resource}{where})",
+                paths[0],
+            )
+        else:
+            yield _finding(
+                target,
+                INCOMPLETE_RULE,
+                f"the preflight cannot check that {ref.describe()} exists: {message} "
+                f"(HTTP {status})",
+                paths[0],
+            )
+
+
+def _missing_hint(ref: _Ref) -> str:
+    if ref.kind in ("serviceaccounts", "priorityclasses"):
+        return "the API server refuses every pod that names it; create it first"
+    if ref.kind == "queues":
+        return "the PodGroup stays Pending and no pod starts; create the queue or name another"
+    return (
+        "the pods are created but never start (the kubelet waits for it); create it first, or "
+        "mark the reference optional"
+    )
+
+
+# --------------------------------------------------------------------------- the whole check
+
+
+def is_gang(content: dict[str, Any]) -> bool:
+    """Whether the job asks for gang scheduling: it has a schedulingPolicy (how jobs opt in with
+    the chart's --gang-scheduler-name=volcano) or a template names the volcano scheduler. The
+    operator's flag is not visible from the API; a cluster without Volcano's PodGroup CRD is
+    taken as one that does not gang (nothing is reported then)."""
+    run_policy = as_dict(as_dict(content.get("spec")).get("runPolicy"))
+    if "schedulingPolicy" in run_policy:
+        return True
+    return any(r.pod_spec.get("schedulerName") == VOLCANO for r in model.replicas(content))
+
+
+def _prepare(target: Target) -> _Job:
+    content, namespace = target.tfjob, target.namespace
+    group = pods.pod_group(content, namespace=namespace) if is_gang(content) else None
+    built = pods.operator_pods(
+        content,
+        namespace=namespace,
+        gang_scheduler=VOLCANO if group is not None else "",
+        one_per_type=True,
+    )
+    job = _Job(target, built, group)
+    for replica, pod in built:
+        for ref, path in _references(replica, pod, namespace):
+            job.refs.setdefault(ref, [])
+            if path not in job.refs[ref]:
+                job.refs[ref].append(path)
+    if group is not None:
+        queue = as_dict(group.get("spec")).get("queue") or "default"
+        job.refs.setdefault(
+            _Ref("queues", "", str(queue)), ["$.spec.runPolicy.schedulingPolicy.queue"]
+        )
+    return job
+
+
+def check(client: Client, targets: list[Target], config: RuleConfig | None = None) -> list[Finding]:
+    """The preflight's findings for the targets, configured (re-levelled or disabled) by
+    config. Raises KubeError only when the server cannot be reached."""
+    config = config or RuleConfig()
+    jobs = [_prepare(t) for t in targets]
+    calls: list[Callable[[], Any]] = []
+    for job in jobs:
+        namespace = job.target.namespace
+        for _, pod in job.pods:
+            calls.append(partial(client.dry_run_create, "pods", namespace, pod))
+        if job.group is not None:
+            calls.append(partial(client.dry_run_create, "podgroups", namespace, job.group))
+    refs = sorted({r for job in jobs for r in job.refs}, key=_ref_order)
+    for ref in refs:
+        calls.append(partial(client.probe, ref.kind, ref.name, ref.namespace or None))
+    quota_namespaces = sorted({j.target.namespace for j in jobs if not j.target.exists})
+    for namespace in quota_namespaces:
+        calls.append(partial(_quotas, client, namespace))
+    answers = iter(parallel(_call, calls, workers=WORKERS))
+    found: list[Finding] = []
+    group_answers: dict[int, tuple[int, dict[str, Any]]] = {}
+    for index, job in enumerate(jobs):
+        job.answers = [next(answers) for _ in job.pods]
+        if job.group is not None:
+            group_answers[index] = next(answers)
+    ref_answers = {ref: next(answers) for ref in refs}
+    quotas = {ns: next(answers) for ns in quota_namespaces}
+    for index, job in enumerate(jobs):
+        job_found: list[Finding] = []
+        for (replica, pod), (status, body) in zip(job.pods, job.answers, strict=True):
+            job_found.extend(_pod_findings(job, replica, pod, status, body))
+        if index in group_answers:
+            job_found.extend(_group_findings(job, *group_answers[index]))
+        job_found.extend(_ref_findings(job, ref_answers))
+        namespace_quotas = quotas.get(job.target.namespace)
+        if isinstance(namespace_quotas, str):
+            job_found.append(
+                _finding(
+                    job.target,
+                    INCOMPLETE_RULE,
+                    f"the preflight cannot check the job against the ResourceQuotas: "
+                    f"{namespace_quotas} (needs list resourcequotas in namespace "
+                    f'"{job.target.namespace}")',
+                    "$.spec.tfReplicaSpecs",
+                )
+            )
+        elif (
+            namespace_quotas
+            and not job.target.exists
+            and not any(f.rule == QUOTA_RULE for f in job_found)
+        ):
+            job_found.extend(_quota_findings(job, namespace_quotas))
+        found.extend(c for f in job_found if (c := config.apply(f)) is not None)
+    return found
+
+
+def _call(call: Callable[[], Any]) -> Any:
+    return call()
+
+
+def _ref_order(ref: _Ref) -> tuple[str, str, str]:
+    return ref.kind, ref.namespace, ref.name
+
+
+def _quotas(client: Client, namespace: str) -> list[dict[str, Any]] | str:
+    """The namespace's ResourceQuotas, or why they cannot be read."""
+    from tfjob_kit.kube.errors import KubeError
+
+    try:
+        return client.resource_quotas(namespace)
+    except KubeError as exc:
+        if exc.status == 403:
+            return str(exc)
+        raise
+
+
+def blocking(findings: list[Finding]) -> list[Finding]:
+    """The findings that stop an apply: error level."""
+    return [f for f in findings if f.severity >= Severity.ERROR]
+
+
+def summary(findings: list[Finding]) -> str:
+    """One line per finding: file, document, TFJob path, message, rule."""
+    return "\n".join(
+        f"  - {f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]" for f in findings
+    )
