@@ -1,0 +1,966 @@
+"""What the API server says when a Pod is created: :func:`validate_pod`.
+
+The server decodes the v1 Pod, defaults it (``SetObjectDefaults_Pod`` of
+``pkg/apis/core/v1``), converts it to the internal form, prepares it (``PrepareForCreate`` of
+the pod strategy) and validates it (``ValidatePodCreate`` of ``pkg/apis/core/validation``).
+:func:`prepare_pod` does the first three on a copy; :func:`validate_pod` then runs
+``ValidatePodCreate``'s checks in Go's order: the metadata (``ValidateObjectMeta`` and
+``ValidatePodSpecificAnnotations``), ``ValidatePodSpec`` (its pod-level fields here, the
+volumes, containers, security contexts, placement and resources through the sibling modules'
+entry points) and the create-only checks.
+
+Two steps of the server that are not validation are mirrored too, because they decide what
+is validated: the namespace comes from the request when the pod has none, and the
+ServiceAccount admission plugin (on in every API server by default) sets
+``serviceAccountName`` to ``default`` when it is empty.
+
+The internal form keeps ``hostNetwork``, ``hostPID``, ``hostIPC`` and ``hostUsers`` in the pod
+security context; checks that read them here read the v1 spec fields, and report the paths Go
+reports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from types import ModuleType
+from typing import Any
+
+from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supported
+from tfjob_kit.podcheck.meta import validate_object_meta
+from tfjob_kit.podcheck.names import (
+    MAX_INT32,
+    inclusive_range_error,
+    is_valid_ip_for_legacy_field,
+    name_is_dns_subdomain,
+    validate_dns1123_label,
+    validate_dns1123_subdomain,
+    validate_dns1123_subdomain_with_underscore,
+    validate_qualified_name,
+    validate_service_account_name,
+)
+
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_SERVICE_ACCOUNT = "default"
+MAX_DNS_NAMESERVERS = 3
+MAX_DNS_SEARCH_PATHS = 32
+MAX_DNS_SEARCH_LIST_CHARS = 2048
+# names.SimpleNameGenerator: generateName cut to 58 bytes, then 5 random characters of this
+# alphabet (a fixed choice here: the suffix cannot make a name invalid).
+_MAX_GENERATED_NAME_LENGTH = 58
+_GENERATED_SUFFIX = "bcdfg"
+
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+TOLERATIONS_ANNOTATION = "scheduler.alpha.kubernetes.io/tolerations"
+POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
+SECCOMP_CONTAINER_ANNOTATION_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
+APPARMOR_CONTAINER_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
+# v1 conversion drops these annotations (dropInitContainerAnnotations).
+_INIT_CONTAINER_ANNOTATIONS = (
+    "pod.beta.kubernetes.io/init-containers",
+    "pod.alpha.kubernetes.io/init-containers",
+    "pod.beta.kubernetes.io/init-container-statuses",
+    "pod.alpha.kubernetes.io/init-container-statuses",
+)
+_SPEC: Path = ("spec",)
+
+
+def _optional(name: str) -> ModuleType | None:
+    """A sibling module that may not be written yet (TEMPORARY, while the modules land)."""
+    try:
+        return importlib.import_module(f"tfjob_kit.podcheck.{name}")
+    except ModuleNotFoundError:
+        return None
+
+
+def _call(module: str, function: str, *args: Any) -> list[FieldError]:
+    mod = _optional(module)
+    fn = getattr(mod, function, None)
+    if fn is None:
+        return []
+    out: list[FieldError] = fn(*args)
+    return out
+
+
+_META: Path = ("metadata",)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of parsed JSON (dicts, lists, scalars): faster than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _unset(value: Any) -> bool:
+    """What Go reads as the zero value of a string field: absent, null or ""."""
+    return value is None or value == ""
+
+
+def _containers(spec: dict[str, Any], keys: tuple[str, ...]) -> list[tuple[dict[str, Any], Path]]:
+    """The containers of ``keys`` (in that order) with their paths."""
+    out: list[tuple[dict[str, Any], Path]] = []
+    for key in keys:
+        for i, ctr in enumerate(_list(spec.get(key))):
+            if isinstance(ctr, dict):
+                out.append((ctr, (*_SPEC, key, i)))
+    return out
+
+
+_ALL = ("initContainers", "containers", "ephemeralContainers")  # VisitContainersWithPath
+
+
+# ---------------------------------------------------------------------------------------------
+# Defaults, conversion and PrepareForCreate
+
+
+def _set_pod_defaults(spec: dict[str, Any]) -> None:
+    """``SetDefaults_Pod`` and ``SetDefaults_PodSpec``, then the volumes' and containers'
+    defaults. The resource defaults of ``SetDefaults_Pod`` are ``resources.set_defaults``; its
+    hostNetwork port defaults are part of ``containers.set_defaults``."""
+    set_resource_defaults = getattr(_optional("resources"), "set_defaults", None)
+    if set_resource_defaults is not None:
+        set_resource_defaults(spec)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if _unset(spec.get("dnsPolicy")):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if _unset(spec.get("restartPolicy")):
+        spec["restartPolicy"] = "Always"
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    if _unset(spec.get("schedulerName")):
+        spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    for module in ("volumes", "containers"):
+        set_defaults = getattr(_optional(module), "set_defaults", None)
+        if set_defaults is not None:
+            set_defaults(spec)
+
+
+def _convert(meta: dict[str, Any], spec: dict[str, Any]) -> None:
+    """What ``Convert_v1_Pod_To_core_Pod`` changes: init-container annotations dropped, a
+    negative grace period read as 1, ``serviceAccount`` as the alias of ``serviceAccountName``."""
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for key in _INIT_CONTAINER_ANNOTATIONS:
+            annotations.pop(key, None)
+    grace = _int(spec.get("terminationGracePeriodSeconds"))
+    if grace is not None and grace < 0:
+        spec["terminationGracePeriodSeconds"] = 1
+    if _unset(spec.get("serviceAccountName")) and isinstance(spec.get("serviceAccount"), str):
+        spec["serviceAccountName"] = spec["serviceAccount"]
+
+
+def _apparmor_field_for_annotation(annotation: str) -> dict[str, Any] | None:
+    """``ApparmorFieldForAnnotation``."""
+    if annotation == "unconfined":
+        return {"type": "Unconfined"}
+    if annotation == "runtime/default":
+        return {"type": "RuntimeDefault"}
+    if annotation.startswith("localhost/") and len(annotation) > len("localhost/"):
+        return {"type": "Localhost", "localhostProfile": annotation[len("localhost/") :]}
+    return None
+
+
+def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
+    """``applyAppArmorVersionSkew``: a container's deprecated AppArmor annotation becomes its
+    ``appArmorProfile`` field when it has none and the value differs from the pod's."""
+    if _dict(spec.get("os")).get("name") == "windows":
+        return
+    annotations = _dict(meta.get("annotations"))
+    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    for ctr, _ in _containers(spec, _ALL):
+        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        if not isinstance(annotation, str):
+            continue
+        sc = ctr.get("securityContext")
+        if isinstance(sc, dict) and sc.get("appArmorProfile") is not None:
+            continue
+        new = _apparmor_field_for_annotation(annotation)
+        if new is not None and new != pod_profile:
+            if not isinstance(sc, dict):
+                sc = ctr["securityContext"] = {}
+            sc["appArmorProfile"] = new
+
+
+def prepare_pod(pod: Any, namespace: str = "default") -> dict[str, Any]:
+    """A copy of ``pod`` as the server validates it: named, in the request's namespace when it
+    names none, defaulted, converted and prepared for create."""
+    out: dict[str, Any] = _copy(pod) if isinstance(pod, dict) else {}
+    meta = out.get("metadata")
+    if not isinstance(meta, dict):
+        meta = out["metadata"] = {}
+    spec = out.get("spec")
+    if not isinstance(spec, dict):
+        spec = out["spec"] = {}
+    generate_name = meta.get("generateName")
+    if _unset(meta.get("name")) and isinstance(generate_name, str) and generate_name:
+        meta["name"] = generate_name[:_MAX_GENERATED_NAME_LENGTH] + _GENERATED_SUFFIX
+    if _unset(meta.get("namespace")):
+        meta["namespace"] = namespace
+    meta["generation"] = 1
+    _set_pod_defaults(spec)
+    _convert(meta, spec)
+    if _unset(spec.get("serviceAccountName")):  # the ServiceAccount admission plugin
+        spec["serviceAccountName"] = DEFAULT_SERVICE_ACCOUNT
+    spec.pop("hostnameOverride", None)  # dropDisabledFields: HostnameOverride is alpha
+    _apply_apparmor_version_skew(meta, spec)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# ValidatePodSpecificAnnotations
+
+
+def _validate_tolerations_annotation(annotations: dict[str, Any], path: Path) -> list[FieldError]:
+    """``ValidateTolerationsInPodAnnotations``: the annotation is a JSON list of tolerations."""
+    origin = "ValidateTolerationsInPodAnnotations"
+    try:
+        tolerations = json.loads(annotations[TOLERATIONS_ANNOTATION])
+    except ValueError as exc:
+        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, str(exc), origin)]
+    if tolerations is None:
+        return []
+    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
+        detail = "json: cannot unmarshal into Go value of type []core.Toleration"
+        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, detail, origin)]
+    validate = getattr(_optional("scheduling"), "validate_tolerations", None)
+    if not tolerations or validate is None:
+        return []
+    errs: list[FieldError] = validate(tolerations, (*path, TOLERATIONS_ANNOTATION))
+    return errs
+
+
+def _validate_deletion_cost(annotations: dict[str, Any], path: Path) -> list[FieldError]:
+    """``GetDeletionCostFromPodAnnotations``: a 32-bit decimal integer, no '+', no leading 0."""
+    if POD_DELETION_COST_ANNOTATION not in annotations:
+        return []
+    value = annotations[POD_DELETION_COST_ANNOTATION]
+    text = _str(value)
+    ok = bool(text) and (text[0] == "-" or text == "0" or "1" <= text[0] <= "9")
+    if ok:
+        digits = text[1:] if text[0] == "-" else text
+        ok = digits.isascii() and digits.isdigit() and -(2**31) <= int(text) <= MAX_INT32
+    if ok:
+        return []
+    return [
+        FieldError(
+            (*path, Key(POD_DELETION_COST_ANNOTATION)),
+            ErrorType.INVALID,
+            text,
+            "must be a 32bit integer",
+            "ValidatePodSpecificAnnotations",
+        )
+    ]
+
+
+def validate_seccomp_profile_annotation(value: str, path: Path) -> list[FieldError]:
+    """``ValidateSeccompProfile``: an annotation's seccomp profile."""
+    if value in ("runtime/default", "docker/default", "unconfined"):
+        return []
+    if value.startswith("localhost/"):
+        return _call("security", "validate_local_descending_path", value[len("localhost/") :], path)
+    return [
+        FieldError(
+            path,
+            ErrorType.INVALID,
+            value,
+            "must be a valid seccomp profile",
+            "ValidateSeccompProfile",
+        )
+    ]
+
+
+def _validate_apparmor_annotations(
+    annotations: dict[str, Any], spec: dict[str, Any], path: Path
+) -> list[FieldError]:
+    """``ValidateAppArmorPodAnnotations``: the container exists, the profile is well formed."""
+    origin = "ValidateAppArmorPodAnnotations"
+    names = {_str(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
+    errs: list[FieldError] = []
+    for key, value in annotations.items():
+        if not key.startswith(APPARMOR_CONTAINER_ANNOTATION_PREFIX):
+            continue
+        name = key[len(APPARMOR_CONTAINER_ANNOTATION_PREFIX) :]
+        if name not in names:
+            errs.append(
+                FieldError(
+                    (*path, Key(key)), ErrorType.INVALID, name, "container not found", origin
+                )
+            )
+        profile = _str(value)
+        if profile not in ("", "runtime/default", "unconfined") and not profile.startswith(
+            "localhost/"
+        ):
+            detail = f"invalid AppArmor profile name: {json.dumps(profile)}"
+            errs.append(FieldError((*path, Key(key)), ErrorType.INVALID, profile, detail, origin))
+    return errs
+
+
+def validate_pod_specific_annotations(
+    annotations: Any, spec: dict[str, Any], path: Path
+) -> list[FieldError]:
+    """``ValidatePodSpecificAnnotations`` (``path`` is ``metadata.annotations``)."""
+    values = _dict(annotations)
+    errs: list[FieldError] = []
+    if MIRROR_POD_ANNOTATION in values and _unset(spec.get("nodeName")):
+        errs.append(
+            FieldError(
+                (*path, Key(MIRROR_POD_ANNOTATION)),
+                ErrorType.INVALID,
+                _str(values[MIRROR_POD_ANNOTATION]),
+                "must set spec.nodeName if mirror pod annotation is set",
+                "ValidatePodSpecificAnnotations",
+            )
+        )
+    if _str(values.get(TOLERATIONS_ANNOTATION)):
+        errs.extend(_validate_tolerations_annotation(values, path))
+    errs.extend(_validate_deletion_cost(values, path))
+    if isinstance(values.get(SECCOMP_POD_ANNOTATION), str):
+        errs.extend(
+            validate_seccomp_profile_annotation(
+                values[SECCOMP_POD_ANNOTATION], (*path, SECCOMP_POD_ANNOTATION)
+            )
+        )
+    for key, value in values.items():
+        if key.startswith(SECCOMP_CONTAINER_ANNOTATION_PREFIX) and isinstance(value, str):
+            errs.extend(validate_seccomp_profile_annotation(value, (*path, key)))
+    errs.extend(_validate_apparmor_annotations(values, spec, path))
+    return errs
+
+
+# ---------------------------------------------------------------------------------------------
+# ValidatePodSpec: the pod-level fields
+
+
+def _validate_resource_claims(
+    meta: dict[str, Any], spec: dict[str, Any], path: Path
+) -> list[FieldError]:
+    """``validatePodResourceClaims``."""
+    claims = _list(spec.get("resourceClaims"))
+    if not claims:
+        return []
+    origin = "validatePodResourceClaim"
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    mirror = MIRROR_POD_ANNOTATION in _dict(meta.get("annotations"))
+    for i, claim in enumerate(claims):
+        if mirror:
+            errs.append(
+                FieldError(
+                    ("",),
+                    ErrorType.FORBIDDEN,
+                    detail="static pods do not support resource claims",
+                    origin=origin,
+                )
+            )
+            continue
+        if not isinstance(claim, dict):
+            continue
+        at = (*path, i)
+        name = _str(claim.get("name"))
+        if not name:
+            errs.append(FieldError((*at, "name"), ErrorType.REQUIRED, origin=origin))
+        elif name in seen:
+            errs.append(FieldError((*at, "name"), ErrorType.DUPLICATE, name, origin=origin))
+        else:
+            errs.extend(validate_dns1123_label(name, (*at, "name")))
+            seen.add(name)
+        claim_name = claim.get("resourceClaimName")
+        template_name = claim.get("resourceClaimTemplateName")
+        value = {
+            "name": name,
+            "resourceClaimName": claim_name if isinstance(claim_name, str) else None,
+            "resourceClaimTemplateName": template_name if isinstance(template_name, str) else None,
+        }
+        if claim_name is not None and template_name is not None:
+            detail = (
+                "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+            )
+            errs.append(FieldError(at, ErrorType.INVALID, value, detail, origin))
+        if claim_name is None and template_name is None:
+            detail = "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+            errs.append(FieldError(at, ErrorType.INVALID, value, detail, origin))
+        for key, given in (
+            ("resourceClaimName", claim_name),
+            ("resourceClaimTemplateName", template_name),
+        ):
+            if isinstance(given, str):
+                errs.extend(
+                    FieldError((*at, key), ErrorType.INVALID, given, msg, origin)
+                    for msg in name_is_dns_subdomain(given, False)
+                )
+    return errs
+
+
+def pod_claim_names(spec: dict[str, Any]) -> set[str]:
+    """``gatherPodResourceClaimNames``: the non-empty names of ``spec.resourceClaims``."""
+    return {
+        name
+        for claim in _list(spec.get("resourceClaims"))
+        if isinstance(claim, dict) and (name := _str(claim.get("name")))
+    }
+
+
+def _validate_host_network_deps(spec: dict[str, Any]) -> list[FieldError]:
+    """``validatePodHostNetworkDeps``: with hostNetwork, a pod's hostPort equals containerPort."""
+    if spec.get("hostNetwork") is not True:
+        return []
+    errs: list[FieldError] = []
+    for i, ctr in enumerate(_list(spec.get("containers"))):
+        if not isinstance(ctr, dict):
+            continue
+        for j, port in enumerate(_list(ctr.get("ports"))):
+            if not isinstance(port, dict):
+                continue
+            host_port = _int(port.get("hostPort")) or 0
+            if host_port != (_int(port.get("containerPort")) or 0):
+                errs.append(
+                    FieldError(
+                        (*_SPEC, "containers", i, "ports", j, "hostPort"),
+                        ErrorType.INVALID,
+                        host_port,
+                        "must match `containerPort` when `hostNetwork` is true",
+                        "validatePodHostNetworkDeps",
+                    )
+                )
+    return errs
+
+
+def _validate_choice(
+    value: Any, path: Path, valid: tuple[str, ...], origin: str
+) -> list[FieldError]:
+    """The Required / NotSupported switch of validateRestartPolicy and friends."""
+    if not isinstance(value, str) or value in valid:
+        return []
+    if value == "":
+        return [FieldError(path, ErrorType.REQUIRED, origin=origin)]
+    return [not_supported(path, value, valid, origin)]
+
+
+def _validate_image_pull_secrets(secrets: Any, path: Path) -> list[FieldError]:
+    """``validateImagePullSecrets``: a LocalObjectReference has only ``name``."""
+    errs: list[FieldError] = []
+    for i, ref in enumerate(_list(secrets)):
+        if isinstance(ref, dict) and any(key != "name" for key in ref):
+            errs.append(
+                FieldError(
+                    (*path, i),
+                    ErrorType.INVALID,
+                    {"name": _str(ref.get("name"))},
+                    "only name may be set",
+                    "validateImagePullSecrets",
+                )
+            )
+    return errs
+
+
+def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validatePodDNSConfig`` (RelaxedDNSSearchValidation on)."""
+    origin = "validatePodDNSConfig"
+    config = spec.get("dnsConfig")
+    if spec.get("dnsPolicy") == "None":
+        if not isinstance(config, dict):
+            detail = "must provide `dnsConfig` when `dnsPolicy` is None"
+            return [FieldError(path, ErrorType.REQUIRED, detail=detail, origin=origin)]
+        if not _list(config.get("nameservers")):
+            detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
+            return [
+                FieldError((*path, "nameservers"), ErrorType.REQUIRED, detail=detail, origin=origin)
+            ]
+    if not isinstance(config, dict):
+        return []
+    errs: list[FieldError] = []
+    nameservers = [ns for ns in _list(config.get("nameservers")) if isinstance(ns, str)]
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
+        errs.append(
+            FieldError((*path, "nameservers"), ErrorType.INVALID, nameservers, detail, origin)
+        )
+    for i, ns in enumerate(_list(config.get("nameservers"))):
+        if isinstance(ns, str):
+            errs.extend(is_valid_ip_for_legacy_field((*path, "nameservers", i), ns))
+    searches = [s for s in _list(config.get("searches")) if isinstance(s, str)]
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
+        errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
+    if len(" ".join(searches).encode()) > MAX_DNS_SEARCH_LIST_CHARS:
+        detail = (
+            f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) "
+            "in the search list"
+        )
+        errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
+    for i, search in enumerate(_list(config.get("searches"))):
+        if isinstance(search, str) and search != ".":
+            errs.extend(
+                validate_dns1123_subdomain_with_underscore(
+                    search.removesuffix("."), (*path, "searches", i)
+                )
+            )
+    for i, option in enumerate(_list(config.get("options"))):
+        if isinstance(option, dict) and not _str(option.get("name")):
+            errs.append(
+                FieldError(
+                    (*path, "options", i),
+                    ErrorType.REQUIRED,
+                    detail="must not be empty",
+                    origin=origin,
+                )
+            )
+    return errs
+
+
+def _validate_readiness_gates(gates: Any, path: Path) -> list[FieldError]:
+    """``validateReadinessGates``: each conditionType a qualified name."""
+    errs: list[FieldError] = []
+    for i, gate in enumerate(_list(gates)):
+        if isinstance(gate, dict):
+            errs.extend(
+                validate_qualified_name(
+                    _str(gate.get("conditionType")), (*path, i, "conditionType")
+                )
+            )
+    return errs
+
+
+def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
+    """``validateSchedulingGates``: qualified names, no duplicates."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in enumerate(_list(gates)):
+        if not isinstance(gate, dict):
+            continue
+        name = _str(gate.get("name"))
+        errs.extend(validate_qualified_name(name, (*path, i)))
+        if name in seen:
+            errs.append(
+                FieldError((*path, i), ErrorType.DUPLICATE, name, origin="validateSchedulingGates")
+            )
+        seen.add(name)
+    return errs
+
+
+def _validate_host_aliases(aliases: Any, path: Path) -> list[FieldError]:
+    """``ValidateHostAliases``: an IP (legacy parsing) and DNS-subdomain hostnames."""
+    errs: list[FieldError] = []
+    for i, alias in enumerate(_list(aliases)):
+        if not isinstance(alias, dict):
+            continue
+        errs.extend(is_valid_ip_for_legacy_field((*path, i, "ip"), _str(alias.get("ip"))))
+        for j, hostname in enumerate(_list(alias.get("hostnames"))):
+            if isinstance(hostname, str):
+                errs.extend(validate_dns1123_subdomain(hostname, (*path, i, "hostnames", j)))
+    return errs
+
+
+def _named(spec: dict[str, Any], key: str, origin: str) -> list[FieldError]:
+    """A name field checked when set, as ``NameIsDNSSubdomain`` does."""
+    value = _str(spec.get(key))
+    if not value:
+        return []
+    return [
+        FieldError((*_SPEC, key), ErrorType.INVALID, value, msg, origin)
+        for msg in name_is_dns_subdomain(value, False)
+    ]
+
+
+_WINDOWS_POD_FORBIDDEN = (  # validateWindows: pod security context fields, in Go's order
+    ("appArmorProfile", ("securityContext", "appArmorProfile")),
+    ("seLinuxOptions", ("securityContext", "seLinuxOptions")),
+)
+_WINDOWS_POD_FORBIDDEN_LATER = (
+    ("seccompProfile", ("securityContext", "seccompProfile")),
+    ("fsGroup", ("securityContext", "fsGroup")),
+    ("fsGroupChangePolicy", ("securityContext", "fsGroupChangePolicy")),
+)
+_WINDOWS_POD_FORBIDDEN_LAST = (
+    ("runAsUser", ("securityContext", "runAsUser")),
+    ("runAsGroup", ("securityContext", "runAsGroup")),
+    ("supplementalGroups", ("securityContext", "supplementalGroups")),
+    ("supplementalGroupsPolicy", ("securityContext", "supplementalGroupsPolicy")),
+    ("seLinuxChangePolicy", ("securityContext", "seLinuxChangePolicy")),
+)
+_WINDOWS_CONTAINER_FORBIDDEN = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "capabilities",
+    "readOnlyRootFilesystem",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "runAsUser",
+    "runAsGroup",
+)
+_WINDOWS_DETAIL = "cannot be set for a windows pod"
+
+
+def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
+    """``validateWindows``: what a pod with ``os.name: windows`` may not set."""
+    origin = "validateWindows"
+    errs: list[FieldError] = []
+    sc = _dict(spec.get("securityContext"))
+
+    def forbid(present: bool, path: Path) -> None:
+        if present:
+            errs.append(
+                FieldError(path, ErrorType.FORBIDDEN, detail=_WINDOWS_DETAIL, origin=origin)
+            )
+
+    for key, rel in _WINDOWS_POD_FORBIDDEN:
+        forbid(sc.get(key) is not None, (*_SPEC, *rel))
+    forbid(spec.get("hostUsers") is not None, (*_SPEC, "hostUsers"))
+    forbid(spec.get("hostPID") is True, (*_SPEC, "hostPID"))
+    forbid(spec.get("hostIPC") is True, (*_SPEC, "hostIPC"))
+    for key, rel in _WINDOWS_POD_FORBIDDEN_LATER:
+        forbid(sc.get(key) is not None, (*_SPEC, *rel))
+    forbid(bool(_list(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
+    forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
+    for key, rel in _WINDOWS_POD_FORBIDDEN_LAST:
+        forbid(sc.get(key) is not None, (*_SPEC, *rel))
+    for ctr, ctr_path in _containers(spec, _ALL):
+        csc = ctr.get("securityContext")
+        if not isinstance(csc, dict):
+            continue
+        for key in _WINDOWS_CONTAINER_FORBIDDEN:
+            forbid(csc.get(key) is not None, (*ctr_path, "securityContext", key))
+    return errs
+
+
+def _validate_linux(spec: dict[str, Any]) -> list[FieldError]:
+    """``validateLinux``: a linux pod may not set Windows options."""
+    origin = "validateLinux"
+    detail = "windows options cannot be set for a linux pod"
+    errs: list[FieldError] = []
+    if _dict(spec.get("securityContext")).get("windowsOptions") is not None:
+        errs.append(
+            FieldError(
+                (*_SPEC, "securityContext", "windowsOptions"),
+                ErrorType.FORBIDDEN,
+                detail=detail,
+                origin=origin,
+            )
+        )
+    for ctr, ctr_path in _containers(spec, _ALL):
+        if _dict(ctr.get("securityContext")).get("windowsOptions") is not None:
+            errs.append(
+                FieldError(
+                    (*ctr_path, "securityContext", "windowsOptions"),
+                    ErrorType.FORBIDDEN,
+                    detail=detail,
+                    origin=origin,
+                )
+            )
+    return errs
+
+
+def _validate_os(spec: dict[str, Any]) -> list[FieldError]:
+    """``validateOS``, then what the named OS forbids."""
+    os_ = spec.get("os")
+    if not isinstance(os_, dict):
+        return []
+    name = os_.get("name")
+    if not isinstance(name, str):
+        return []
+    if not name:
+        return [FieldError((*_SPEC, "os", "name"), ErrorType.REQUIRED, origin="validateOS")]
+    if name not in ("linux", "windows"):
+        return [not_supported((*_SPEC, "os"), name, ["linux", "windows"], "validateOS")]
+    return _validate_linux(spec) if name == "linux" else _validate_windows(spec)
+
+
+def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldError]:
+    """``ValidatePodSpec`` of a prepared pod, in Go's order."""
+    path = _SPEC
+    errs: list[FieldError] = []
+    if spec.get("terminationGracePeriodSeconds") is None:
+        errs.append(
+            FieldError(
+                (*path, "terminationGracePeriodSeconds"),
+                ErrorType.REQUIRED,
+                origin="ValidatePodSpec",
+            )
+        )
+    vols: dict[str, dict[str, Any]] = {}
+    validate_volumes = getattr(_optional("volumes"), "validate_volumes", None)
+    if validate_volumes is not None:
+        vols, vol_errs = validate_volumes(spec, path, pod_name=_str(meta.get("name")))
+        errs.extend(vol_errs)
+    claims = pod_claim_names(spec)
+    errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
+    errs.extend(_call("containers", "validate_containers", spec, vols, claims, path))
+    errs.extend(_call("resources", "validate_pod_resources", spec, path))
+    errs.extend(_validate_host_network_deps(spec))
+    errs.extend(
+        _validate_choice(
+            spec.get("restartPolicy"),
+            (*path, "restartPolicy"),
+            ("Always", "OnFailure", "Never"),
+            "validateRestartPolicy",
+        )
+    )
+    errs.extend(
+        _validate_choice(
+            spec.get("dnsPolicy"),
+            (*path, "dnsPolicy"),
+            ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"),
+            "validateDNSPolicy",
+        )
+    )
+    errs.extend(_call("scheduling", "validate_scheduling", spec, path))
+    errs.extend(_call("security", "validate_pod_security_context", spec, path))
+    errs.extend(
+        _validate_image_pull_secrets(spec.get("imagePullSecrets"), (*path, "imagePullSecrets"))
+    )
+    errs.extend(_validate_dns_config(spec, (*path, "dnsConfig")))
+    errs.extend(_validate_readiness_gates(spec.get("readinessGates"), (*path, "readinessGates")))
+    errs.extend(_validate_scheduling_gates(spec.get("schedulingGates"), (*path, "schedulingGates")))
+    errs.extend(_call("security", "validate_windows_host_process_pod", spec, path))
+    errs.extend(_call("security", "validate_host_users", spec, path))
+    service_account = _str(spec.get("serviceAccountName"))
+    if service_account:
+        errs.extend(
+            FieldError(
+                (*path, "serviceAccountName"),
+                ErrorType.INVALID,
+                service_account,
+                msg,
+                "ValidatePodSpec",
+            )
+            for msg in validate_service_account_name(service_account, False)
+        )
+    errs.extend(_named(spec, "nodeName", "ValidatePodSpec"))
+    deadline = _int(spec.get("activeDeadlineSeconds"))
+    if deadline is not None and not 1 <= deadline <= MAX_INT32:
+        errs.append(
+            FieldError(
+                (*path, "activeDeadlineSeconds"),
+                ErrorType.INVALID,
+                deadline,
+                inclusive_range_error(1, MAX_INT32),
+                "ValidatePodSpec",
+            )
+        )
+    for key in ("hostname", "subdomain"):
+        value = _str(spec.get(key))
+        if value:
+            errs.extend(validate_dns1123_label(value, (*path, key)))
+    errs.extend(_validate_host_aliases(spec.get("hostAliases"), (*path, "hostAliases")))
+    errs.extend(_named(spec, "priorityClassName", "ValidatePodSpec"))
+    runtime_class = spec.get("runtimeClassName")
+    if isinstance(runtime_class, str):
+        errs.extend(
+            FieldError(
+                (*path, "runtimeClassName"),
+                ErrorType.INVALID,
+                runtime_class,
+                msg,
+                "ValidateRuntimeClassName",
+            )
+            for msg in name_is_dns_subdomain(runtime_class, False)
+        )
+    errs.extend(
+        _validate_choice(
+            spec.get("preemptionPolicy"),
+            (*path, "preemptionPolicy"),
+            ("PreemptLowerPriority", "Never"),
+            "ValidatePreemptionPolicy",
+        )
+    )
+    errs.extend(_validate_os(spec))
+    return errs
+
+
+# ---------------------------------------------------------------------------------------------
+# validatePodMetadataAndSpec and ValidatePodCreate
+
+
+def _validate_projected_tokens_need_account(spec: dict[str, Any]) -> list[FieldError]:
+    """A projected serviceAccountToken needs a serviceAccountName (validatePodMetadataAndSpec)."""
+    if _str(spec.get("serviceAccountName")):
+        return []
+    errs: list[FieldError] = []
+    for vi, volume in enumerate(_list(spec.get("volumes"))):
+        projected = _dict(volume).get("projected") if isinstance(volume, dict) else None
+        if not isinstance(projected, dict):
+            continue
+        for si, source in enumerate(_list(projected.get("sources"))):
+            if isinstance(source, dict) and source.get("serviceAccountToken") is not None:
+                errs.append(
+                    FieldError(
+                        (*_SPEC, "volumes", vi, "projected", "sources", si, "serviceAccountToken"),
+                        ErrorType.FORBIDDEN,
+                        detail="must not be specified when serviceAccountName is not set",
+                        origin="validatePodMetadataAndSpec",
+                    )
+                )
+    return errs
+
+
+def _seccomp_match(annotation: str, profile: Any, path: Path) -> list[FieldError]:
+    """``validateSeccompAnnotationsAndFieldsMatch``."""
+    if not isinstance(profile, dict):
+        return []
+    origin = "validateSeccompAnnotationsAndFieldsMatch"
+    kind = profile.get("type")
+    type_error = [
+        FieldError(
+            (*path, "type"),
+            ErrorType.FORBIDDEN,
+            detail="seccomp type in annotation and field must match",
+            origin=origin,
+        )
+    ]
+    if kind == "Unconfined" and annotation != "unconfined":
+        return type_error
+    if kind == "RuntimeDefault" and annotation not in ("runtime/default", "docker/default"):
+        return type_error
+    if kind == "Localhost":
+        if not annotation.startswith("localhost/"):
+            return type_error
+        if profile.get("localhostProfile") != annotation[len("localhost/") :]:
+            return [
+                FieldError(
+                    (*path, "localhostProfile"),
+                    ErrorType.FORBIDDEN,
+                    detail="seccomp profile in annotation and field must match",
+                    origin=origin,
+                )
+            ]
+    return []
+
+
+def _validate_seccomp_annotations_and_fields(
+    annotations: dict[str, Any], spec: dict[str, Any]
+) -> list[FieldError]:
+    """``validateSeccompAnnotationsAndFields``: annotation and field agree where both are set."""
+    errs: list[FieldError] = []
+    pod_profile = _dict(spec.get("securityContext")).get("seccompProfile")
+    pod_annotation = annotations.get(SECCOMP_POD_ANNOTATION)
+    if pod_profile is not None and isinstance(pod_annotation, str):
+        errs.extend(
+            _seccomp_match(
+                pod_annotation, pod_profile, (*_SPEC, "securityContext", "seccompProfile")
+            )
+        )
+    for ctr, ctr_path in _containers(spec, _ALL):
+        profile = _dict(ctr.get("securityContext")).get("seccompProfile")
+        if profile is None:
+            continue
+        annotation = annotations.get(SECCOMP_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        if isinstance(annotation, str):
+            errs.extend(
+                _seccomp_match(
+                    annotation, profile, (*ctr_path, "securityContext", "seccompProfile")
+                )
+            )
+    return errs
+
+
+def _validate_apparmor_annotations_and_fields(
+    annotations: dict[str, Any], spec: dict[str, Any]
+) -> list[FieldError]:
+    """``validateAppArmorAnnotationsAndFieldsMatchOnCreate``."""
+    if _dict(spec.get("os")).get("name") == "windows":
+        return []
+    origin = "validateAppArmorAnnotationsAndFieldsMatchOnCreate"
+    errs: list[FieldError] = []
+    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    for ctr, ctr_path in _containers(spec, _ALL):
+        profile = _dict(ctr.get("securityContext")).get("appArmorProfile")
+        if profile is None:
+            profile = pod_profile
+        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        if not isinstance(profile, dict) or not isinstance(annotation, str):
+            continue
+        path = (*ctr_path, "securityContext", "appArmorProfile")
+        kind = profile.get("type")
+        mismatch = (
+            (kind == "Unconfined" and annotation != "unconfined")
+            or (kind == "RuntimeDefault" and annotation != "runtime/default")
+            or (kind == "Localhost" and not annotation.startswith("localhost/"))
+        )
+        if mismatch:
+            errs.append(
+                FieldError(
+                    (*path, "type"),
+                    ErrorType.FORBIDDEN,
+                    detail="apparmor type in annotation and field must match",
+                    origin=origin,
+                )
+            )
+        elif (
+            kind == "Localhost"
+            and profile.get("localhostProfile") != annotation[len("localhost/") :]
+        ):
+            errs.append(
+                FieldError(
+                    (*path, "localhostProfile"),
+                    ErrorType.FORBIDDEN,
+                    detail="apparmor profile in annotation and field must match",
+                    origin=origin,
+                )
+            )
+    return errs
+
+
+def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
+    """``ValidatePodCreate`` of a pod :func:`prepare_pod` made."""
+    meta = _dict(pod.get("metadata"))
+    spec = _dict(pod.get("spec"))
+    annotations = _dict(meta.get("annotations"))
+    errs = validate_object_meta(meta, _META, name_rule=name_is_dns_subdomain, kube_finalizers=True)
+    errs.extend(validate_pod_specific_annotations(annotations, spec, (*_META, "annotations")))
+    errs.extend(validate_pod_spec(meta, spec))
+    errs.extend(_validate_projected_tokens_need_account(spec))
+    errs.extend(_call("containers", "validate_containers_only_for_pod", spec, _SPEC))
+    if _list(spec.get("ephemeralContainers")):
+        errs.append(
+            FieldError(
+                (*_SPEC, "ephemeralContainers"),
+                ErrorType.FORBIDDEN,
+                detail="cannot be set on create",
+                origin="ValidatePodCreate",
+            )
+        )
+    if _str(spec.get("nodeName")) and _list(spec.get("schedulingGates")):
+        errs.append(
+            FieldError(
+                (*_SPEC, "nodeName"),
+                ErrorType.FORBIDDEN,
+                detail="cannot be set until all schedulingGates have been cleared",
+                origin="ValidatePodCreate",
+            )
+        )
+    errs.extend(_validate_seccomp_annotations_and_fields(annotations, spec))
+    errs.extend(_validate_apparmor_annotations_and_fields(annotations, spec))
+    return errs
+
+
+def validate_pod(pod: Any, *, namespace: str = "default") -> list[FieldError]:
+    """What the API server's ``ValidatePodCreate`` returns for ``pod`` (a v1 Pod as parsed
+    JSON), after defaulting it as the server does; ``namespace`` stands for the request's when
+    the pod names none."""
+    return validate_prepared_pod(prepare_pod(pod, namespace))
