@@ -138,6 +138,36 @@ options:
       - Seconds to wait before failing.
     type: int
     default: 600
+  preflight:
+    description:
+      - With O(state=present), also ask the cluster about what the training-operator will create
+        from each TFJob, before anything is stored, in check mode too. One pod per replica type
+        (the highest index) and, for a gang job (one with C(spec.runPolicy.schedulingPolicy)),
+        its Volcano PodGroup are created as server-side dry runs, all in parallel, so
+        validation, the namespace's Pod Security level, LimitRange and ResourceQuota, the
+        ServiceAccount and PriorityClass admission and admission webhooks answer as they will
+        answer the operator.
+      - The Secrets, ConfigMaps and PersistentVolumeClaims the pods name (unless marked
+        optional), their ServiceAccount and PriorityClass, and the Volcano queue of a gang job
+        must exist; a pod's dry run does not check those, and without them the pods wait forever.
+      - Each ResourceQuota of the namespace is checked against the whole job (every replica's
+        requests and limits, and the pod count), not one pod. A job already on the cluster is not
+        summed again.
+      - A problem fails the task and nothing is created; the message names the object, the JSON
+        path in the TFJob and the server's reason. Rule ids C(server-rejects-pod),
+        C(server-rejects-podgroup), C(quota-exceeded) and C(missing-reference) can be re-levelled
+        or turned off with O(rules).
+      - Permissions it uses, in the job's namespace unless said otherwise; a dry run stores
+        nothing. C(create) C(pods) (with dryRun), C(create) C(podgroups.scheduling.volcano.sh)
+        (gang jobs), C(get) C(serviceaccounts), C(secrets), C(configmaps) and
+        C(persistentvolumeclaims) (metadata only is read), C(list) C(resourcequotas), and
+        cluster-wide C(get) C(priorityclasses.scheduling.k8s.io) and
+        C(queues.scheduling.volcano.sh). When the credentials lack one, that part is skipped
+        with a warning (rule C(preflight-incomplete)) naming the verb, resource and namespace.
+      - Jobs this field manager last applied unchanged are not asked about again. With
+        O(backend=volcano) nothing is checked (Volcano creates those pods).
+    type: bool
+    default: true
 attributes:
   check_mode:
     support: full
@@ -378,6 +408,7 @@ def argument_spec() -> dict[str, Any]:
             "default": ["Failed"],
         },
         "wait_timeout": {"type": "int", "default": 600},
+        "preflight": {"type": "bool", "default": True},
     }
     spec.update(connection_spec())
     return spec
@@ -409,6 +440,7 @@ def main() -> None:
         wait_for=params["wait_for"],
         fail_on=params["fail_on"],
         wait_timeout=float(params["wait_timeout"]),
+        preflight=params["preflight"],
         check_mode=module.check_mode,
         diff=module._diff,
         connection=connection(module),

@@ -81,7 +81,9 @@ def test_the_modules_defaults_and_choices_are_the_librarys() -> None:
     spec, documented = tfjob.argument_spec(), _documented_options(tfjob)
     request = {f.name: f for f in dataclasses.fields(Request)}
     shared = sorted(set(spec) & set(request) & {n for n, o in spec.items() if "default" in o})
-    assert {"wait_for", "fail_on", "wait_timeout", "validate", "backend"} <= set(shared)
+    assert {"wait_for", "fail_on", "wait_timeout", "validate", "backend", "preflight"} <= set(
+        shared
+    )
     for name in shared:
         field = request[name]
         default = (
