@@ -7,9 +7,11 @@ above it (malformed YAML included), 2 usage errors and paths that cannot be read
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,15 @@ from tfjob_kit import (
     explain,
     gpu,
     model,
+    redact,
     report,
     rules,
     schema,
 )
 from tfjob_kit.findings import Severity
-from tfjob_kit.manifests import InputError, load_paths
+from tfjob_kit.manifests import Document, InputError, load_paths
 from tfjob_kit.report.text import summary_line
-from tfjob_kit.validate import check_object, validate_paths
+from tfjob_kit.validate import Report, check_object, validate_documents, validate_paths
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -82,11 +85,62 @@ def _rule_config(args: argparse.Namespace) -> config.RuleConfig:
         raise UsageError(str(exc)) from None
 
 
+SERVER_PREDICTIONS = "server-rejects-"
+
+
+def _server_findings(
+    docs: list[Document], result: Report, rule_config: config.RuleConfig, args: argparse.Namespace
+) -> None:
+    """`validate --server`: the preflight's findings (kube/preflight.py) added to each TFJob's
+    result, in the same order and format as the offline ones."""
+    from tfjob_kit.kube import preflight
+    from tfjob_kit.kube.client import Client
+    from tfjob_kit.kube.connection import Connection
+    from tfjob_kit.kube.errors import KubeError
+
+    try:
+        connection = Connection.from_options(
+            {"kubeconfig": args.kubeconfig, "context": args.context}
+        )
+        default_namespace = args.namespace or connection.namespace() or "default"
+        chosen = []
+        for doc, doc_result in zip(docs, result.results, strict=True):
+            if doc_result.skipped is not None or not doc_result.loaded or not doc_result.name:
+                continue
+            job = copy.deepcopy(doc.content)
+            job.setdefault("metadata", {}).setdefault("namespace", default_namespace)
+            chosen.append((doc_result, preflight.Target(doc.source, doc.index, job, doc.line)))
+        if not chosen:
+            return
+        with Client(connection) as client:
+            found = preflight.check(client, [t for _, t in chosen], rule_config, the_jobs=True)
+    except KubeError as exc:
+        raise UsageError(f"--server: {exc}") from None
+    for doc_result, target in chosen:
+        secrets = redact.secret_values(target.tfjob)
+        mine = [
+            replace(f, message=redact.mask_message(f.message, f.path, secrets))
+            for f in found
+            if f.source == target.source and f.document == target.document
+        ]
+        offline = doc_result.findings
+        if not any(f.rule == preflight.INCOMPLETE_RULE for f in mine):
+            # The server has answered for itself: its verdict replaces the offline prediction
+            # of it (the server-rejects-* rules of rules/server.py).
+            offline = [f for f in offline if not f.rule.startswith(SERVER_PREDICTIONS)]
+        doc_result.findings = sorted([*offline, *mine], key=lambda f: (f.path, -f.severity, f.rule))
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     rule_config = _rule_config(args)
     fail_on = Severity.parse(args.fail_on)
     try:
-        result = validate_paths(args.paths, rule_config, jobs=args.jobs)
+        if args.server:
+            docs = load_paths(args.paths)
+            result = validate_documents(docs, rule_config)
+            _server_findings(docs, result, rule_config, args)
+        else:
+            result = validate_paths(args.paths, rule_config, jobs=args.jobs)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     _write(report.render(result, args.format, fail_on), args.output)
@@ -264,6 +318,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes to validate files with (default 0: one per CPU when there are many files)",
     )
     _add_rule_options(validate)
+    server = validate.add_argument_group(
+        "server",
+        "--server also asks the cluster: the TFJob and the pods (one per replica type) and "
+        "PodGroup the operator creates are dry-run, the Secrets, ConfigMaps, PVCs, "
+        "ServiceAccount, PriorityClass and Volcano queue they name must exist, and the "
+        "namespace's ResourceQuotas must hold the whole job. Nothing is stored.",
+    )
+    server.add_argument(
+        "--server", action="store_true", help="also validate against the cluster (dry runs)"
+    )
+    server.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)"
+    )
+    server.add_argument("--context", help="the kubeconfig context to use")
+    server.add_argument(
+        "-n",
+        "--namespace",
+        help="namespace of TFJobs that name none (default: the context's, else 'default')",
+    )
     validate.set_defaults(func=cmd_validate)
 
     explain_parser = sub.add_parser(

@@ -375,6 +375,36 @@ class Client:
         data: dict[str, Any] = json.loads(response.data) if response.data else {}
         return int(response.status), data
 
+    def dry_run_apply(
+        self, resource: Resource, body: dict[str, Any], *, field_manager: str
+    ) -> tuple[int, dict[str, Any]]:
+        """Server-side apply with dryRun=All of one custom object, answered as dry_run_create
+        answers: the HTTP status and the object or Status; only an unreachable server raises."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        metadata = body.get("metadata") or {}
+        try:
+            response = self._custom.patch_namespaced_custom_object(
+                resource.group,
+                resource.version,
+                metadata.get("namespace"),
+                resource.plural,
+                metadata.get("name"),
+                body,
+                field_manager=field_manager,
+                dry_run="All",
+                _content_type="application/apply-patch+yaml",
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT,
+            )
+        except ApiException as exc:
+            return int(exc.status or 0), status_body(exc)
+        except HTTPError as exc:
+            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+        data: dict[str, Any] = json.loads(response.data) if response.data else {}
+        return int(response.status), data
+
     def probe(self, kind: str, name: str, namespace: str | None = None) -> tuple[int, str]:
         """Whether an object exists, by a metadata-only GET (a Secret's data never leaves the
         server): the HTTP status (200, 404, 403...) and the server's message. kind: secrets,

@@ -54,6 +54,7 @@ from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity, child_path
 from tfjob_kit.kube.apply import parallel
 from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.resources import TFJOB
 from tfjob_kit.model import Replica, as_dict, as_list
 
 WORKERS = 16
@@ -62,6 +63,7 @@ PODGROUP_RULE = "server-rejects-podgroup"
 QUOTA_RULE = "quota-exceeded"
 MISSING_RULE = "missing-reference"
 INCOMPLETE_RULE = "preflight-incomplete"
+JOB_RULE = "server-rejects-tfjob"
 VOLCANO = "volcano"
 
 _FORBIDDEN = re.compile(
@@ -421,6 +423,38 @@ def _pod_findings(
     )
 
 
+def _job_findings(target: Target, status: int, body: dict[str, Any]) -> Iterator[Finding]:
+    """The server's verdict on the TFJob itself (CRD schema, metadata, the operator's webhook)."""
+    if status in (200, 201):
+        return
+    name = f"TFJob {target.namespace}/{target.name}"
+    message = str(body.get("message") or f"HTTP {status}")
+    if status == 403 and (permission := _forbidden_by_rbac(message)):
+        yield _finding(
+            target,
+            INCOMPLETE_RULE,
+            f"the preflight cannot dry-run {name}: {permission}; grant patch on "
+            "tfjobs.kubeflow.org in that namespace",
+            "$",
+        )
+        return
+    causes = [c for c in as_list(as_dict(body.get("details")).get("causes")) if isinstance(c, dict)]
+    if status == 422 and causes:
+        for cause in causes:
+            field_path = str(cause.get("field") or "")
+            path = "$"
+            for part in _segments(field_path):
+                path = child_path(path, part)
+            yield _finding(
+                target,
+                JOB_RULE,
+                f"the API server rejects {name}: {field_path}: {cause.get('message', '')}",
+                path,
+            )
+        return
+    yield _finding(target, JOB_RULE, f"the API server rejects {name}: {message}", "$")
+
+
 def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Finding]:
     target = job.target
     group = job.group or {}
@@ -535,14 +569,27 @@ def _prepare(target: Target) -> _Job:
     return job
 
 
-def check(client: Client, targets: list[Target], config: RuleConfig | None = None) -> list[Finding]:
+def check(
+    client: Client,
+    targets: list[Target],
+    config: RuleConfig | None = None,
+    *,
+    the_jobs: bool = False,
+    field_manager: str = "tfjob-kit",
+) -> list[Finding]:
     """The preflight's findings for the targets, configured (re-levelled or disabled) by
-    config. Raises KubeError only when the server cannot be reached."""
+    config. the_jobs: also a server-side apply dry run of each TFJob itself (the module's apply
+    does that already; `validate --server` asks for it). Raises KubeError only when the server
+    cannot be reached."""
     config = config or RuleConfig()
     jobs = [_prepare(t) for t in targets]
     calls: list[Callable[[], Any]] = []
     for job in jobs:
         namespace = job.target.namespace
+        if the_jobs:
+            calls.append(
+                partial(client.dry_run_apply, TFJOB, job.target.tfjob, field_manager=field_manager)
+            )
         for _, pod in job.pods:
             calls.append(partial(client.dry_run_create, "pods", namespace, pod))
         if job.group is not None:
@@ -556,7 +603,10 @@ def check(client: Client, targets: list[Target], config: RuleConfig | None = Non
     answers = iter(parallel(_call, calls, workers=WORKERS))
     found: list[Finding] = []
     group_answers: dict[int, tuple[int, dict[str, Any]]] = {}
+    job_answers: dict[int, tuple[int, dict[str, Any]]] = {}
     for index, job in enumerate(jobs):
+        if the_jobs:
+            job_answers[index] = next(answers)
         job.answers = [next(answers) for _ in job.pods]
         if job.group is not None:
             group_answers[index] = next(answers)
@@ -564,6 +614,8 @@ def check(client: Client, targets: list[Target], config: RuleConfig | None = Non
     quotas = {ns: next(answers) for ns in quota_namespaces}
     for index, job in enumerate(jobs):
         job_found: list[Finding] = []
+        if index in job_answers:
+            job_found.extend(_job_findings(job.target, *job_answers[index]))
         for (replica, pod), (status, body) in zip(job.pods, job.answers, strict=True):
             job_found.extend(_pod_findings(job, replica, pod, status, body))
         if index in group_answers:

@@ -37,6 +37,10 @@ BUILTIN = {
         "A PodGroup written next to a TFJob collides with the operator's.",
     ),
     # The server-aware preflight's (kube/preflight.py; server-rejects-pod is rules/server.py's).
+    "server-rejects-tfjob": (
+        Severity.ERROR,
+        "The API server rejects the TFJob itself (dry run; `validate --server`).",
+    ),
     "server-rejects-podgroup": (
         Severity.ERROR,
         "The API server rejects the PodGroup the operator creates for the gang (dry run).",
