@@ -65,10 +65,16 @@ _NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe
 _ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 # 2c: integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
 # octal in 1.2 only.
-_ZERO_STARTS = tuple(f"{before}{sign}0" for before in " \n[{," for sign in ("", "-", "+"))
-_OCTAL_FOLLOWERS = frozenset("0123456789_bo")
+# Found as a zero and its follower, then the characters before it are looked at: zeros with a
+# follower are rare in manifests, spaces (where a search for " 0" would start) are everywhere.
+_ZERO_AND_FOLLOWER = re.compile("0[0-9_bo]")
+_NUMBER_BEFORE = frozenset(" \n[{,")
 # 2d: a run of digits too long for a 64-bit float. The look-behind tries each run once: linear.
 _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
+# ... and for ASCII text, every digit made "0" and everything else "x" by bytes.translate, then a
+# substring search for the run: the same answer, about 15 times faster than the regex.
+_DIGITS_AS_ZERO = bytes(ord("0") if chr(c).isdigit() and c < 128 else ord("x") for c in range(256))
+_LONG_RUN = b"0" * MAX_DECIMAL_DIGITS
 
 
 def text_may_go_fast(text: str) -> bool:
@@ -76,19 +82,27 @@ def text_may_go_fast(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
     return not (
-        _has_leading_zero_number(text) or _has_non_printable(text) or _LONG_DIGITS.search(text)
+        _has_leading_zero_number(text) or _has_non_printable(text) or _has_long_digits(text)
     )
 
 
 def _has_leading_zero_number(text: str) -> bool:
-    for start in _ZERO_STARTS:
-        index = text.find(start)
-        while index != -1:
-            after = index + len(start)
-            if text[after : after + 1] in _OCTAL_FOLLOWERS:
-                return True
-            index = text.find(start, after)
+    """A zero followed by a digit, ``_``, ``b`` or ``o`` that starts a plain scalar: after a
+    space, a line break, ``[``, ``{`` or ``,``, with a sign or without."""
+    for match in _ZERO_AND_FOLLOWER.finditer(text):
+        index = match.start()
+        before = text[index - 1 : index] if index else ""
+        if before in ("-", "+"):
+            before = text[index - 2 : index - 1] if index > 1 else ""
+        if before and before in _NUMBER_BEFORE:
+            return True
     return False
+
+
+def _has_long_digits(text: str) -> bool:
+    if text.isascii():
+        return _LONG_RUN in text.encode("ascii").translate(_DIGITS_AS_ZERO)
+    return _LONG_DIGITS.search(text) is not None
 
 
 def _has_non_printable(text: str) -> bool:
