@@ -644,9 +644,9 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
 
 
 def host_users(spec: dict[str, Any]) -> bool:
-    """``hostUsers`` as ValidatePodSpec computes it: true unless the pod sets it false."""
-    sc = spec.get("securityContext")
-    return not (isinstance(sc, dict) and sc.get("hostUsers") is False)
+    """``hostUsers`` as ValidatePodSpec computes it: true unless the pod sets ``spec.hostUsers``
+    false (v1 keeps it in the spec; the internal form in the security context)."""
+    return spec.get("hostUsers") is not False
 
 
 def _all_containers(spec: dict[str, Any], path: Path) -> list[tuple[dict[str, Any], Path]]:
