@@ -15,7 +15,10 @@ The modules, one job each:
 * :mod:`.containers`: the tensorflow container, images, TF_CONFIG, container names and env;
 * :mod:`.resources`: GPUs, and requests against limits;
 * :mod:`.policies`: where RunPolicy fields belong, cleanPodPolicy, restartPolicy;
-* :mod:`.scheduling`: gang scheduling (minAvailable, PodGroups by hand, kube-batch).
+* :mod:`.scheduling`: gang scheduling (minAvailable, PodGroups by hand, kube-batch);
+* :mod:`.server`: what the API server rejects, in the pods the operator creates from each
+  replica and in the TFJob's metadata (:mod:`tfjob_kit.podcheck`); imported last, and its
+  findings give way to another rule's error at the same path.
 
 Webhook rules and pitfalls sit side by side in a topic (the webhook checks the name, the
 containers and their images, and the number of chiefs), so the modules follow topics. A rule
@@ -36,9 +39,10 @@ from tfjob_kit.rules.registry import (
     summary,
 )
 from tfjob_kit.rules import metadata, replicas, containers, resources, policies, scheduling
+from tfjob_kit.rules import server
 # isort: on
 
-TOPICS = (metadata, replicas, containers, resources, policies, scheduling)
+TOPICS = (metadata, replicas, containers, resources, policies, scheduling, server)
 """The modules of rules, in the order their rules register (the order of :func:`run`'s findings)."""
 
 __all__ = [

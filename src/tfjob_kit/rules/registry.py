@@ -21,6 +21,7 @@ class Rule:
     severity: Severity
     summary: str
     check: Check
+    defers: bool = False  # its findings give way to another rule's error at the same path
 
 
 RULES: dict[str, Rule] = {}
@@ -61,11 +62,16 @@ BUILTIN = {
 }
 
 
-def rule(rule_id: str, severity: Severity, summary: str) -> Callable[[Check], Check]:
+def rule(
+    rule_id: str, severity: Severity, summary: str, *, defers: bool = False
+) -> Callable[[Check], Check]:
+    """Register a check. `defers`: drop its findings where another (non-deferring) rule reports
+    an error at the same path (the server rules quote the server; the others explain better)."""
+
     def register(check: Check) -> Check:
         if rule_id in RULES or rule_id in BUILTIN:
             raise ValueError(f"rule {rule_id} registered twice")
-        RULES[rule_id] = Rule(rule_id, severity, summary, check)
+        RULES[rule_id] = Rule(rule_id, severity, summary, check, defers)
         return check
 
     return register
@@ -90,8 +96,13 @@ def summary(rule_id: str) -> str:
 def run(content: dict[str, Any]) -> list[Finding]:
     """Findings of every rule on one TFJob object, at default severity."""
     reps = model.replicas(content)
-    findings = []
+    findings: list[Finding] = []
+    deferred: list[Finding] = []
     for item in RULES.values():
         for path, message in item.check(content, reps):
-            findings.append(Finding(item.id, item.severity, message, path))
+            finding = Finding(item.id, item.severity, message, path)
+            (deferred if item.defers else findings).append(finding)
+    if deferred:
+        taken = {f.path for f in findings if f.severity is Severity.ERROR}
+        findings.extend(f for f in deferred if f.path not in taken)
     return findings

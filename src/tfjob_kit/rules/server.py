@@ -1,0 +1,169 @@
+"""Rules on what the API server rejects: the pods the operator would create from each replica
+(``ValidatePodCreate``, ported in :mod:`tfjob_kit.podcheck`) and the TFJob's own metadata
+(``ValidateObjectMetaAccessor``, as apiextensions validates a custom resource's).
+
+Each finding quotes the server's message (``FieldError.message``) at the JSON path of the TFJob
+field the pod's field comes from. A finding at a path where another rule already reports an
+error is dropped by :func:`tfjob_kit.rules.registry.run` (the other rules' hints are better).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tfjob_kit import model, pods
+from tfjob_kit.findings import Severity, child_path, json_path
+from tfjob_kit.model import Replica, as_dict
+from tfjob_kit.podcheck import meta as podmeta
+from tfjob_kit.podcheck import names
+from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.pod import validate_pod
+from tfjob_kit.rules.registry import rule
+
+POD_RULE = "server-rejects-pod"
+METADATA_RULE = "server-rejects-metadata"
+
+_FIXES = {
+    ErrorType.REQUIRED: "set it",
+    ErrorType.NOT_SUPPORTED: "use one of the supported values",
+    ErrorType.DUPLICATE: "make it unique",
+    ErrorType.NOT_FOUND: "define what it refers to, or fix the reference",
+    ErrorType.FORBIDDEN: "remove it, or change what forbids it",
+    ErrorType.TOO_LONG: "shorten it",
+    ErrorType.TOO_MANY: "use fewer entries",
+}
+
+
+def fix_hint(error: FieldError) -> str:
+    return _FIXES.get(error.type, "change the value as the message says")
+
+
+def _walk(root: Any, path: Path, start: int) -> int:
+    """How many parts of path[start:] exist in `root` (list indexes within the list)."""
+    node = root
+    for count, part in enumerate(path[start:]):
+        if isinstance(part, int) and not isinstance(part, bool):
+            if not isinstance(node, list) or part >= len(node):
+                return count
+            node = node[part]
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return count
+    return len(path) - start
+
+
+def _join(base: str, parts: Path) -> str:
+    out = base
+    for part in parts:
+        out = child_path(out, part)
+    return out
+
+
+def pod_json_path(replica: Replica, path: Path) -> str:
+    """The JSON path in the TFJob of the field behind a field of the replica's pod.
+
+    ``spec.…`` is the template's spec, up to the list element the operator appended (the
+    tfjob-port, TF_CONFIG), which points at the list; ``spec.restartPolicy`` is the replica's
+    restartPolicy (the operator's copy); labels, annotations and finalizers are the template's
+    when it has them, the job's name otherwise (the operator's labels and annotations carry it);
+    the pod's name, namespace and ownerReferences come from the job's."""
+    template_path = replica.path + ".template"
+    if not path:
+        return replica.path
+    if path[0] == "spec":
+        if path[:2] == ("spec", "restartPolicy"):
+            return replica.path + ".restartPolicy"
+        # A field of a list element the operator appended: the list itself.
+        cut = 1 + _walk(replica.pod_spec, path, 1)
+        if cut < len(path) and isinstance(path[cut], int):
+            return _join(template_path + ".spec", path[1:cut])
+        return _join(template_path + ".spec", path[1:])
+    if path[0] == "metadata" and len(path) > 1:
+        field = path[1]
+        if field in ("labels", "annotations", "finalizers"):
+            if as_dict(replica.template.get("metadata")).get(field):
+                return _join(template_path + ".metadata", path[1:])
+            return json_path("metadata", "name")
+        if field == "namespace":
+            return json_path("metadata", "namespace")
+        return json_path("metadata", "name")
+    return replica.path
+
+
+@rule(
+    POD_RULE,
+    Severity.ERROR,
+    "The API server rejects the pods the operator creates from a replica (Kubernetes' pod "
+    "validation).",
+    defers=True,
+)
+def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    if not any(r.count > 0 for r in reps):
+        return
+    # Pod fields made from the job's name or namespace: reported once, and not at all when the
+    # TFJob's own metadata is rejected there (server-rejects-metadata says it).
+    rejected = {json_path(*e.path) for e in validate_job_metadata(job)}
+    seen: set[tuple[str, str]] = set()
+    for replica, pod in pods.operator_pods(job):
+        name = pod["metadata"]["name"]
+        for error in validate_pod(pod, namespace=pod["metadata"]["namespace"]):
+            path = pod_json_path(replica, error.path)
+            if path.startswith(replica.path):
+                where = (
+                    f"the {replica.key} template"
+                    if path.startswith(replica.path + ".template")
+                    else f"the {replica.key} replica"
+                )
+            else:
+                key = (path, error.body)
+                if path in rejected or key in seen:
+                    continue
+                seen.add(key)
+                where = "the TFJob's metadata"
+            yield (
+                path,
+                f"the API server rejects pod {name} ({replica.key} replica): {error.message}; "
+                f"{fix_hint(error)} in {where}",
+            )
+
+
+def job_meta(job: dict[str, Any]) -> dict[str, Any]:
+    """The TFJob's metadata as the server validates it on create: the name generated from
+    generateName (as model.job_name does), the namespace from the request (``default`` when the
+    object names none)."""
+    meta = dict(as_dict(job.get("metadata")))
+    generate = meta.get("generateName")
+    if not meta.get("name") and isinstance(generate, str) and generate:
+        # names.SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones added
+        meta["name"] = generate[:58] + "xxxxx"
+    meta["namespace"] = model.namespace(job)
+    return meta
+
+
+def validate_job_metadata(job: dict[str, Any]) -> list[FieldError]:
+    """``ValidateObjectMetaAccessor(obj, namespaceScoped, NameIsDNSSubdomain, "metadata")``, what
+    the apiextensions customresource validator runs on a custom resource's metadata."""
+    if not isinstance(job.get("metadata"), dict) and job.get("metadata") is not None:
+        return []  # the schema reports a wrong type
+    return podmeta.validate_object_meta(
+        job_meta(job), ("metadata",), name_rule=names.name_is_dns_subdomain
+    )
+
+
+@rule(
+    METADATA_RULE,
+    Severity.ERROR,
+    "The API server rejects the TFJob's metadata (labels, annotations, name, finalizers...).",
+    defers=True,
+)
+def _metadata_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for error in validate_job_metadata(job):
+        yield (
+            json_path(*error.path),
+            f"the API server rejects the TFJob: {error.message}; {fix_hint(error)}",
+        )
+
+
+SERVER_RULES = (POD_RULE, METADATA_RULE)
