@@ -51,6 +51,10 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
         "tfjob-kit-tfjob-pod-succeed",
         "tfjob-kit-volcano-pod-succeed",
         "tfjob-kit-job-pod-finish",
+        "tfjob-kit-kubelet-err-image-pull",
+        "tfjob-kit-kubelet-image-pull-back-off",
+        "tfjob-kit-kubelet-invalid-image-name",
+        "tfjob-kit-kubelet-crash-loop",
         "tfjob-kit-pod-delete",
     }
     assert all(s["spec"]["resourceRef"]["kind"] == "Pod" for s in stages)
@@ -66,6 +70,15 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
             e["key"]: e["operator"] for e in names[succeed]["spec"]["selector"]["matchExpressions"]
         }
         assert keys['.metadata.annotations["tfjob-kit.dev/peers-running"]'] == "Exists"
+    # The kubelet stand-ins (tests only) take exactly the pods annotated for them; the normal
+    # start and finish stages leave those pods alone.
+    failure = '.metadata.annotations["tfjob-kit.dev/kubelet-failure"]'
+    for name, stage in names.items():
+        keys = {e["key"]: e for e in stage["spec"]["selector"]["matchExpressions"]}
+        if name.startswith("tfjob-kit-kubelet-"):
+            assert keys[failure]["operator"] == "In", name
+        elif name not in ("tfjob-kit-pod-delete", "tfjob-kit-job-pod-finish"):
+            assert keys[failure]["operator"] == "DoesNotExist", name
     assert names["tfjob-kit-job-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 1000
     assert names["tfjob-kit-pod-delete"]["spec"]["next"] == {
         "finalizers": {"empty": True},

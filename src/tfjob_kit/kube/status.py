@@ -7,11 +7,13 @@ Terminated are also Failed), so the same wait_for/fail_on work for both backends
 
 from __future__ import annotations
 
+import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfjob_kit.kube import diagnose, follow
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB, Resource
@@ -34,8 +36,18 @@ VOLCANO_ALIASES = {
 WAIT_CONDITIONS = tuple(dict.fromkeys((*CONDITION_ORDER, "Pending", *VOLCANO_FINISHED)))
 
 
+Key = tuple[Resource, str, str]
+
+
 class WaitError(KubeError):
-    """A wait ended without the wanted condition: a failure condition, a timeout, a deletion."""
+    """A wait ended without the wanted condition: a failure condition, a fatal problem, a
+    timeout, a deletion. ``statuses`` holds what was last known of each job, problems too."""
+
+    def __init__(
+        self, message: str, reason: str, statuses: dict[Key, JobStatus] | None = None
+    ) -> None:
+        super().__init__(message, reason)
+        self.statuses = dict(statuses or {})
 
 
 @dataclass
@@ -48,6 +60,7 @@ class JobStatus:
     replica_statuses: dict[str, Any] = field(default_factory=dict)
     start_time: str | None = None
     completion_time: str | None = None
+    problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +71,7 @@ class JobStatus:
             "replica_statuses": self.replica_statuses,
             "start_time": self.start_time,
             "completion_time": self.completion_time,
+            "problems": self.problems,
         }
 
 
@@ -134,7 +148,187 @@ def failed_pods(client: Client, resource: Resource, namespace: str, name: str) -
     return lines
 
 
-Key = tuple[Resource, str, str]
+PODGROUP = Resource(
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "podgroups",
+    "PodGroup",
+    "the tfjob.kit.volcano role (playbooks/site.yml with tfjob_kit_scheduler: volcano)",
+    "",
+)
+QUEUE = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", PODGROUP.installed_by, "")
+# Events kept while waiting: the latest per object and reason, at most this many in all.
+MAX_EVENTS = 2000
+NODES_MAX_AGE = 30.0
+
+
+class _View:
+    """What the watches have told about the jobs: bounded by the jobs' own objects (the jobs,
+    their pods and PodGroups, the latest event per object and reason)."""
+
+    def __init__(self, keys: list[Key]) -> None:
+        self.keys = keys
+        self.names: dict[tuple[Resource, str], set[str]] = {}
+        for resource, namespace, name in keys:
+            self.names.setdefault((resource, namespace), set()).add(name)
+        self.jobs: dict[Key, dict[str, Any]] = {}
+        self.listed: set[tuple[Resource, str]] = set()
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
+        self.events: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.broken: dict[str, str] = {}
+
+    def _job_of(self, namespace: str, name: str, prefixed: bool) -> bool:
+        for (_, ns), names in self.names.items():
+            if ns == namespace and (
+                name in names or (prefixed and any(name.startswith(n + "-") for n in names))
+            ):
+                return True
+        return False
+
+    def _keep_event(self, event: dict[str, Any]) -> tuple[str, str, str, str] | None:
+        involved = event.get("involvedObject") or {}
+        namespace = str((event.get("metadata") or {}).get("namespace") or "")
+        kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
+        ours = kind in ("Pod", "PodGroup") or any(r.kind == kind for r, _ in self.names)
+        if ours and self._job_of(namespace, name, prefixed=kind != "TFJob"):
+            return namespace, kind, name, str(event.get("reason") or "")
+        return None
+
+    def apply(self, update: follow.Update) -> None:
+        if isinstance(update, follow.Broken):
+            self.broken[str(update.source.what)] = str(update.error)
+            return
+        source = update.source
+        self.broken.pop(str(source.what), None)
+        if isinstance(update, follow.Reset):
+            self._reset(source, update.items)
+        else:
+            self._change(source, update.type, update.object)
+
+    def _reset(self, source: follow.Source, items: list[dict[str, Any]]) -> None:
+        ns = source.namespace
+        if isinstance(source.what, Resource) and source.what is not PODGROUP:
+            self.listed.add((source.what, ns))
+            for key in [k for k in self.jobs if k[0] is source.what and k[1] == ns]:
+                del self.jobs[key]
+        elif source.what == "pods":
+            self.pods = {k: v for k, v in self.pods.items() if k[0] != ns}
+        elif source.what == "events":
+            self.events = {k: v for k, v in self.events.items() if k[0] != ns}
+        else:
+            self.podgroups = {k: v for k, v in self.podgroups.items() if k[0] != ns}
+        for item in items:
+            self._change(source, "ADDED", item)
+
+    def _change(self, source: follow.Source, kind: str, obj: dict[str, Any]) -> None:
+        ns = source.namespace
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        gone = kind == "DELETED"
+        if isinstance(source.what, Resource) and source.what is not PODGROUP:
+            key = (source.what, ns, name)
+            if name in self.names.get((source.what, ns), set()):
+                if gone:
+                    self.jobs.pop(key, None)
+                else:
+                    self.jobs[key] = obj
+        elif source.what == "pods":
+            if gone:
+                self.pods.pop((ns, name), None)
+            else:
+                self.pods[(ns, name)] = obj
+        elif source.what == "events":
+            event_key = self._keep_event(obj)
+            if event_key is None:
+                return
+            if gone:
+                self.events.pop(event_key, None)
+                return
+            self.events[event_key] = obj
+            if len(self.events) > MAX_EVENTS:
+                oldest = min(self.events, key=lambda k: diagnose.event_time(self.events[k]) or 0.0)
+                del self.events[oldest]
+        elif self._job_of(ns, name, prefixed=True):
+            if gone:
+                self.podgroups.pop((ns, name), None)
+            else:
+                self.podgroups[(ns, name)] = obj
+
+    def pods_of(self, key: Key) -> list[dict[str, Any]]:
+        resource, namespace, name = key
+        return [
+            p
+            for (ns, _), p in self.pods.items()
+            if ns == namespace
+            and ((p.get("metadata") or {}).get("labels") or {}).get(resource.job_label) == name
+        ]
+
+    def events_in(self, namespace: str) -> list[dict[str, Any]]:
+        return [e for (ns, *_), e in self.events.items() if ns == namespace]
+
+    def podgroups_in(self, namespace: str) -> list[dict[str, Any]]:
+        return [g for (ns, _), g in self.podgroups.items() if ns == namespace]
+
+
+class _Cluster:
+    """The nodes' capacity and the Volcano queues, read when a diagnosis needs them (and the
+    credentials allow: without them those checks are skipped)."""
+
+    def __init__(self, client: Client, clock: Callable[[], float]) -> None:
+        self._client, self._clock = client, clock
+        self._capacity: diagnose.Capacity | None = None
+        self._read_at: float | None = None
+        self._denied = False
+        self._queues: dict[str, dict[str, Any] | None] = {}
+
+    def capacity(self) -> diagnose.Capacity | None:
+        if self._denied:
+            return None
+        if self._read_at is None or self._clock() - self._read_at >= NODES_MAX_AGE:
+            try:
+                with self._client._errors("listing nodes for"):
+                    nodes = self._client._json(self._client._core.list_node).get("items") or []
+            except KubeError:
+                self._denied = True
+                return None
+            self._capacity, self._read_at = diagnose.capacity(nodes), self._clock()
+        return self._capacity
+
+    def queues(self, podgroups: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for group in podgroups:
+            name = str((group.get("spec") or {}).get("queue") or "default")
+            if name not in self._queues:
+                client = self._client
+                try:
+                    with client._errors("reading", QUEUE, "", name):
+                        self._queues[name] = client._json(
+                            client._custom.get_cluster_custom_object,
+                            QUEUE.group,
+                            QUEUE.version,
+                            QUEUE.plural,
+                            name,
+                        )
+                except KubeError:  # not there, or not readable: the check is skipped
+                    self._queues[name] = None
+        return {k: v for k, v in self._queues.items() if v is not None}
+
+
+def _sources(keys: list[Key]) -> list[follow.Source]:
+    groups: dict[tuple[Resource, str], list[str]] = {}
+    for resource, namespace, name in keys:
+        groups.setdefault((resource, namespace), []).append(name)
+    sources = []
+    for (resource, namespace), names in groups.items():
+        unique = sorted(set(names))
+        only = f"metadata.name={unique[0]}" if len(unique) == 1 else None
+        sources.append(follow.Source(resource, namespace, field_selector=only))
+        sources.append(
+            follow.Source("pods", namespace, f"{resource.job_label} in ({','.join(unique)})")
+        )
+    for namespace in dict.fromkeys(ns for _, ns in groups):
+        sources.append(follow.Source("events", namespace))
+        sources.append(follow.Source(PODGROUP, namespace))
+    return sources
 
 
 def wait(
@@ -144,53 +338,112 @@ def wait(
     wait_for: list[str],
     fail_on: list[str],
     timeout: float,
-    interval: float = 1.0,
+    unschedulable_grace: float = diagnose.DEFAULT_UNSCHEDULABLE_GRACE,
+    since: dict[Key, float] | None = None,
+    tick: float = 1.0,
     clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    wall: Callable[[], float] = time.time,
+    follower: Callable[[Client, list[follow.Source]], follow.Follower] = follow.Follower,
 ) -> dict[Key, JobStatus]:
-    """Until every job has a wait_for condition. Ends at once, raising WaitError with the
-    reason, when a job reaches a fail_on condition, disappears, or the timeout passes."""
+    """Until every job has a wait_for condition. Follows the jobs, their pods, their PodGroups
+    and the namespaces' events with watches (diagnose.py reads them). Ends at once, raising
+    WaitError with the reason, when a job reaches a fail_on condition, disappears, or has a
+    fatal problem (the object and the server's reason named), or when the timeout passes
+    (whatever the watches do: a broken watch is listed and watched again meanwhile)."""
     deadline = clock() + timeout
     wanted, failing = frozenset(wait_for), frozenset(fail_on)
+    keys = list(dict.fromkeys(jobs))
+    view = _View(keys)
+    cluster = _Cluster(client, clock)
     done: dict[Key, JobStatus] = {}
-    while True:
-        current: dict[Key, JobStatus] = {}
-        for resource, namespace in {(r, ns) for r, ns, _ in jobs}:
-            held = {o["metadata"]["name"]: o for o in client.list_objects(resource, namespace)}
-            for key in jobs:
-                if key[0] is resource and key[1] == namespace and key not in done:
-                    current[key] = job_status(resource, held.get(key[2]))
-        for key, status in current.items():
-            resource, namespace, name = key
-            what = resource.describe(namespace, name)
-            if status.phase == "Absent":
-                raise WaitError(
-                    f"{what} was deleted while waiting for {' or '.join(wait_for)}", "deleted"
+    current: dict[Key, JobStatus] = {}
+    with follower(client, _sources(keys)) as followed:
+        while True:
+            timeout_at = min(deadline, clock() + tick)
+            try:
+                update = followed.updates.get(timeout=max(0.0, timeout_at - clock()))
+                while True:
+                    view.apply(update)
+                    if (
+                        isinstance(update, follow.Broken)
+                        and update.permanent
+                        and isinstance(update.source.what, Resource)
+                        and update.source.what is not PODGROUP
+                    ):
+                        raise update.error
+                    update = followed.updates.get_nowait()
+            except queue.Empty:
+                pass
+            now = wall()
+            for key in keys:
+                if key in done or (key[0], key[1]) not in view.listed:
+                    continue
+                resource, namespace, name = key
+                what = resource.describe(namespace, name)
+                obj = view.jobs.get(key)
+                status = job_status(resource, obj)
+                if obj is None:
+                    raise WaitError(
+                        f"{what} was deleted while waiting for {' or '.join(wait_for)}",
+                        "deleted",
+                        {**current, key: status},
+                    )
+                podgroups = view.podgroups_in(namespace)
+                problems = diagnose.diagnose(
+                    obj,
+                    view.pods_of(key),
+                    view.events_in(namespace),
+                    now=now,
+                    unschedulable_grace=unschedulable_grace,
+                    cluster=cluster.capacity,
+                    podgroups=podgroups,
+                    queues=cluster.queues(podgroups) if podgroups else {},
+                    since=(since or {}).get(key),
                 )
-            if status.true & failing:
-                detail = "; ".join(filter(None, [status.reason, status.message]))
-                pods = failed_pods(client, resource, namespace, name)
+                status.problems = [p.as_dict() for p in problems]
+                current[key] = status
+                if status.true & failing:
+                    detail = "; ".join(filter(None, [status.reason, status.message]))
+                    pods = failed_pods(client, resource, namespace, name)
+                    raise WaitError(
+                        f"{what} reached {'/'.join(sorted(status.true & failing))}"
+                        f"{': ' + detail if detail else ''}" + ("".join(f"\n  {p}" for p in pods)),
+                        "failed",
+                        current,
+                    )
+                if status.true & wanted:
+                    done[key] = status
+                    continue
+                fatal = [p for p in problems if p.fatal]
+                if fatal:
+                    raise WaitError(
+                        f"{what} cannot reach {' or '.join(wait_for)} (it is {status.phase}): "
+                        + "; ".join(p.line() for p in fatal),
+                        "diagnosed",
+                        current,
+                    )
+            if len(done) == len(keys):
+                return done
+            if clock() >= deadline:
+                waiting = []
+                for key in keys:
+                    if key in done:
+                        continue
+                    what = key[0].describe(key[1], key[2])
+                    if key not in current:
+                        waiting.append(f"{what} was never read: {'; '.join(view.broken.values())}")
+                        continue
+                    status = current[key]
+                    said = "".join(
+                        f" ({p['object']}: {p['reason']}: {p['message']})" for p in status.problems
+                    )
+                    waiting.append(f"{what} is {status.phase}{said}")
                 raise WaitError(
-                    f"{what} reached {'/'.join(sorted(status.true & failing))}"
-                    f"{': ' + detail if detail else ''}" + ("".join(f"\n  {p}" for p in pods)),
-                    "failed",
+                    f"timed out after {timeout:g}s waiting for "
+                    f"{' or '.join(wait_for)}: " + "; ".join(waiting),
+                    "timeout",
+                    current,
                 )
-            if status.true & wanted:
-                done[key] = status
-        if len(done) == len(set(jobs)):
-            return done
-        if clock() >= deadline:
-            waiting = [
-                f"{k[0].describe(k[1], k[2])} is {s.phase}"
-                for k, s in current.items()
-                if k not in done
-            ]
-            raise WaitError(
-                f"timed out after {timeout:g}s waiting for "
-                f"{' or '.join(wait_for)}: " + "; ".join(waiting),
-                "timeout",
-            )
-        sleep(interval)
 
 
 def wait_gone(

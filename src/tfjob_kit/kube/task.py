@@ -39,6 +39,8 @@ class Request:
     wait_for: list[str] = field(default_factory=lambda: ["Succeeded"])
     fail_on: list[str] = field(default_factory=lambda: ["Failed"])
     wait_timeout: float = 600.0
+    # Seconds a pod may stay Unschedulable before the wait fails (diagnose.py says why).
+    unschedulable_grace: float = 60.0
     preflight: bool = True  # dry-run the pods (and PodGroup) the operator will create
     check_mode: bool = False
     diff: bool = False
@@ -169,6 +171,7 @@ def run(request: Request) -> dict[str, Any]:
                 outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
             else:
                 gate = _preflight(client, request, result) if request.preflight else None
+                applied_at = time.time()
                 outcomes = apply.apply_items(
                     client,
                     items,
@@ -190,13 +193,28 @@ def run(request: Request) -> dict[str, Any]:
                         _job_result(o, status.job_status(o.item.resource, None)) for o in outcomes
                     ]
                 else:
-                    reached = status.wait(
-                        client,
-                        keys,
-                        wait_for=request.wait_for,
-                        fail_on=request.fail_on,
-                        timeout=request.wait_timeout,
-                    )
+                    # An updated job's older events are about its earlier spec.
+                    since = {
+                        k: applied_at
+                        for o, k in zip(outcomes, keys, strict=True)
+                        if o.action == "updated"
+                    }
+                    try:
+                        reached = status.wait(
+                            client,
+                            keys,
+                            wait_for=request.wait_for,
+                            fail_on=request.fail_on,
+                            timeout=request.wait_timeout,
+                            unschedulable_grace=request.unschedulable_grace,
+                            since=since,
+                        )
+                    except status.WaitError as exc:
+                        result["jobs"] = [
+                            _job_result(o, exc.statuses.get(k))
+                            for o, k in zip(outcomes, keys, strict=True)
+                        ]
+                        raise
                     result["jobs"] = [
                         _job_result(o, reached[k]) for o, k in zip(outcomes, keys, strict=True)
                     ]

@@ -1,0 +1,402 @@
+"""Why a job is not progressing, read from what the cluster says about it (pure).
+
+From the job, its pods, the events about them, its Volcano PodGroup and what the cluster can
+allocate, ``diagnose`` lists the problems, each naming the object and quoting the server's
+reason and message. A problem is *fatal* when waiting longer cannot help:
+
+* ``FailedCreatePod`` / ``FailedCreateService`` events of the job: the API server rejected an
+  object the operator builds from the job (a pod template mistake, say). The operator retries
+  forever with the same template. Rejections that can pass later (an exceeded ResourceQuota, an
+  unreachable admission webhook) are reported but not fatal.
+* ``ErrImagePull``, ``ImagePullBackOff``, ``InvalidImageName`` (and the kubelet's other
+  image-pull reasons) in a container status: the kubelet cannot get the image.
+* ``CrashLoopBackOff`` of a pod that decides the job's success (``model.success_decider``: every
+  chief/master, else worker 0, or every worker with ``successPolicy: AllWorkers``). Other
+  replicas' crash loops are reported, not fatal.
+* A pod the scheduler reports ``Unschedulable`` for longer than the grace (default 60 s), unless
+  a node autoscaler said it is adding nodes for it (cluster-autoscaler's ``TriggeredScaleUp``,
+  Karpenter's ``Nominated``). Before the grace it is reported, not fatal.
+* A job that can never fit: it needs more of a resource than all of the cluster's nodes can
+  allocate together, or a single pod needs more than the largest node, and the scheduler (pod
+  condition or PodGroup) reports it unschedulable, with no scale-up under way; or its Volcano
+  PodGroup needs more than its queue's ``capability``.
+
+Everything else (Pending while nodes scale up, a PodGroup Pending or Inqueue that could fit,
+``ContainerCreating``) is transient: at most a problem that is not fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from typing import Any
+
+from tfjob_kit import model, quantity
+
+DEFAULT_UNSCHEDULABLE_GRACE = 60.0
+# How long the scheduler's "does not fit" must stand before a job bigger than the cluster is
+# fatal: time for a node autoscaler to announce a scale-up on the pods.
+CAPACITY_SETTLE = 10.0
+
+CREATE_FAILURES = ("FailedCreatePod", "FailedCreateService")
+# Words of a creation failure that can pass without changing the job.
+TRANSIENT_CREATE = (
+    "exceeded quota",
+    "failed calling webhook",
+    "the server is currently unable",
+    "etcdserver",
+    "connection refused",
+    "Timeout:",
+)
+# Container waiting reasons of the kubelet that mean the image will not come
+# (pkg/kubelet/images/types.go and the CRI's registry and signature errors).
+IMAGE_FAILURES = (
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+    "RegistryUnavailable",
+    "SignatureValidationFailed",
+)
+SCALE_UP = ("TriggeredScaleUp", "Nominated")
+NO_SCALE_UP = ("NotTriggerScaleUp",)
+_TYPE_LABEL = "training.kubeflow.org/replica-type"
+_INDEX_LABEL = "training.kubeflow.org/replica-index"
+_VOLCANO_TASK = "volcano.sh/task-spec"
+_VOLCANO_INDEX = "volcano.sh/task-index"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason the job is not progressing, as the server tells it."""
+
+    kind: str  # of the object: TFJob, Job, Pod, PodGroup
+    name: str  # namespace/name
+    reason: str  # the server's reason (event reason, container waiting reason, condition reason)
+    message: str  # the server's message, as is
+    fatal: bool
+
+    @property
+    def object(self) -> str:
+        return f"{self.kind} {self.name}"
+
+    def line(self) -> str:
+        return f"{self.object}: {self.reason}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "object": self.object,
+            "kind": self.kind,
+            "name": self.name,
+            "reason": self.reason,
+            "message": self.message,
+            "fatal": self.fatal,
+        }
+
+
+@dataclass
+class Capacity:
+    """What the cluster's nodes can allocate: in all, and the most any one node can."""
+
+    nodes: int = 0
+    total: dict[str, Fraction] = field(default_factory=dict)
+    largest: dict[str, Fraction] = field(default_factory=dict)
+
+
+def capacity(nodes: Iterable[dict[str, Any]]) -> Capacity:
+    found = Capacity()
+    for node in nodes:
+        found.nodes += 1
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        for name, value in allocatable.items():
+            amount = quantity.parse(value)
+            if amount is None:
+                continue
+            found.total[name] = found.total.get(name, Fraction(0)) + amount
+            found.largest[name] = max(found.largest.get(name, Fraction(0)), amount)
+    return found
+
+
+def timestamp(value: Any) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time the API server wrote, None if none."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def event_time(event: dict[str, Any]) -> float | None:
+    return (
+        timestamp(event.get("lastTimestamp"))
+        or timestamp(event.get("eventTime"))
+        or timestamp(event.get("firstTimestamp"))
+        or timestamp((event.get("metadata") or {}).get("creationTimestamp"))
+    )
+
+
+def _amount(text: Fraction) -> str:
+    return str(int(text)) if text.denominator == 1 else f"{float(text):g}"
+
+
+def pod_requests(pod_spec: dict[str, Any]) -> dict[str, Fraction]:
+    """What the scheduler counts for one pod: the containers' requests (limits where a request
+    is missing, as the API server defaults them), at least each init container's, plus the
+    overhead."""
+
+    def requests(container: Any) -> dict[str, Fraction]:
+        resources = model.as_dict(model.as_dict(container).get("resources"))
+        values = {
+            **model.as_dict(resources.get("limits")),
+            **model.as_dict(resources.get("requests")),
+        }
+        parsed = {k: quantity.parse(v) for k, v in values.items()}
+        return {k: v for k, v in parsed.items() if v is not None}
+
+    total: dict[str, Fraction] = {}
+    for container in model.as_list(pod_spec.get("containers")):
+        for name, value in requests(container).items():
+            total[name] = total.get(name, Fraction(0)) + value
+    for container in model.as_list(pod_spec.get("initContainers")):
+        for name, value in requests(container).items():
+            total[name] = max(total.get(name, Fraction(0)), value)
+    for name, value in model.as_dict(pod_spec.get("overhead")).items():
+        amount = quantity.parse(value)
+        if amount is not None:
+            total[name] = total.get(name, Fraction(0)) + amount
+    return total
+
+
+def job_templates(job: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(replica type or task name, pod count, pod spec) of a TFJob or a Volcano Job."""
+    spec = model.as_dict(job.get("spec"))
+    if job.get("kind") == "TFJob":
+        return [(r.type, r.count, r.pod_spec) for r in model.replicas(job)]
+    return [
+        (
+            str(model.as_dict(t).get("name") or ""),
+            model.as_int(model.as_dict(t).get("replicas"), 1),
+            model.as_dict(model.as_dict(model.as_dict(t).get("template")).get("spec")),
+        )
+        for t in model.as_list(spec.get("tasks"))
+    ]
+
+
+def _decides_success(job: dict[str, Any], pod: dict[str, Any]) -> bool:
+    metadata = pod.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    kind = str(labels.get(_TYPE_LABEL) or annotations.get(_VOLCANO_TASK) or "").lower()
+    index = str(labels.get(_INDEX_LABEL) or annotations.get(_VOLCANO_INDEX) or "0")
+    deciders: list[str]
+    if job.get("kind") == "TFJob":
+        _, deciders = model.success_decider(job)
+        policy = model.as_dict(job.get("spec")).get("successPolicy")
+    else:
+        tasks = {n.lower() for n, _, _ in job_templates(job)}
+        chiefs: list[str] = [t for t in ("chief", "master") if t in tasks]
+        deciders = chiefs or (["worker"] if "worker" in tasks else [])
+        policy = None
+    lowered = [d.lower() for d in deciders]
+    if kind not in lowered:
+        return False
+    return kind != "worker" or policy == "AllWorkers" or index == "0"
+
+
+def _where(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+
+
+def _uid(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _about(event: dict[str, Any], obj: dict[str, Any], kind: str) -> bool:
+    involved = event.get("involvedObject") or {}
+    metadata = obj.get("metadata") or {}
+    if involved.get("kind") != kind or involved.get("name") != metadata.get("name"):
+        return False
+    uid = involved.get("uid")
+    return not uid or not metadata.get("uid") or uid == metadata.get("uid")
+
+
+def _latest(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(events, key=lambda e: event_time(e) or 0.0)
+
+
+def diagnose(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    *,
+    now: float,
+    unschedulable_grace: float = DEFAULT_UNSCHEDULABLE_GRACE,
+    cluster: Capacity | Callable[[], Capacity | None] | None = None,
+    podgroups: list[dict[str, Any]] | None = None,
+    queues: dict[str, dict[str, Any]] | None = None,
+    since: float | None = None,
+) -> list[Problem]:
+    """The job's problems, fatal ones first. ``events`` may hold events of other objects (only
+    the job's, its pods' and its PodGroups' are read); ``cluster`` may be a function, called
+    only when the scheduler reports the job unschedulable; ``now`` is seconds since the epoch;
+    job events last seen before ``since`` are ignored (they are about an earlier spec)."""
+    kind = str(job.get("kind") or "TFJob")
+    problems: list[Problem] = []
+    job_events = [e for e in _latest(events) if _about(e, job, kind)]
+    for event in job_events:
+        reason = str(event.get("reason") or "")
+        if reason not in CREATE_FAILURES:
+            continue
+        seen = event_time(event)
+        if since is not None and seen is not None and seen < since:
+            continue
+        message = str(event.get("message") or "")
+        transient = any(word in message for word in TRANSIENT_CREATE)
+        problems.append(Problem(kind, _where(job), reason, message, not transient))
+
+    live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    scaling_up = False
+    unschedulable: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for pod in sorted(live, key=lambda p: str((p.get("metadata") or {}).get("name"))):
+        pod_events = [e for e in _latest(events) if _about(e, pod, "Pod")]
+        scale = [e for e in pod_events if e.get("reason") in SCALE_UP + NO_SCALE_UP]
+        pod_scaling = bool(scale) and scale[-1].get("reason") in SCALE_UP
+        scaling_up = scaling_up or pod_scaling
+        status = pod.get("status") or {}
+        for container in [
+            *(status.get("initContainerStatuses") or []),
+            *(status.get("containerStatuses") or []),
+        ]:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            reason = str(waiting.get("reason") or "")
+            text = f"container {container.get('name')}: {waiting.get('message') or reason}"
+            if reason in IMAGE_FAILURES:
+                problems.append(Problem("Pod", _where(pod), reason, text, True))
+            elif reason == "CrashLoopBackOff":
+                fatal = _decides_success(job, pod)
+                problems.append(Problem("Pod", _where(pod), reason, text, fatal))
+        for condition in status.get("conditions") or []:
+            if (
+                condition.get("type") == "PodScheduled"
+                and condition.get("status") == "False"
+                and condition.get("reason") == "Unschedulable"
+            ):
+                unschedulable.append((pod, condition))
+                since_when = timestamp(condition.get("lastTransitionTime"))
+                age = now - since_when if since_when is not None else 0.0
+                message = str(condition.get("message") or "")
+                if pod_scaling:
+                    message += f" (a node autoscaler is adding nodes: {scale[-1].get('message')})"
+                fatal = age >= unschedulable_grace and not pod_scaling
+                if not fatal and not pod_scaling:
+                    message += f" (for {age:.0f}s of the {unschedulable_grace:g}s grace)"
+                problems.append(Problem("Pod", _where(pod), "Unschedulable", message, fatal))
+
+    owned = [
+        g
+        for g in podgroups or []
+        if any(
+            r.get("uid") == _uid(job)
+            for r in (g.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+    group_says = ""
+    group_since: float | None = None
+    for group in owned:
+        group_events = [
+            e
+            for e in _latest(events)
+            if _about(e, group, "PodGroup") and e.get("reason") == "Unschedulable"
+        ]
+        conditions = [
+            c
+            for c in (group.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Unschedulable" and c.get("status") == "True"
+        ]
+        said = group_events[-1] if group_events else None
+        if said is not None:
+            group_says = f"PodGroup {_where(group)}: {said.get('message')}"
+            first = timestamp(said.get("firstTimestamp")) or event_time(said)
+            group_since = first if first is not None else now
+        elif conditions:
+            group_says = f"PodGroup {_where(group)}: {conditions[-1].get('message')}"
+            group_since = timestamp(conditions[-1].get("lastTransitionTime")) or now
+        about_queue = [e for e in group_events if "queue" in str(e.get("message") or "")]
+        problems.extend(
+            _queue_problems(group, queues or {}, about_queue[-1] if about_queue else None)
+        )
+
+    if callable(cluster) and not scaling_up and (unschedulable or group_says):
+        cluster = cluster()  # read only when the scheduler said something
+    if isinstance(cluster, Capacity) and cluster.nodes and not scaling_up:
+        told = [
+            (timestamp(c.get("lastTransitionTime")) or now, f"Pod {_where(p)}: {c.get('message')}")
+            for p, c in unschedulable
+        ]
+        if group_says:
+            told.append((group_since if group_since is not None else now, group_says))
+        if told and now - min(t for t, _ in told) >= min(CAPACITY_SETTLE, unschedulable_grace):
+            for message in _never_fits(job, cluster):
+                problems.append(
+                    Problem(
+                        kind,
+                        _where(job),
+                        "NeverFits",
+                        f"{message}; the scheduler says: {told[0][1]}",
+                        True,
+                    )
+                )
+    problems.sort(key=lambda p: not p.fatal)
+    return problems
+
+
+def _never_fits(job: dict[str, Any], cluster: Capacity) -> list[str]:
+    need: dict[str, Fraction] = {}
+    pods = 0
+    found = []
+    for replica, count, pod_spec in job_templates(job):
+        one = pod_requests(pod_spec)
+        pods += count
+        for name, value in one.items():
+            need[name] = need.get(name, Fraction(0)) + value * count
+            largest = cluster.largest.get(name, Fraction(0))
+            if count and value > largest:
+                found.append(
+                    f"a {replica} pod requests {_amount(value)} {name}, more than any node "
+                    f"can allocate (at most {_amount(largest)})"
+                )
+    for name, value in sorted(need.items()):
+        have = cluster.total.get(name, Fraction(0))
+        if value > have:
+            found.append(
+                f"its {pods} pods request {_amount(value)} {name} in all, more than the "
+                f"{cluster.nodes} nodes of the cluster can allocate together ({_amount(have)})"
+            )
+    return found
+
+
+def _queue_problems(
+    group: dict[str, Any], queues: dict[str, dict[str, Any]], said: dict[str, Any] | None
+) -> list[Problem]:
+    spec = group.get("spec") or {}
+    queue = queues.get(str(spec.get("queue") or "default"))
+    if queue is None:
+        return []
+    capability = model.as_dict(model.as_dict(queue.get("spec")).get("capability"))
+    found = []
+    for name, value in sorted(model.as_dict(spec.get("minResources")).items()):
+        need, cap = quantity.parse(value), quantity.parse(capability.get(name))
+        if need is not None and cap is not None and need > cap:
+            message = (
+                f"the PodGroup needs {value} {name} (minResources) but queue "
+                f"{(queue.get('metadata') or {}).get('name')} may use at most {capability[name]} "
+                "(spec.capability)"
+            )
+            if said is not None:
+                message += f"; Volcano says: {said.get('message')}"
+            found.append(Problem("PodGroup", _where(group), "QueueCapability", message, True))
+    return found
