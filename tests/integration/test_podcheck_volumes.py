@@ -1,0 +1,131 @@
+"""podcheck.volumes against the real API server: every volume mutation of tests/podcases is
+dry-run as a Pod (``dryRun=All`` in namespace default), and the server's causes (field and
+message, as a multiset) must equal what ``set_defaults``, ``validate_volumes`` and
+``validate_volume_mounts`` say offline; ``ok-`` mutations must pass on both sides.
+
+The pods are posted as raw JSON over HTTPS: the generated Python client checks bodies against
+its models first and would refuse the invalid ones before the server sees them."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from podcases.volumes import MUTATIONS, Mutation, claim, vol
+from tfjob_kit.podcheck import volumes
+
+from ._cluster import Cluster
+
+BASE: dict[str, Any] = {
+    "metadata": {"labels": {"app": "podcheck"}},
+    "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0"}]},
+}
+Causes = list[tuple[str, str]]
+
+
+class DryRun:
+    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
+
+    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
+        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
+        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
+        self.server = cluster["cluster"]["server"]
+        self.session = requests.Session()
+        self.session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the cluster's CA
+        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
+        cert = self._file(user["user"], "client-certificate", scratch)
+        key = self._file(user["user"], "client-key", scratch)
+        if cert and key:
+            self.session.cert = (cert, key)
+        if user["user"].get("token"):
+            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
+
+    @staticmethod
+    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
+        if entry.get(f"{key}-data"):
+            path = scratch / key
+            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
+            return str(path)
+        return entry.get(key, True if key == "certificate-authority" else None)
+
+    def causes(self, pod: dict[str, Any]) -> Causes:
+        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
+        answer = self.session.post(url, json=pod, timeout=60).json()
+        if answer.get("kind") != "Status":
+            return []
+        assert answer.get("reason") == "Invalid", answer
+        return sorted(
+            (c.get("field", ""), c.get("message", "")) for c in answer["details"]["causes"]
+        )
+
+
+@pytest.fixture(scope="module")
+def dry_run(cluster: Cluster) -> Iterator[DryRun]:
+    with tempfile.TemporaryDirectory() as scratch:
+        yield DryRun(cluster.kubeconfig, Path(scratch))
+
+
+def pod_of(mutation: Mutation, name: str = "podcheck-volumes") -> dict[str, Any]:
+    template = copy.deepcopy(BASE)
+    mutation.mutate(template)
+    meta = {"name": name, **template["metadata"]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
+
+
+def offline(pod: dict[str, Any]) -> Causes:
+    spec = copy.deepcopy(pod["spec"])
+    volumes.set_defaults(spec)
+    valid, errs = volumes.validate_volumes(spec, ("spec",), pod_name=pod["metadata"]["name"])
+    for key in ("initContainers", "containers"):
+        for i, container in enumerate(spec.get(key, [])):
+            errs.extend(volumes.validate_volume_mounts(container, valid, ("spec", key, i)))
+    return sorted((e.field, e.body) for e in errs)
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
+def test_volume_mutation_as_the_server_says(dry_run: DryRun, mutation: Mutation) -> None:
+    pod = pod_of(mutation)
+    server = dry_run.causes(pod)
+    assert offline(pod) == server
+    assert (not server) == mutation.name.startswith("ok-"), server
+
+
+# Checks that depend on the pod's name: the claims generic ephemeral volumes make are named
+# <pod>-<volume>.
+NAMED = [
+    ("ok-ephemeral-claim-name-fits", "p" * 200, vol({"name": "v" * 52, **claim()})),
+    ("ephemeral-claim-name-too-long", "p" * 200, vol({"name": "v" * 53, **claim()})),
+    (
+        "pvc-references-ephemeral-claim",
+        "trainer-worker-0",
+        vol(
+            [
+                {"name": "scratch", **claim()},
+                {
+                    "name": "data",
+                    "persistentVolumeClaim": {"claimName": "trainer-worker-0-scratch"},
+                },
+            ]
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "pod_name", "mutate"), NAMED, ids=[n[0] for n in NAMED])
+def test_claim_names_as_the_server_says(
+    dry_run: DryRun, case: str, pod_name: str, mutate: Any
+) -> None:
+    pod = pod_of(Mutation(case, mutate), pod_name)
+    server = dry_run.causes(pod)
+    assert offline(pod) == server
+    assert (not server) == case.startswith("ok-"), server
