@@ -1,0 +1,632 @@
+"""Resource requirements as the API server defaults and checks them on a pod.
+
+Mirrors ``SetDefaults_Pod`` and ``SetDefaults_ResourceList`` (pkg/apis/core/v1/defaults.go) for
+the resource lists, and ``validateResourceRequirements`` with its helpers
+(pkg/apis/core/validation/validation.go, pkg/apis/core/helper) for container resources,
+``overhead`` and the pod-level ``resources`` (PodLevelResources is on by default in 1.34).
+
+Quantities are read as resource.Quantity reads them (:func:`tfjob_kit.quantity.parse_quantity`)
+and printed as ``Quantity.String`` prints them, so the messages equal the server's. A quantity the
+server's decoder cannot read fails the whole request before validation; here it is a field error
+with the decoder's message (origin ``resource.ParseQuantity``), so that it has a location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from tfjob_kit.quantity import (
+    Quantity,
+    add,
+    parse_quantity,
+    quantity_error,
+    quantity_text,
+)
+
+from .errors import OMIT, ErrorType, FieldError, Key, Path, not_supported
+from .names import IS_NEGATIVE_ERROR_MSG, is_dns1123_label, is_qualified_name
+
+CPU = "cpu"
+MEMORY = "memory"
+HUGEPAGES_PREFIX = "hugepages-"
+_REQUESTS_PREFIX = "requests."
+_NATIVE_NAMESPACE = "kubernetes.io/"
+_STANDARD_CONTAINER = frozenset({CPU, MEMORY, "ephemeral-storage"})
+_STANDARD = frozenset(
+    {
+        CPU,
+        MEMORY,
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+_INTEGER = frozenset(
+    {
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+_POD_LEVEL = frozenset({CPU, MEMORY})
+_POD_LEVEL_CHOICES = (CPU, HUGEPAGES_PREFIX, MEMORY)  # sets.List(SupportedPodLevelResources())
+_QOS = frozenset({CPU, MEMORY})
+_MILLI = -3
+
+
+# --- helper.Is* (pkg/apis/core/helper/helpers.go) --------------------------------------------
+
+
+def is_hugepage(name: str) -> bool:
+    return name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_native(name: str) -> bool:
+    return "/" not in name or _NATIVE_NAMESPACE in name
+
+
+def is_extended(name: str) -> bool:
+    if is_native(name) or name.startswith(_REQUESTS_PREFIX):
+        return False
+    return not is_qualified_name(_REQUESTS_PREFIX + name)
+
+
+def is_overcommit_allowed(name: str) -> bool:
+    return is_native(name) and not is_hugepage(name)
+
+
+def _is_standard(name: str) -> bool:
+    return (
+        name in _STANDARD
+        or name.startswith(HUGEPAGES_PREFIX)
+        or name.startswith("requests." + HUGEPAGES_PREFIX)
+    )
+
+
+def _is_integer(name: str) -> bool:
+    return name in _INTEGER or is_extended(name)
+
+
+# --- quantities -----------------------------------------------------------------------------
+
+
+def read_quantity(value: Any) -> Quantity | None:
+    """A resource list's value as the decoder reads it and SetDefaults_ResourceList rounds it
+    (up to milli units); None when it is not a quantity."""
+    text = quantity_text(value)
+    if text is None:
+        return None
+    parsed = parse_quantity(text)
+    return None if parsed is None else parsed.round_up(_MILLI)
+
+
+def _quantities(
+    resources: Any, path: Path, errs: list[FieldError]
+) -> dict[str, tuple[Quantity, Path]]:
+    """The readable entries of a resource list; values the decoder would refuse are reported."""
+    out: dict[str, tuple[Quantity, Path]] = {}
+    if not isinstance(resources, Mapping):
+        return out
+    for name, value in resources.items():
+        if not isinstance(name, str):
+            continue
+        quantity = read_quantity(value)
+        entry_path = (*path, Key(name))
+        if quantity is not None:
+            out[name] = (quantity, entry_path)
+            continue
+        text = quantity_text(value)
+        error = None if text is None else quantity_error(text)
+        if error is not None:
+            errs.append(
+                FieldError(entry_path, ErrorType.INVALID, value, error, "resource.ParseQuantity")
+            )
+    return out
+
+
+# --- resource names -------------------------------------------------------------------------
+
+
+def _validate_resource_name(name: str, path: Path) -> list[FieldError]:
+    """``validateResourceName``."""
+    errs = [
+        FieldError(path, ErrorType.INVALID, name, msg, "validateResourceName")
+        for msg in is_qualified_name(name)
+    ]
+    if errs:
+        return errs
+    if "/" not in name and not _is_standard(name):
+        detail = "must be a standard resource type or fully qualified"
+        errs.append(FieldError(path, ErrorType.INVALID, name, detail, "validateResourceName"))
+    return errs
+
+
+def _validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
+    """``validateContainerResourceName``."""
+    errs = _validate_resource_name(name, path)
+    origin = "validateContainerResourceName"
+    if "/" not in name:
+        if not (name in _STANDARD_CONTAINER or is_hugepage(name)):
+            detail = "must be a standard resource for containers"
+            errs.append(FieldError(path, ErrorType.INVALID, name, detail, origin))
+    elif not is_native(name) and not is_extended(name):
+        detail = "doesn't follow extended resource name standard"
+        errs.append(FieldError(path, ErrorType.INVALID, name, detail, origin))
+    return errs
+
+
+def _validate_pod_resource_name(name: str, path: Path) -> list[FieldError]:
+    """``validatePodResourceName``."""
+    errs = _validate_resource_name(name, path)
+    if errs:
+        return errs
+    if not (name in _POD_LEVEL or is_hugepage(name)):
+        return [not_supported(path, name, _POD_LEVEL_CHOICES, "validatePodResourceName")]
+    return []
+
+
+# --- quantity checks ------------------------------------------------------------------------
+
+
+def _validate_quantity_value(name: str, quantity: Quantity, path: Path) -> list[FieldError]:
+    """``ValidateResourceQuantityValue``: not negative; integer resources whole."""
+    errs: list[FieldError] = []
+    if quantity.value < 0:
+        errs.append(
+            FieldError(
+                path,
+                ErrorType.INVALID,
+                quantity.string(),
+                IS_NEGATIVE_ERROR_MSG,
+                "ValidateNonnegativeQuantity",
+            )
+        )
+    if _is_integer(name):
+        milli = quantity.value * 1000
+        if -(-milli.numerator // milli.denominator) % 1000 != 0:  # MilliValue rounds up
+            errs.append(
+                FieldError(
+                    path,
+                    ErrorType.INVALID,
+                    quantity.string(),
+                    "must be an integer",
+                    "ValidateResourceQuantityValue",
+                )
+            )
+    return errs
+
+
+def _go_value(value: Fraction) -> int:
+    """``Quantity.Value()``: rounded away from zero to an integer, as the int64 path does."""
+    whole = -(-abs(value).numerator // abs(value).denominator)
+    return whole if value >= 0 else -whole
+
+
+def _hugepage_divisible(name: str, quantity: Quantity) -> bool:
+    """``helper.IsHugePageResourceValueDivisible``."""
+    page = parse_quantity(name[len(HUGEPAGES_PREFIX) :])
+    if page is None or page.value <= 0 or _go_value(page.value * 1000) % 1000 != 0:
+        return False
+    return _go_value(quantity.value) % _go_value(page.value) == 0
+
+
+def _hugepage_errors(name: str, quantity: Quantity, path: Path) -> list[FieldError]:
+    """``validateResourceQuantityHugePageValue`` (indivisible values are never allowed on
+    create)."""
+    if _hugepage_divisible(name, quantity):
+        return []
+    shown = quantity.string()
+    detail = f"{shown} is not positive integer multiple of {name}"
+    return [
+        FieldError(path, ErrorType.INVALID, shown, detail, "validateResourceQuantityHugePageValue")
+    ]
+
+
+def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list[FieldError]:
+    """``validateResourceClaimNames``."""
+    errs: list[FieldError] = []
+    if not isinstance(claims, list):
+        return errs
+    origin = "validateResourceClaimNames"
+    names: list[str] = []  # insertion order is irrelevant; Go's set
+    seen: set[str] = set()
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, Mapping):
+            continue
+        name = claim.get("name")
+        name = name if isinstance(name, str) else ""
+        request = claim.get("request")
+        request = request if isinstance(request, str) else ""
+        item = (*path, i)
+        if not name:
+            errs.append(FieldError(item, ErrorType.REQUIRED, OMIT, "", origin))
+            continue
+        if name in seen:
+            errs.append(FieldError(item, ErrorType.DUPLICATE, name, "", origin))
+        else:
+            key = name
+            if request:
+                errs.extend(
+                    FieldError((*item, "request"), ErrorType.INVALID, request, msg, origin)
+                    for msg in is_dns1123_label(request)
+                )
+                key += "/" + request
+            if key in seen:
+                errs.append(FieldError(item, ErrorType.DUPLICATE, key, "", origin))
+            elif not request:
+                for other in names:
+                    index = other.find("/")
+                    if index >= 0 and other[:index] == name:
+                        errs.append(FieldError(item, ErrorType.DUPLICATE, name, "", origin))
+            if key not in seen:
+                seen.add(key)
+                names.append(key)
+        if name not in pod_claims:
+            detail = "must be one of the names in pod.spec.resourceClaims"
+            if pod_claims:
+                detail += ": " + ", ".join(sorted(pod_claims))
+            else:
+                detail += " which is empty"
+            errs.append(FieldError(item, ErrorType.NOT_FOUND, name, detail, origin))
+    return errs
+
+
+def _validate_requirements(
+    requirements: Any,
+    name_check: Any,
+    pod_claims: set[str],
+    path: Path,
+) -> list[FieldError]:
+    """``validateResourceRequirements``."""
+    errs: list[FieldError] = []
+    if not isinstance(requirements, Mapping):
+        return errs
+    lim_path = (*path, "limits")
+    req_path = (*path, "requests")
+    limits = _quantities(requirements.get("limits"), lim_path, errs)
+    requests = _quantities(requirements.get("requests"), req_path, errs)
+    lim_qos = req_qos = lim_huge = req_huge = False
+    for name, (quantity, entry) in limits.items():
+        errs.extend(name_check(name, entry))
+        errs.extend(_validate_quantity_value(name, quantity, entry))
+        if is_hugepage(name):
+            lim_huge = True
+            errs.extend(_hugepage_errors(name, quantity, entry))
+        if name in _QOS:
+            lim_qos = True
+    origin = "validateResourceRequirements"
+    for name, (quantity, entry) in requests.items():
+        errs.extend(name_check(name, entry))
+        errs.extend(_validate_quantity_value(name, quantity, entry))
+        limit = limits.get(name)
+        if limit is not None:
+            shown = quantity.string()
+            if quantity.value != limit[0].value and not is_overcommit_allowed(name):
+                detail = f"must be equal to {name} limit of {limit[0].string()}"
+                errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
+            elif quantity.value > limit[0].value:
+                detail = f"must be less than or equal to {name} limit of {limit[0].string()}"
+                errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
+        elif not is_overcommit_allowed(name):
+            detail = "Limit must be set for non overcommitable resources"
+            errs.append(FieldError(lim_path, ErrorType.REQUIRED, OMIT, detail, origin))
+        if is_hugepage(name):
+            req_huge = True
+            errs.extend(_hugepage_errors(name, quantity, entry))
+        if name in _QOS:
+            req_qos = True
+    if not lim_qos and not req_qos and (req_huge or lim_huge):
+        errs.append(
+            FieldError(path, ErrorType.FORBIDDEN, OMIT, "HugePages require cpu or memory", origin)
+        )
+    errs.extend(_validate_claim_names(requirements.get("claims"), pod_claims, (*path, "claims")))
+    return errs
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+
+def validate_container_resources(
+    container: Mapping[str, Any], pod_claims: set[str], path: Path
+) -> list[FieldError]:
+    """``ValidateContainerResourceRequirements(&ctr.Resources, ...)``; ``path`` is the
+    container's own path (``("spec", "containers", 0)``), errors are under its ``resources``."""
+    return _validate_requirements(
+        container.get("resources"),
+        _validate_container_resource_name,
+        pod_claims,
+        (*path, "resources"),
+    )
+
+
+def _containers(spec: Mapping[str, Any], key: str) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    items = spec.get(key)
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping):
+                yield i, item
+
+
+def _requirement(
+    container: Mapping[str, Any], kind: str, rounded: bool = True
+) -> dict[str, Quantity]:
+    """A container's readable requests or limits (``kind``), rounded as defaulting leaves them
+    unless ``rounded`` is False (SetDefaults_Pod runs before SetDefaults_ResourceList)."""
+    resources = container.get("resources")
+    if not isinstance(resources, Mapping):
+        return {}
+    items = resources.get(kind)
+    if not isinstance(items, Mapping):
+        return {}
+    out: dict[str, Quantity] = {}
+    for name, value in items.items():
+        if not isinstance(name, str):
+            continue
+        if rounded:
+            quantity = read_quantity(value)
+        else:
+            text = quantity_text(value)
+            quantity = None if text is None else parse_quantity(text)
+        if quantity is not None:
+            out[name] = quantity
+    return out
+
+
+def _add_list(total: dict[str, Quantity], items: Mapping[str, Quantity]) -> None:
+    """``addResourceList``."""
+    for name, quantity in items.items():
+        have = total.get(name)
+        total[name] = quantity if have is None else add(have, quantity)
+
+
+def _max_list(total: dict[str, Quantity], items: Mapping[str, Quantity]) -> None:
+    """``maxResourceList``."""
+    for name, quantity in items.items():
+        have = total.get(name)
+        if have is None or quantity.value > have.value:
+            total[name] = quantity
+
+
+def aggregate(spec: Mapping[str, Any], kind: str, rounded: bool = True) -> dict[str, Quantity]:
+    """``resourcehelper.AggregateContainerRequests`` / ``AggregateContainerLimits`` without
+    options: the regular containers and sidecars (restartable init containers) add up; each
+    init container needs itself plus the sidecars started before it; the larger wins."""
+    total: dict[str, Quantity] = {}
+    for _, ctr in _containers(spec, "containers"):
+        _add_list(total, _requirement(ctr, kind, rounded))
+    sidecars: dict[str, Quantity] = {}
+    init_max: dict[str, Quantity] = {}
+    for _, ctr in _containers(spec, "initContainers"):
+        own = _requirement(ctr, kind, rounded)
+        need: dict[str, Quantity] = {}
+        if ctr.get("restartPolicy") == "Always":
+            _add_list(total, own)
+            _add_list(sidecars, own)
+            need = dict(sidecars)
+        else:
+            _add_list(need, own)
+            _add_list(need, sidecars)
+        _max_list(init_max, need)
+    _max_list(total, init_max)
+    return total
+
+
+def validate_pod_resources(spec: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateOverhead`` (the overhead as container limits) and, PodLevelResources being on
+    by default, ``validatePodResources`` for ``spec.resources``; ``path`` is the spec's path."""
+    errs: list[FieldError] = []
+    pod_claims = pod_claim_names(spec)
+    resources = spec.get("resources")
+    if isinstance(resources, Mapping):
+        errs.extend(_validate_pod_level(spec, resources, pod_claims, (*path, "resources")))
+    overhead = spec.get("overhead")
+    if overhead is not None:
+        errs.extend(
+            _validate_requirements(
+                {"limits": overhead},
+                _validate_container_resource_name,
+                set(),
+                (*path, "overhead"),
+            )
+        )
+    return errs
+
+
+def pod_claim_names(spec: Mapping[str, Any]) -> set[str]:
+    """``gatherPodResourceClaimNames``."""
+    claims = spec.get("resourceClaims")
+    names: set[str] = set()
+    if isinstance(claims, list):
+        for claim in claims:
+            name = claim.get("name") if isinstance(claim, Mapping) else None
+            if isinstance(name, str) and name:
+                names.add(name)
+    return names
+
+
+def _validate_pod_level(
+    spec: Mapping[str, Any], resources: Mapping[str, Any], pod_claims: set[str], path: Path
+) -> list[FieldError]:
+    """``validatePodResources``."""
+    os_spec = spec.get("os")
+    if isinstance(os_spec, Mapping) and os_spec.get("name") == "windows":
+        return [
+            FieldError(
+                path,
+                ErrorType.FORBIDDEN,
+                OMIT,
+                "may not be set for a windows pod",
+                "validatePodResources",
+            )
+        ]
+    errs: list[FieldError] = []
+    if resources.get("claims") is not None:
+        errs.append(
+            FieldError(
+                (*path, "claims"),
+                ErrorType.FORBIDDEN,
+                OMIT,
+                "claims may not be set for Resources at pod-level",
+                "validatePodResources",
+            )
+        )
+    errs.extend(_validate_requirements(resources, _validate_pod_resource_name, pod_claims, path))
+    errs.extend(_validate_consistency(spec, resources, path))
+    return errs
+
+
+def _validate_consistency(
+    spec: Mapping[str, Any], resources: Mapping[str, Any], path: Path
+) -> list[FieldError]:
+    """``validatePodResourceConsistency``."""
+    errs: list[FieldError] = []
+    origin = "validatePodResourceConsistency"
+    pod_requests = _requirement({"resources": resources}, "requests")
+    pod_limits = _requirement({"resources": resources}, "limits")
+    for name, total in aggregate(spec, "requests").items():
+        pod_request = pod_requests.get(name)
+        if pod_request is not None and total.value > pod_request.value:
+            detail = (
+                f"must be greater than or equal to aggregate container requests of {total.string()}"
+            )
+            errs.append(
+                FieldError(
+                    (*path, "requests", Key(name)),
+                    ErrorType.INVALID,
+                    pod_request.string(),
+                    detail,
+                    origin,
+                )
+            )
+    for name, total in aggregate(spec, "limits").items():
+        pod_limit = pod_limits.get(name)
+        if not is_hugepage(name) or pod_limit is None:
+            continue
+        if total.value > pod_limit.value:
+            detail = (
+                f"must be greater than or equal to aggregate container limits of {total.string()}"
+            )
+            errs.append(
+                FieldError(
+                    (*path, "limits", Key(name)),
+                    ErrorType.INVALID,
+                    pod_limit.string(),
+                    detail,
+                    origin,
+                )
+            )
+    for i, ctr in _containers(spec, "containers"):
+        for name, limit in _requirement(ctr, "limits").items():
+            pod_limit = pod_limits.get(name)
+            if pod_limit is not None and limit.value > pod_limit.value:
+                detail = f"must be less than or equal to pod limits of {pod_limit.string()}"
+                errs.append(
+                    FieldError(
+                        (*path, "containers", i, Key(name), "limits"),
+                        ErrorType.INVALID,
+                        limit.string(),
+                        detail,
+                        origin,
+                    )
+                )
+    return errs
+
+
+# --- defaults -----------------------------------------------------------------------------------
+
+
+def set_defaults(spec: dict[str, Any]) -> None:
+    """The resource defaults of ``SetDefaults_Pod``: a container's (and init container's) missing
+    requests default to its limits; with PodLevelResources, the pod-level hugepage limits and
+    requests defaults (defaultHugePagePodLimits, defaultPodRequests). Changes ``spec`` in place
+    (give it a copy). The milli rounding of SetDefaults_ResourceList is applied when the lists
+    are read (:func:`read_quantity`), so the values themselves are left as written."""
+    for key in ("containers", "initContainers"):
+        items = spec.get(key)
+        if not isinstance(items, list):
+            continue
+        for ctr in items:
+            if not isinstance(ctr, dict):
+                continue
+            resources = ctr.get("resources")
+            if not isinstance(resources, dict):
+                continue
+            limits = resources.get("limits")
+            if not isinstance(limits, dict):
+                continue
+            requests = resources.get("requests")
+            if requests is None:
+                requests = resources["requests"] = {}
+            if not isinstance(requests, dict):
+                continue
+            for name, value in limits.items():
+                requests.setdefault(name, value)
+    resources = spec.get("resources")
+    if isinstance(resources, dict):
+        _default_hugepage_pod_limits(spec, resources)
+        _default_pod_requests(spec, resources)
+
+
+def _default_hugepage_pod_limits(spec: dict[str, Any], resources: dict[str, Any]) -> None:
+    """``defaultHugePagePodLimits``."""
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    if not limits and not requests:
+        return
+    pod_limits = dict(limits) if isinstance(limits, dict) else {}
+    req_names = requests if isinstance(requests, dict) else {}
+    for name, total in aggregate(spec, "limits", rounded=False).items():
+        if not is_hugepage(name) or name in req_names:
+            continue
+        pod_limits.setdefault(name, total.string())
+    if pod_limits:
+        if isinstance(limits, dict):
+            limits.update({k: v for k, v in pod_limits.items() if k not in limits})
+        elif limits is None:
+            resources["limits"] = pod_limits
+
+
+def _default_pod_requests(spec: dict[str, Any], resources: dict[str, Any]) -> None:
+    """``defaultPodRequests``."""
+    limits = resources.get("limits")
+    if not isinstance(limits, dict) or not limits:
+        return
+    requests = resources.get("requests")
+    if requests is None:
+        pod_requests: dict[str, Any] = {}
+    elif isinstance(requests, dict):
+        pod_requests = requests
+    else:
+        return
+    for name, total in aggregate(spec, "requests", rounded=False).items():
+        supported = name in _POD_LEVEL or is_hugepage(name)
+        if name not in pod_requests and supported and is_overcommit_allowed(name):
+            pod_requests[name] = total.string()
+    for name, value in limits.items():
+        if name not in pod_requests and (name in _POD_LEVEL or is_hugepage(name)):
+            pod_requests[name] = value
+    if pod_requests and requests is None:
+        resources["requests"] = pod_requests

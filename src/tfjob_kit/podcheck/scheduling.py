@@ -1,0 +1,573 @@
+"""Where a pod may run, as the API server checks it on create.
+
+Mirrors the placement checks of ``ValidatePodSpec`` (pkg/apis/core/validation/validation.go):
+``nodeSelector`` (ValidateLabels), ``affinity`` (validateAffinity), ``topologySpreadConstraints``
+(validateTopologySpreadConstraints) and ``tolerations`` (ValidateTolerations), with 1.34's default
+gates and a create's PodValidationOptions: invalid label values are not allowed in selectors or
+required node affinity; MatchLabelKeysInPodTopologySpread and its SelectorMerge are on.
+
+Before validating, the pod strategy's PrepareForCreate merges ``matchLabelKeys`` (and
+``mismatchLabelKeys``) into the label selectors, with the pod's own label values
+(mutatePodAffinity, mutateTopologySpreadConstraints in pkg/registry/core/pod/strategy.go); the
+checks see those merged expressions, so :func:`validate_scheduling` takes the pod's labels.
+
+``priorityClassName`` and ``preemptionPolicy`` are left out: the Priority admission plugin
+resolves (and rejects) them before validation runs, against the cluster's PriorityClasses.
+``schedulerName`` is not validated; it defaults to ``default-scheduler`` (:func:`set_defaults`).
+``schedulingGates`` and ``nodeName`` are checked by pod.py (validate_scheduling_gates here is the
+same check, for callers that want it alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import OMIT, ErrorType, FieldError, Path, not_supported
+from .meta import validate_label_name, validate_labels
+from .names import (
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+    name_is_dns_label,
+)
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+_NODE_OPERATORS_VALUES = ("In", "NotIn")
+_NODE_OPERATORS_NO_VALUES = ("Exists", "DoesNotExist")
+_NODE_OPERATORS_ONE_VALUE = ("Gt", "Lt")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_TOLERATION_OPERATORS = ("Equal", "Exists")
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")  # sets.List: sorted
+_INCLUSION_POLICIES = ("Honor", "Ignore")  # sets.List: sorted
+_OBJECT_NAME_FIELD = "metadata.name"
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _maps(value: Any) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    for i, item in enumerate(_list(value)):
+        if isinstance(item, Mapping):
+            yield i, item
+
+
+def _strings(value: Any) -> list[str]:
+    return [v if isinstance(v, str) else "" for v in _list(value)]
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def set_defaults(spec: dict[str, Any]) -> None:
+    """``SetDefaults_PodSpec``'s placement default: an empty ``schedulerName`` becomes
+    ``default-scheduler``."""
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+
+
+# --- label selectors (k8s.io/apimachinery/pkg/apis/meta/v1/validation) ------------------------
+
+
+def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``ValidateLabelSelectorRequirement`` with AllowInvalidLabelValueInSelector false."""
+    errs: list[FieldError] = []
+    origin = "ValidateLabelSelectorRequirement"
+    operator = _str(expr.get("operator"))
+    values = _strings(expr.get("values"))
+    if operator in ("In", "NotIn"):
+        if not values:
+            detail = "must be specified when `operator` is 'In' or 'NotIn'"
+            errs.append(FieldError((*path, "values"), ErrorType.REQUIRED, OMIT, detail, origin))
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            errs.append(FieldError((*path, "values"), ErrorType.FORBIDDEN, OMIT, detail, origin))
+    else:
+        detail = "not a valid selector operator"
+        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+    errs.extend(validate_label_name(_str(expr.get("key")), (*path, "key")))
+    for j, value in enumerate(values):
+        errs.extend(
+            FieldError((*path, "values", j), ErrorType.INVALID, value, msg, origin)
+            for msg in is_valid_label_value(value)
+        )
+    return errs
+
+
+def _label_selector(selector: Any, extra: list[dict[str, Any]], path: Path) -> list[FieldError]:
+    """``ValidateLabelSelector``; ``extra`` are the expressions PrepareForCreate appended."""
+    if not isinstance(selector, Mapping):
+        return []
+    errs = validate_labels(selector.get("matchLabels"), (*path, "matchLabels"))
+    base = len(_list(selector.get("matchExpressions")))
+    for i, expr in _maps(selector.get("matchExpressions")):
+        errs.extend(_selector_requirement(expr, (*path, "matchExpressions", i)))
+    for k, expr in enumerate(extra):
+        errs.extend(_selector_requirement(expr, (*path, "matchExpressions", base + k)))
+    return errs
+
+
+def _merged_expressions(
+    selector: Any, match_keys: list[str], mismatch_keys: list[str], labels: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """``applyLabelKeysToLabelSelector``: for each key the pod has a label for, ``key In
+    (value)`` (matchLabelKeys) or ``key NotIn (value)`` (mismatchLabelKeys); nothing when the
+    selector is absent or there are no keys."""
+    if not isinstance(selector, Mapping) or not (match_keys or mismatch_keys):
+        return []
+    out: list[dict[str, Any]] = []
+    for keys, operator in ((match_keys, "In"), (mismatch_keys, "NotIn")):
+        for key in keys:
+            value = labels.get(key)
+            if isinstance(value, str):
+                out.append({"key": key, "operator": operator, "values": [value]})
+    return out
+
+
+def _label_keys(keys: list[str], selector: Any, path: Path, origin: str) -> list[FieldError]:
+    """``validateLabelKeys``."""
+    if not keys:
+        return []
+    if not isinstance(selector, Mapping):
+        detail = "must not be specified when labelSelector is not set"
+        return [FieldError(path, ErrorType.FORBIDDEN, OMIT, detail, origin)]
+    errs: list[FieldError] = []
+    for i, key in enumerate(keys):
+        errs.extend(validate_label_name(key, (*path, i)))
+    return errs
+
+
+def _match_label_keys(
+    path: Path,
+    match_keys: list[str],
+    mismatch_keys: list[str],
+    selector: Any,
+    extra: list[dict[str, Any]],
+) -> list[FieldError]:
+    """``ValidateMatchLabelKeysAndMismatchLabelKeys`` (on the selector after the merge)."""
+    origin = "ValidateMatchLabelKeysAndMismatchLabelKeys"
+    errs = _label_keys(match_keys, selector, (*path, "matchLabelKeys"), origin)
+    errs.extend(_label_keys(mismatch_keys, selector, (*path, "mismatchLabelKeys"), origin))
+    if isinstance(selector, Mapping):
+        index = {key: i for i, key in enumerate(match_keys)}
+        labels = selector.get("matchLabels")
+        seen = {k for k in labels if isinstance(k, str)} if isinstance(labels, Mapping) else set()
+        expressions = [e for _, e in _maps(selector.get("matchExpressions"))] + extra
+        for expr in expressions:
+            key = _str(expr.get("key"))
+            if key in index and key in seen:
+                errs.append(
+                    FieldError(
+                        (*path, index[key]),
+                        ErrorType.INVALID,
+                        key,
+                        "exists in both matchLabelKeys and labelSelector",
+                        origin,
+                    )
+                )
+            seen.add(key)
+    mismatch = set(mismatch_keys)
+    for i, key in enumerate(match_keys):
+        if key in mismatch:
+            errs.append(
+                FieldError(
+                    (*path, "matchLabelKeys", i),
+                    ErrorType.INVALID,
+                    key,
+                    "exists in both matchLabelKeys and mismatchLabelKeys",
+                    origin,
+                )
+            )
+    return errs
+
+
+# --- node affinity ------------------------------------------------------------------------------
+
+
+def _node_selector_requirement(
+    req: Mapping[str, Any], allow_invalid_values: bool, path: Path
+) -> list[FieldError]:
+    """``ValidateNodeSelectorRequirement``."""
+    errs: list[FieldError] = []
+    origin = "ValidateNodeSelectorRequirement"
+    operator = _str(req.get("operator"))
+    values = _strings(req.get("values"))
+    values_path = (*path, "values")
+    if operator in _NODE_OPERATORS_VALUES:
+        if not values:
+            detail = "must be specified when `operator` is 'In' or 'NotIn'"
+            errs.append(FieldError(values_path, ErrorType.REQUIRED, OMIT, detail, origin))
+    elif operator in _NODE_OPERATORS_NO_VALUES:
+        if values:
+            detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            errs.append(FieldError(values_path, ErrorType.FORBIDDEN, OMIT, detail, origin))
+    elif operator in _NODE_OPERATORS_ONE_VALUE:
+        if len(values) != 1:
+            detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            errs.append(FieldError(values_path, ErrorType.REQUIRED, OMIT, detail, origin))
+    else:
+        detail = "not a valid selector operator"
+        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+    errs.extend(validate_label_name(_str(req.get("key")), (*path, "key")))
+    if not allow_invalid_values:
+        for j, value in enumerate(values):
+            errs.extend(
+                FieldError((*values_path, j), ErrorType.INVALID, value, msg, origin)
+                for msg in is_valid_label_value(value)
+            )
+    return errs
+
+
+def _node_field_selector_requirement(req: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``ValidateNodeFieldSelectorRequirement``."""
+    errs: list[FieldError] = []
+    origin = "ValidateNodeFieldSelectorRequirement"
+    operator = _str(req.get("operator"))
+    values = _strings(req.get("values"))
+    if operator in _NODE_OPERATORS_VALUES:
+        if len(values) != 1:
+            detail = (
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
+            )
+            errs.append(FieldError((*path, "values"), ErrorType.REQUIRED, OMIT, detail, origin))
+    else:
+        detail = "not a valid selector operator"
+        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+    key = _str(req.get("key"))
+    if key != _OBJECT_NAME_FIELD:
+        detail = "not a valid field selector key"
+        errs.append(FieldError((*path, "key"), ErrorType.INVALID, key, detail, origin))
+    else:
+        for i, value in enumerate(values):
+            errs.extend(
+                FieldError((*path, "values", i), ErrorType.INVALID, value, msg, origin)
+                for msg in is_dns1123_subdomain(value)
+            )
+    return errs
+
+
+def _node_selector_term(
+    term: Mapping[str, Any], allow_invalid_values: bool, path: Path
+) -> list[FieldError]:
+    """``ValidateNodeSelectorTerm``."""
+    errs: list[FieldError] = []
+    for j, req in _maps(term.get("matchExpressions")):
+        errs.extend(
+            _node_selector_requirement(req, allow_invalid_values, (*path, "matchExpressions", j))
+        )
+    for j, req in _maps(term.get("matchFields")):
+        errs.extend(_node_field_selector_requirement(req, (*path, "matchFields", j)))
+    return errs
+
+
+def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
+    """``validateNodeAffinity``."""
+    errs: list[FieldError] = []
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, Mapping):
+        terms_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        terms = _list(required.get("nodeSelectorTerms"))
+        if not terms:
+            detail = "must have at least one node selector term"
+            errs.append(
+                FieldError(terms_path, ErrorType.REQUIRED, OMIT, detail, "ValidateNodeSelector")
+            )
+        for i, term in _maps(terms):
+            errs.extend(_node_selector_term(term, False, (*terms_path, i)))
+    preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
+    for i, term in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        weight = _int(term.get("weight"))
+        weight = 0 if weight is None else weight
+        if weight <= 0 or weight > 100:
+            errs.append(
+                FieldError(
+                    (*preferred_path, i, "weight"),
+                    ErrorType.INVALID,
+                    weight,
+                    "must be in the range 1-100",
+                    "ValidatePreferredSchedulingTerms",
+                )
+            )
+        preference = term.get("preference")
+        if isinstance(preference, Mapping):
+            # invalid label values are always allowed in preferred terms
+            errs.extend(_node_selector_term(preference, True, (*preferred_path, i, "preference")))
+    return errs
+
+
+# --- pod (anti-)affinity -----------------------------------------------------------------------
+
+
+def _pod_affinity_term(
+    term: Mapping[str, Any], labels: Mapping[str, Any], path: Path
+) -> list[FieldError]:
+    """``validatePodAffinityTerm``."""
+    selector = term.get("labelSelector")
+    match_keys = _strings(term.get("matchLabelKeys"))
+    mismatch_keys = _strings(term.get("mismatchLabelKeys"))
+    extra = _merged_expressions(selector, match_keys, mismatch_keys, labels)
+    errs = _label_selector(selector, extra, (*path, "labelSelector"))
+    errs.extend(_label_selector(term.get("namespaceSelector"), [], (*path, "namespaceSelector")))
+    for name in _strings(term.get("namespaces")):
+        errs.extend(
+            FieldError(
+                (*path, "namespace"), ErrorType.INVALID, name, msg, "validatePodAffinityTerm"
+            )
+            for msg in name_is_dns_label(name, False)
+        )
+    errs.extend(_match_label_keys(path, match_keys, mismatch_keys, selector, extra))
+    topology_key = _str(term.get("topologyKey"))
+    if not topology_key:
+        errs.append(
+            FieldError(
+                (*path, "topologyKey"),
+                ErrorType.REQUIRED,
+                OMIT,
+                "can not be empty",
+                "validatePodAffinityTerm",
+            )
+        )
+    errs.extend(validate_label_name(topology_key, (*path, "topologyKey")))
+    return errs
+
+
+def _pod_affinity(
+    affinity: Mapping[str, Any], labels: Mapping[str, Any], path: Path
+) -> list[FieldError]:
+    """``validatePodAffinity`` / ``validatePodAntiAffinity`` (the same checks)."""
+    errs: list[FieldError] = []
+    required_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution")
+    for i, term in _maps(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")):
+        errs.extend(_pod_affinity_term(term, labels, (*required_path, i)))
+    preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
+    for j, weighted in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        weight = _int(weighted.get("weight"))
+        weight = 0 if weight is None else weight
+        if weight <= 0 or weight > 100:
+            errs.append(
+                FieldError(
+                    (*preferred_path, j, "weight"),
+                    ErrorType.INVALID,
+                    weight,
+                    "must be in the range 1-100",
+                    "validateWeightedPodAffinityTerms",
+                )
+            )
+        inner = weighted.get("podAffinityTerm")
+        inner = inner if isinstance(inner, Mapping) else {}
+        errs.extend(_pod_affinity_term(inner, labels, (*preferred_path, j, "podAffinityTerm")))
+    return errs
+
+
+def validate_affinity(
+    affinity: Any, path: Path, labels: Mapping[str, Any] | None = None
+) -> list[FieldError]:
+    """``validateAffinity``; ``path`` is the affinity's own path."""
+    if not isinstance(affinity, Mapping):
+        return []
+    labels = labels or {}
+    errs: list[FieldError] = []
+    node = affinity.get("nodeAffinity")
+    if isinstance(node, Mapping):
+        errs.extend(_node_affinity(node, (*path, "nodeAffinity")))
+    for key in ("podAffinity", "podAntiAffinity"):
+        pod = affinity.get(key)
+        if isinstance(pod, Mapping):
+            errs.extend(_pod_affinity(pod, labels, (*path, key)))
+    return errs
+
+
+# --- tolerations --------------------------------------------------------------------------------
+
+
+def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
+    """``ValidateTolerations``."""
+    errs: list[FieldError] = []
+    origin = "ValidateTolerations"
+    for i, tol in _maps(tolerations):
+        item = (*path, i)
+        key = _str(tol.get("key"))
+        operator = _str(tol.get("operator"))
+        value = _str(tol.get("value"))
+        effect = _str(tol.get("effect"))
+        if key:
+            errs.extend(validate_label_name(key, (*item, "key")))
+        if not key and operator != "Exists":
+            detail = (
+                "operator must be Exists when `key` is empty, which means "
+                '"match all values and all keys"'
+            )
+            errs.append(
+                FieldError((*item, "operator"), ErrorType.INVALID, operator, detail, origin)
+            )
+        if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+            detail = "effect must be 'NoExecute' when `tolerationSeconds` is set"
+            errs.append(FieldError((*item, "effect"), ErrorType.INVALID, effect, detail, origin))
+        if operator in ("Equal", ""):
+            msgs = is_valid_label_value(value)
+            if msgs:
+                errs.append(
+                    FieldError(
+                        (*item, "operator"), ErrorType.INVALID, value, ";".join(msgs), origin
+                    )
+                )
+        elif operator == "Exists":
+            if value:
+                detail = "value must be empty when `operator` is 'Exists'"
+                errs.append(
+                    FieldError((*item, "operator"), ErrorType.INVALID, value, detail, origin)
+                )
+        else:
+            errs.append(not_supported((*item, "operator"), operator, _TOLERATION_OPERATORS, origin))
+        if effect and effect not in _TAINT_EFFECTS:
+            errs.append(
+                not_supported((*item, "effect"), effect, _TAINT_EFFECTS, "validateTaintEffect")
+            )
+    return errs
+
+
+# --- topology spread constraints --------------------------------------------------------------
+
+
+def validate_topology_spread_constraints(
+    constraints: Any, path: Path, labels: Mapping[str, Any] | None = None
+) -> list[FieldError]:
+    """``validateTopologySpreadConstraints`` with MatchLabelKeysInPodTopologySpread and its
+    SelectorMerge on (``ValidateMatchLabelKeysAndMismatchLabelKeys`` on the merged selector)."""
+    labels = labels or {}
+    errs: list[FieldError] = []
+    items = [c if isinstance(c, Mapping) else None for c in _list(constraints)]
+    for i, constraint in enumerate(items):
+        if constraint is None:
+            continue
+        item = (*path, i)
+        max_skew = _int(constraint.get("maxSkew"))
+        max_skew = 0 if max_skew is None else max_skew
+        if max_skew <= 0:
+            errs.append(
+                FieldError(
+                    (*item, "maxSkew"),
+                    ErrorType.INVALID,
+                    max_skew,
+                    "must be greater than zero",
+                    "ValidatePositiveField",
+                )
+            )
+        topology_key = _str(constraint.get("topologyKey"))
+        if not topology_key:
+            errs.append(
+                FieldError(
+                    (*item, "topologyKey"),
+                    ErrorType.REQUIRED,
+                    OMIT,
+                    "can not be empty",
+                    "ValidateTopologyKey",
+                )
+            )
+        action = _str(constraint.get("whenUnsatisfiable"))
+        if action not in _WHEN_UNSATISFIABLE:
+            errs.append(
+                not_supported(
+                    (*item, "whenUnsatisfiable"),
+                    action,
+                    _WHEN_UNSATISFIABLE,
+                    "ValidateWhenUnsatisfiable",
+                )
+            )
+        for other in items[i + 1 :]:
+            if (
+                other is not None
+                and _str(other.get("topologyKey")) == topology_key
+                and _str(other.get("whenUnsatisfiable")) == action
+            ):
+                errs.append(
+                    FieldError(
+                        (*item, "{topologyKey, whenUnsatisfiable}"),
+                        ErrorType.DUPLICATE,
+                        f"{{{topology_key}, {action}}}",
+                        "",
+                        "ValidateSpreadConstraintNotRepeat",
+                    )
+                )
+                break
+        md = _int(constraint.get("minDomains"))
+        if md is not None:
+            if md <= 0:
+                errs.append(
+                    FieldError(
+                        (*item, "minDomains"),
+                        ErrorType.INVALID,
+                        md,
+                        "must be greater than zero",
+                        "ValidatePositiveField",
+                    )
+                )
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errs.append(
+                    FieldError(
+                        (*item, "minDomains"), ErrorType.INVALID, md, detail, "validateMinDomains"
+                    )
+                )
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key)
+            if isinstance(policy, str) and policy not in _INCLUSION_POLICIES:
+                errs.append(
+                    not_supported(
+                        (*item, key), policy, _INCLUSION_POLICIES, "validateNodeInclusionPolicy"
+                    )
+                )
+        selector = constraint.get("labelSelector")
+        match_keys = _strings(constraint.get("matchLabelKeys"))
+        extra = _merged_expressions(selector, match_keys, [], labels)
+        errs.extend(_match_label_keys(item, match_keys, [], selector, extra))
+        errs.extend(_label_selector(selector, extra, (*item, "labelSelector")))
+    return errs
+
+
+# --- the rest of the placement fields ---------------------------------------------------------
+
+
+def validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
+    """``validateSchedulingGates``: qualified names, no duplicates."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in _maps(gates):
+        name = _str(gate.get("name"))
+        errs.extend(
+            FieldError((*path, i), ErrorType.INVALID, name, msg, "ValidateQualifiedName")
+            for msg in is_qualified_name(name)
+        )
+        if name in seen:
+            errs.append(
+                FieldError((*path, i), ErrorType.DUPLICATE, name, "", "validateSchedulingGates")
+            )
+        seen.add(name)
+    return errs
+
+
+def validate_scheduling(
+    spec: Mapping[str, Any], path: Path, labels: Mapping[str, Any] | None = None
+) -> list[FieldError]:
+    """The placement checks of ``ValidatePodSpec``, in its order: nodeSelector, affinity,
+    topologySpreadConstraints, tolerations (schedulingGates and nodeName are pod.py's). ``path``
+    is the spec's path; ``labels`` the pod's labels, which PrepareForCreate merges into the
+    selectors of terms and constraints with matchLabelKeys/mismatchLabelKeys."""
+    labels = labels if isinstance(labels, Mapping) else {}
+    errs = validate_labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
+    errs.extend(validate_affinity(spec.get("affinity"), (*path, "affinity"), labels))
+    errs.extend(
+        validate_topology_spread_constraints(
+            spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"), labels
+        )
+    )
+    if _list(spec.get("tolerations")):
+        errs.extend(validate_tolerations(spec.get("tolerations"), (*path, "tolerations")))
+    return errs
