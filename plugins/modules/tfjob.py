@@ -112,6 +112,37 @@ options:
     description:
       - Wait until every job reaches one of the O(wait_for) conditions. With O(state=absent),
         wait until the jobs, their pods and their services are gone.
+      - The wait watches the jobs, their pods, their Volcano PodGroups and the namespace's events
+        (watches, not a request per job per second; a broken watch is listed and watched again,
+        and the wait still ends at O(wait_timeout)). It ends at once, failing the task, when a
+        job cannot succeed however long it waits. The message names the object and quotes the
+        server's reason, and RV(jobs[].problems) lists every problem it saw. These are fatal.
+      - C(FailedCreatePod) or C(FailedCreateService) events of the job. The API server rejected
+        a pod or Service the operator builds from the job, and the operator retries the same
+        template forever (for example for a volumeMount that names no volume of the pod).
+        Rejections that can pass by themselves (an exceeded ResourceQuota, an admission webhook
+        that cannot be reached) are listed but not fatal.
+      - C(ErrImagePull), C(ImagePullBackOff), C(InvalidImageName) (and the kubelet's
+        C(ErrImageNeverPull), C(RegistryUnavailable), C(SignatureValidationFailed)) in a
+        container status. The image will not come; the other pods hold their resources and
+        wait for this one.
+      - C(CrashLoopBackOff) of a pod that decides the job's success. That is every Chief or
+        Master, else worker 0, or every worker with C(successPolicy) V(AllWorkers). A crash loop
+        of another replica is listed, not fatal.
+      - A pod the scheduler reports C(Unschedulable) for longer than O(unschedulable_grace), with
+        the scheduler's message, unless a node autoscaler announced nodes for it
+        (cluster-autoscaler's C(TriggeredScaleUp), Karpenter's C(Nominated)).
+      - A job that can never fit. Either it requests more of a resource than all nodes can
+        allocate together, or one pod requests more than the largest node, and the scheduler (a
+        pod condition or a PodGroup event) has reported it unschedulable for 10 seconds with no
+        scale-up under way. Or its PodGroup's C(minResources) exceed its Volcano queue's
+        C(capability), quoting Volcano's C(queue resource quota insufficient).
+      - Transient states do not fail the wait. Pods Pending while nodes scale up or start, a
+        PodGroup Pending or Inqueue that could fit, C(ContainerCreating), a crash loop of a
+        replica that does not decide success. Reading nodes and queues needs cluster-wide
+        C(list) C(nodes) and C(get) C(queues.scheduling.volcano.sh); without them those checks
+        are skipped. The wait also needs C(watch) (else C(list) every 2 seconds) on the jobs,
+        C(pods) and C(events), and C(podgroups.scheduling.volcano.sh) where Volcano runs.
     type: bool
     default: false
   wait_for:
@@ -138,6 +169,15 @@ options:
       - Seconds to wait before failing.
     type: int
     default: 600
+  unschedulable_grace:
+    description:
+      - Seconds a pod of the job may stay C(Unschedulable) (the scheduler found no node for it)
+        before the wait fails with the scheduler's message. Until then it is listed in
+        RV(jobs[].problems) but not fatal, so that nodes can scale up or free up.
+      - A job that can never fit (more than the cluster or its queue has) fails sooner; see
+        O(wait).
+    type: int
+    default: 60
   preflight:
     description:
       - With O(state=present), also ask the cluster about what the training-operator will create
@@ -329,6 +369,40 @@ jobs:
     completion_time:
       description: When the job completed, if it has.
       type: str
+    problems:
+      description:
+        - What kept the job from progressing when the wait ended, as the server tells it (see
+          O(wait) for which problems are fatal). Empty without O(wait).
+      type: list
+      elements: dict
+      contains:
+        object:
+          description: The object, C(KIND NAMESPACE/NAME) (the job, a pod or a PodGroup).
+          type: str
+        kind:
+          description: The object's kind.
+          type: str
+        name:
+          description: The object's C(NAMESPACE/NAME).
+          type: str
+        reason:
+          description: The server's reason (an event's, a container status', a pod condition's),
+            or C(NeverFits) and C(QueueCapability) for a job bigger than the cluster or its queue.
+          type: str
+        message:
+          description: The server's message, as is.
+          type: str
+        fatal:
+          description: Whether it ended the wait (waiting longer cannot help).
+          type: bool
+      sample:
+        - object: TFJob training/mnist
+          kind: TFJob
+          name: training/mnist
+          reason: FailedCreatePod
+          message: 'Error creating: Pod "mnist-worker-0" is invalid:
+            spec.containers[0].volumeMounts[0].name: Not found: "ckpt"'
+          fatal: true
 objects:
   description:
     - The objects as the API server holds them after the apply (or would hold them, in check mode).
@@ -408,6 +482,7 @@ def argument_spec() -> dict[str, Any]:
             "default": ["Failed"],
         },
         "wait_timeout": {"type": "int", "default": 600},
+        "unschedulable_grace": {"type": "int", "default": 60},
         "preflight": {"type": "bool", "default": True},
     }
     spec.update(connection_spec())
@@ -440,6 +515,7 @@ def main() -> None:
         wait_for=params["wait_for"],
         fail_on=params["fail_on"],
         wait_timeout=float(params["wait_timeout"]),
+        unschedulable_grace=float(params["unschedulable_grace"]),
         preflight=params["preflight"],
         check_mode=module.check_mode,
         diff=module._diff,
