@@ -1,0 +1,366 @@
+"""The server-aware preflight (kube/preflight.py) against the real API server: what the
+operator would create is dry-run, what the pods name must exist, and quotas hold the whole job.
+
+Every test works in a namespace of its own (the ``namespace`` fixture creates and deletes it);
+the one cluster-scoped object made here (a PriorityClass) has a unique name and is deleted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tfjob_kit.findings import Finding, Severity
+from tfjob_kit.kube import preflight
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.connection import Connection
+from tfjob_kit.kube.task import Request, TaskError, run
+
+from ._ansible import run_tasks
+from ._cluster import Cluster
+
+BIN = Path(sys.executable).parent
+WORKER = "$.spec.tfReplicaSpecs.Worker.template.spec"
+
+
+def tfjob(namespace: str, name: str = "pre", workers: int = 2, cpu: str = "100m") -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "tensorflow",
+        "image": "registry.example.com/mnist:1.0",
+        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}, "limits": {"cpu": cpu}},
+    }
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "None"},
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": workers,
+                    "restartPolicy": "Never",
+                    "template": {"spec": {"containers": [container]}},
+                }
+            },
+        },
+    }
+
+
+def worker(job: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    return spec
+
+
+def with_undefined_mount(job: dict[str, Any]) -> dict[str, Any]:
+    job = copy.deepcopy(job)
+    worker(job)["containers"][0]["volumeMounts"] = [{"name": "ckpt", "mountPath": "/ckpt"}]
+    return job
+
+
+@pytest.fixture
+def client(cluster: Cluster) -> Iterator[Client]:
+    with Client(Connection(kubeconfig=str(cluster.kubeconfig))) as admin:
+        yield admin
+
+
+def check(client: Client, job: dict[str, Any]) -> list[Finding]:
+    return preflight.check(client, [preflight.Target("job.yaml", 1, job)])
+
+
+def by_path(findings: list[Finding]) -> dict[str, Finding]:
+    return {f.path: f for f in findings}
+
+
+def tfjobs(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
+    return cluster.items("tfjobs.kubeflow.org", "-n", namespace)
+
+
+def test_a_valid_job_passes(client: Client, namespace: str) -> None:
+    assert check(client, tfjob(namespace)) == []
+
+
+def test_undefined_volume_mount_fails_with_the_servers_reason_and_creates_nothing(
+    cluster: Cluster, namespace: str
+) -> None:
+    job = with_undefined_mount(tfjob(namespace, "hang"))
+    request = Request(
+        definition=job,
+        validate="warn",  # the offline prediction aside: the preflight must catch it itself
+        wait=True,
+        wait_timeout=300,
+        connection=Connection(kubeconfig=str(cluster.kubeconfig)),
+    )
+    started = time.monotonic()
+    with pytest.raises(TaskError) as failure:
+        run(request)
+    took = time.monotonic() - started
+    message = str(failure.value)
+    assert "nothing was applied" in message
+    assert f"pod {namespace}/hang-worker-1" in message
+    assert f"{WORKER}.containers[0].volumeMounts[0].name" in message
+    assert 'spec.containers[0].volumeMounts[0].name: Not found: "ckpt"' in message
+    server = f"the API server rejects pod {namespace}/hang-worker-1"
+    findings = failure.value.result["findings"]
+    [found] = [f for f in findings if f["message"].startswith(server)]
+    assert found["rule"] == "server-rejects-pod"
+    assert found["path"] == f"{WORKER}.containers[0].volumeMounts[0].name"
+    assert tfjobs(cluster, namespace) == []
+    assert took < 15, f"the preflight took {took:.1f}s"
+    print(f"undefined volumeMount: failed at the preflight in {took:.2f}s")
+
+
+def test_pod_security_restricted_rejects_a_privileged_template(
+    cluster: Cluster, client: Client, namespace: str
+) -> None:
+    cluster.kubectl(
+        "label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted"
+    )
+    job = tfjob(namespace)
+    worker(job)["containers"][0]["securityContext"] = {"privileged": True}
+    [finding] = check(client, job)
+    assert finding.rule == "server-rejects-pod"
+    assert finding.severity == Severity.ERROR
+    assert finding.path == WORKER
+    assert 'violates PodSecurity "restricted:latest"' in finding.message
+    assert "privileged" in finding.message
+
+
+def test_limit_range_maximum(cluster: Cluster, client: Client, namespace: str) -> None:
+    limits = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "max-cpu", "namespace": namespace},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]},
+    }
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(limits))
+    assert check(client, tfjob(namespace, cpu="1")) == []
+    [finding] = check(client, tfjob(namespace, cpu="2"))
+    assert finding.rule == "server-rejects-pod"
+    assert "maximum cpu usage per Container is 1, but limit is 2" in finding.message
+
+
+def _quota(cluster: Cluster, namespace: str, hard: dict[str, str]) -> None:
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "team", "namespace": namespace},
+        "spec": {"hard": hard},
+    }
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(quota))
+
+    def counted() -> bool:
+        status = cluster.get("resourcequota", "team", "-n", namespace).get("status") or {}
+        return set(status.get("hard") or {}) == set(hard) and "used" in status
+
+    cluster.wait_for("the quota controller to count the quota", counted, namespace)
+
+
+def test_resource_quota_is_checked_against_the_whole_job(
+    cluster: Cluster, client: Client, namespace: str
+) -> None:
+    _quota(cluster, namespace, {"requests.cpu": "3", "count/pods": "10"})
+    assert check(client, tfjob(namespace, workers=3, cpu="1")) == []
+    # No one pod exceeds the quota (the dry runs pass); the four together do.
+    [finding] = check(client, tfjob(namespace, workers=4, cpu="1"))
+    assert finding.rule == "quota-exceeded"
+    assert finding.path == "$.spec.tfReplicaSpecs"
+    assert f"ResourceQuota {namespace}/team leaves 3" in finding.message
+    assert "requests.cpu 4 in all (Worker 4 x 1)" in finding.message
+
+
+def test_resource_quota_counts_pods(cluster: Cluster, client: Client, namespace: str) -> None:
+    _quota(cluster, namespace, {"pods": "2"})
+    assert check(client, tfjob(namespace, workers=2)) == []
+    [finding] = check(client, tfjob(namespace, workers=3))
+    assert finding.rule == "quota-exceeded"
+    assert "pods 3 in all" in finding.message
+
+
+@pytest.fixture
+def priority_class(cluster: Cluster) -> Iterator[str]:
+    name = f"it-preflight-{uuid.uuid4().hex[:8]}"
+    try:
+        yield name
+    finally:
+        cluster.kubectl("delete", "priorityclass", name, "--ignore-not-found", check=False)
+
+
+def test_missing_references(
+    cluster: Cluster, client: Client, namespace: str, priority_class: str
+) -> None:
+    job = tfjob(namespace)
+    spec = worker(job)
+    spec["serviceAccountName"] = "trainer"
+    spec["priorityClassName"] = priority_class
+    spec["volumes"] = [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "imagenet"}},
+        {"name": "conf", "configMap": {"name": "train-conf"}},
+        {"name": "maybe", "secret": {"secretName": "not-needed", "optional": True}},
+    ]
+    container = spec["containers"][0]
+    container["volumeMounts"] = [
+        {"name": "data", "mountPath": "/data"},
+        {"name": "conf", "mountPath": "/conf"},
+        {"name": "maybe", "mountPath": "/maybe"},
+    ]
+    container["env"] = [
+        {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
+    ]
+    found = by_path(check(client, job))
+    expected = {
+        f"{WORKER}.serviceAccountName": f"ServiceAccount {namespace}/trainer",
+        f"{WORKER}.priorityClassName": f"PriorityClass {priority_class}",
+        f"{WORKER}.volumes[0].persistentVolumeClaim.claimName": (
+            f"PersistentVolumeClaim {namespace}/imagenet"
+        ),
+        f"{WORKER}.volumes[1].configMap.name": f"ConfigMap {namespace}/train-conf",
+        f"{WORKER}.containers[0].env[0].valueFrom.secretKeyRef.name": f"Secret {namespace}/wandb",
+    }
+    assert set(found) == set(expected)
+    for path, what in expected.items():
+        assert found[path].rule == "missing-reference"
+        assert found[path].message.startswith(f"{what} does not exist: ")
+    # Once they exist, the same job passes.
+    cluster.kubectl("create", "serviceaccount", "trainer", "-n", namespace)
+    cluster.kubectl("create", "configmap", "train-conf", "-n", namespace)
+    cluster.kubectl(
+        "create", "secret", "generic", "wandb", "-n", namespace, "--from-literal=api-key=x"
+    )
+    cluster.kubectl("create", "priorityclass", priority_class, "--value=10")
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "imagenet", "namespace": namespace},
+        "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(claim))
+    assert check(client, job) == []
+
+
+def test_missing_volcano_queue(client: Client, namespace: str) -> None:
+    job = tfjob(namespace)
+    job["spec"]["runPolicy"]["schedulingPolicy"] = {"queue": "default"}
+    assert check(client, job) == []  # the PodGroup dry run passes, the queue exists
+    job["spec"]["runPolicy"]["schedulingPolicy"] = {"queue": f"nowhere-{namespace}"}
+    [finding] = check(client, job)
+    assert finding.rule == "missing-reference"
+    assert finding.path == "$.spec.runPolicy.schedulingPolicy.queue"
+    assert finding.message.startswith(f"Volcano Queue nowhere-{namespace} does not exist")
+
+
+def _kubeconfig_for(cluster: Cluster, token: str, path: Path) -> Path:
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())
+    entry = admin["clusters"][0]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [entry],
+        "users": [{"name": "limited", "user": {"token": token}}],
+        "contexts": [{"name": "limited", "context": {"cluster": entry["name"], "user": "limited"}}],
+        "current-context": "limited",
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_credentials_that_may_not_create_pods_warn_and_go_on(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    # Everything the preflight reads, but not pods/create.
+    token = cluster.service_account_token(
+        namespace,
+        "submitter",
+        "submitter",
+        "get,list",
+        "secrets,configmaps,persistentvolumeclaims,serviceaccounts,resourcequotas",
+    )
+    kubeconfig = _kubeconfig_for(cluster, token, tmp_path / "limited.yaml")
+    job = tfjob(namespace)
+    worker(job)["volumes"] = [{"name": "conf", "configMap": {"name": "absent"}}]
+    with Client(Connection(kubeconfig=str(kubeconfig))) as limited:
+        found = by_path(check(limited, job))
+    warning = found["$.spec.tfReplicaSpecs.Worker.template"]
+    assert warning.rule == "preflight-incomplete"
+    assert warning.severity == Severity.WARNING
+    account = f"system:serviceaccount:{namespace}:submitter"
+    assert f'user "{account}" may not create pods in namespace "{namespace}"' in warning.message
+    # The rest of the preflight still ran.
+    assert found[f"{WORKER}.volumes[0].configMap.name"].rule == "missing-reference"
+
+
+def _validate(kubeconfig: Path, namespace: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(BIN / "tfjob-kit"),
+            "validate",
+            "--server",
+            "--kubeconfig",
+            str(kubeconfig),
+            "-n",
+            namespace,
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_validate_server_cli(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(tfjob(namespace)))
+    proc = _validate(cluster.kubeconfig, namespace, good)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    job = tfjob(namespace)
+    del job["metadata"]["namespace"]  # -n names it
+    worker(job)["volumes"] = [{"name": "conf", "configMap": {"name": "absent"}}]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(job))
+    proc = _validate(cluster.kubeconfig, namespace, bad)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        f"{bad}:1:{WORKER}.volumes[0].configMap.name: [missing-reference] error: "
+        f'ConfigMap {namespace}/absent does not exist: configmaps "absent" not found'
+    ) in proc.stdout
+    proc = _validate(tmp_path / "no-such-kubeconfig", namespace, good)
+    assert proc.returncode == 2
+    assert "--server: cannot use" in proc.stderr
+
+
+def test_module_with_the_preflight_on_and_off(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = with_undefined_mount(tfjob(namespace, "hang"))
+    task = {"definition": job, "validate": "warn"}
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob": task},
+            {"tfjob.kit.tfjob": task, "check_mode": True},
+            {"tfjob.kit.tfjob": {**task, "preflight": False}},
+        ],
+    )
+    on, checked, off = result[0], result[1], result[2]
+    for failed in (on, checked):
+        assert failed["failed"] is True
+        assert (
+            "nothing was applied; the preflight against the cluster found 1 problem"
+            in (failed["msg"])
+        )
+        assert f"{WORKER}.containers[0].volumeMounts[0].name" in failed["msg"]
+        assert 'Not found: "ckpt"' in failed["msg"]
+    assert off.get("failed") is not True, off
+    assert off["changed"] is True
+    assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == ["hang"]
