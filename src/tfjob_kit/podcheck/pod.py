@@ -234,18 +234,84 @@ def prepare_pod(pod: Any, namespace: str = "default") -> dict[str, Any]:
 # ValidatePodSpecificAnnotations
 
 
+_JSON_KINDS = ((bool, "bool"), (str, "string"), (int, "number"), (float, "number"))
+_TOLERATION_FIELDS = {  # core.Toleration (no json tags: names match case-insensitively)
+    "key": ("Key", "string"),
+    "operator": ("Operator", "string"),
+    "value": ("Value", "string"),
+    "effect": ("Effect", "string"),
+    "tolerationseconds": ("TolerationSeconds", "int64"),
+}
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON type name Go's decoder puts in an UnmarshalTypeError."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    for kind, name in _JSON_KINDS:
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def _decode_tolerations(text: str) -> tuple[list[dict[str, Any]], str]:
+    """``json.Unmarshal`` of the annotation into ``[]core.Toleration``: the tolerations (with
+    the v1 field names) and Go's error text ("" when none; a type error keeps decoding, so the
+    first one is reported, as Go does). Syntax errors are worded by Python's decoder."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return [], str(exc)
+    if data is None:
+        return [], ""
+    if not isinstance(data, list):
+        return (
+            [],
+            f"json: cannot unmarshal {_json_kind(data)} into Go value of type []core.Toleration",
+        )
+    error = ""
+    out: list[dict[str, Any]] = []
+    for item in data:
+        toleration: dict[str, Any] = {}
+        out.append(toleration)
+        if item is None:
+            continue
+        if not isinstance(item, dict):
+            error = error or (
+                f"json: cannot unmarshal {_json_kind(item)} into Go value of type core.Toleration"
+            )
+            continue
+        for key, value in item.items():
+            known = _TOLERATION_FIELDS.get(key.lower())
+            if known is None or value is None:
+                continue
+            go_name, go_type = known
+            fits = (
+                isinstance(value, str)
+                if go_type == "string"
+                else isinstance(value, int) and not isinstance(value, bool)
+            )
+            if fits:
+                toleration[key.lower() if go_type == "string" else "tolerationSeconds"] = value
+            elif not error:
+                kind = _json_kind(value)
+                if kind == "number" and go_type == "int64":
+                    kind = f"number {value}"
+                error = (
+                    f"json: cannot unmarshal {kind} into Go struct field Toleration.{go_name} "
+                    f"of type {go_type}"
+                )
+    return out, error
+
+
 def _validate_tolerations_annotation(annotations: dict[str, Any], path: Path) -> list[FieldError]:
     """``ValidateTolerationsInPodAnnotations``: the annotation is a JSON list of tolerations."""
-    origin = "ValidateTolerationsInPodAnnotations"
-    try:
-        tolerations = json.loads(annotations[TOLERATIONS_ANNOTATION])
-    except ValueError as exc:
-        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, str(exc), origin)]
-    if tolerations is None:
-        return []
-    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
-        detail = "json: cannot unmarshal into Go value of type []core.Toleration"
-        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, detail, origin)]
+    tolerations, error = _decode_tolerations(annotations[TOLERATIONS_ANNOTATION])
+    if error:
+        origin = "ValidateTolerationsInPodAnnotations"
+        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, error, origin)]
     validate = getattr(_optional("scheduling"), "validate_tolerations", None)
     if not tolerations or validate is None:
         return []
@@ -390,10 +456,10 @@ def _validate_resource_claims(
             seen.add(name)
         claim_name = claim.get("resourceClaimName")
         template_name = claim.get("resourceClaimTemplateName")
-        value = {
-            "name": name,
-            "resourceClaimName": claim_name if isinstance(claim_name, str) else None,
-            "resourceClaimTemplateName": template_name if isinstance(template_name, str) else None,
+        value = {  # the internal core.PodResourceClaim as json.Marshal prints it (no json tags)
+            "Name": name,
+            "ResourceClaimName": claim_name if isinstance(claim_name, str) else None,
+            "ResourceClaimTemplateName": template_name if isinstance(template_name, str) else None,
         }
         if claim_name is not None and template_name is not None:
             detail = (
@@ -458,23 +524,6 @@ def _validate_choice(
     if value == "":
         return [FieldError(path, ErrorType.REQUIRED, origin=origin)]
     return [not_supported(path, value, valid, origin)]
-
-
-def _validate_image_pull_secrets(secrets: Any, path: Path) -> list[FieldError]:
-    """``validateImagePullSecrets``: a LocalObjectReference has only ``name``."""
-    errs: list[FieldError] = []
-    for i, ref in enumerate(_list(secrets)):
-        if isinstance(ref, dict) and any(key != "name" for key in ref):
-            errs.append(
-                FieldError(
-                    (*path, i),
-                    ErrorType.INVALID,
-                    {"name": _str(ref.get("name"))},
-                    "only name may be set",
-                    "validateImagePullSecrets",
-                )
-            )
-    return errs
 
 
 def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
@@ -682,6 +731,7 @@ def _validate_os(spec: dict[str, Any]) -> list[FieldError]:
     if not isinstance(os_, dict):
         return []
     name = os_.get("name")
+    name = "" if name is None else name
     if not isinstance(name, str):
         return []
     if not name:
@@ -731,9 +781,8 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     )
     errs.extend(_call("scheduling", "validate_scheduling", spec, path))
     errs.extend(_call("security", "validate_pod_security_context", spec, path))
-    errs.extend(
-        _validate_image_pull_secrets(spec.get("imagePullSecrets"), (*path, "imagePullSecrets"))
-    )
+    # validateImagePullSecrets ("only name may be set") cannot fail for a v1 pod: name is the
+    # only field of a v1 LocalObjectReference, and decoding drops the others.
     errs.extend(_validate_dns_config(spec, (*path, "dnsConfig")))
     errs.extend(_validate_readiness_gates(spec.get("readinessGates"), (*path, "readinessGates")))
     errs.extend(_validate_scheduling_gates(spec.get("schedulingGates"), (*path, "schedulingGates")))

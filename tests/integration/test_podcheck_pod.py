@@ -1,0 +1,188 @@
+"""podcheck.validate_pod against the real API server, for the metadata and pod-level checks
+(``tests/podcases/meta.py`` and ``tests/podcases/pod.py``): each mutated template becomes the
+Pod the operator makes of it (``pods.operator_pods`` of a one-Worker TFJob), which is dry-run in
+namespace default (``dryRun=All``). The server's causes (field and message) must equal what
+``validate_pod`` says, and ``ok-`` mutations must pass on both sides. A few cases change the Pod
+itself, for the metadata a template cannot reach (name, generateName, ownerReferences).
+
+The pods are posted as raw JSON: the generated Python client checks bodies against its models
+first and would refuse some invalid ones before the server sees them."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from podcases import Mutation
+from podcases.meta import MUTATIONS as META
+from podcases.pod import MUTATIONS as POD
+from tfjob_kit import pods
+from tfjob_kit.podcheck.pod import validate_pod
+
+from ._cluster import Cluster
+
+Causes = list[tuple[str, str]]
+Pod = dict[str, Any]
+
+# Where the server words a cause with Go's own text that is not ported: the JSON syntax error
+# of Go's decoder (the path and the verdict still have to agree).
+GO_JSON_SYNTAX = {"tolerations annotation not JSON"}
+
+
+class DryRun:
+    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
+
+    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
+        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
+        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
+        self.server = cluster["cluster"]["server"]
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
+        cert = self._file(user["user"], "client-certificate", scratch)
+        key = self._file(user["user"], "client-key", scratch)
+        if cert and key:
+            self.session.cert = (cert, key)
+        if user["user"].get("token"):
+            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
+
+    @staticmethod
+    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
+        if entry.get(f"{key}-data"):
+            path = scratch / key
+            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
+            return str(path)
+        return entry.get(key, True if key == "certificate-authority" else None)
+
+    def causes(self, pod: Pod) -> Causes:
+        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
+        answer = self.session.post(url, json=pod, timeout=60).json()
+        if answer.get("kind") != "Status":
+            return []
+        assert answer.get("reason") == "Invalid", answer
+        return sorted(
+            (c.get("field", ""), c.get("message", "")) for c in answer["details"]["causes"]
+        )
+
+
+@pytest.fixture(scope="module")
+def dry_run(cluster: Cluster) -> Iterator[DryRun]:
+    with tempfile.TemporaryDirectory() as scratch:
+        yield DryRun(cluster.kubeconfig, Path(scratch))
+
+
+def operator_pod(mutate: Callable[[dict[str, Any]], None]) -> Pod:
+    """The Pod the operator makes for worker 0 of a TFJob whose Worker template is mutated."""
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": "podcheck"}},
+        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0"}]},
+    }
+    mutate(template)
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "podcheck", "namespace": "default", "uid": pods.PLACEHOLDER_UID},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": template}}},
+    }
+    return pods.operator_pods(job)[0][1]
+
+
+def offline(pod: Pod) -> Causes:
+    """validate_pod's errors as the server prints its causes: the field, then the message
+    without the field in front (the Status message carries that)."""
+    return sorted((e.field, e.message.removeprefix(f"{e.field}: ")) for e in validate_pod(pod))
+
+
+def agree(server: Causes, mine: Causes, *, messages: bool = True) -> None:
+    assert sorted({f for f, _ in mine}) == sorted({f for f, _ in server})
+    if messages:
+        assert mine == server
+
+
+CASES = [*META, *POD]
+
+
+@pytest.mark.parametrize("mutation", CASES, ids=[m.name for m in CASES])
+def test_template_mutation_as_the_server_says(dry_run: DryRun, mutation: Mutation) -> None:
+    pod = operator_pod(mutation.mutate)
+    server = dry_run.causes(copy.deepcopy(pod))
+    agree(server, offline(pod), messages=mutation.name not in GO_JSON_SYNTAX)
+    assert (not server) == mutation.name.startswith("ok-"), server
+
+
+def _meta(**fields: Any) -> Callable[[Pod], None]:
+    def mutate(pod: Pod) -> None:
+        pod["metadata"].update(fields)
+
+    return mutate
+
+
+def _no_name(**fields: Any) -> Callable[[Pod], None]:
+    def mutate(pod: Pod) -> None:
+        del pod["metadata"]["name"]
+        pod["metadata"].update(fields)
+
+    return mutate
+
+
+def _owner(**fields: Any) -> dict[str, Any]:
+    ref = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "podcheck", "uid": "u1"}
+    ref.update(fields)
+    return {k: v for k, v in ref.items() if v is not None}
+
+
+# (case, change to the operator's Pod, whether the messages can agree: a generated name has a
+# random suffix the server shows in its message)
+POD_CASES: list[tuple[str, Callable[[Pod], None], bool]] = [
+    ("ok-name with dots", _meta(name="podcheck.worker-0"), True),
+    ("ok-name of 253 characters", _meta(name="n" * 253), True),
+    ("name of 254 characters", _meta(name="n" * 254), True),
+    ("name upper case", _meta(name="Podcheck-Worker-0"), True),
+    ("name ending in a dash", _meta(name="podcheck-"), True),
+    ("ok-generateName", _no_name(generateName="podcheck-worker-"), True),
+    ("ok-generateName of 254 characters, one a dash", _no_name(generateName="g" * 253 + "-"), True),
+    ("generateName upper case", _no_name(generateName="Podcheck-"), False),
+    ("generateName of 255 characters", _no_name(generateName="g" * 254 + "-"), False),
+    ("name missing", _no_name(), True),
+    ("ok-namespace from the request", _meta(namespace=None), True),
+    ("ok-two owners", _meta(ownerReferences=[_owner(), _owner(kind="Job", uid="u2")]), True),
+    (
+        "two controllers",
+        _meta(ownerReferences=[_owner(controller=True), _owner(name="other", controller=True)]),
+        True,
+    ),
+    ("Event owner", _meta(ownerReferences=[_owner(apiVersion="v1", kind="Event")]), True),
+    (
+        "owner missing fields",
+        _meta(ownerReferences=[{"apiVersion": "", "kind": "", "name": "", "uid": ""}]),
+        True,
+    ),
+    ("owner apiVersion without a version", _meta(ownerReferences=[_owner(apiVersion="a/")]), True),
+    (
+        "owner apiVersion with two slashes",
+        _meta(ownerReferences=[_owner(apiVersion="a/b/c")]),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "mutate", "messages"), POD_CASES, ids=[c[0] for c in POD_CASES])
+def test_pod_metadata_as_the_server_says(
+    dry_run: DryRun, case: str, mutate: Callable[[Pod], None], messages: bool
+) -> None:
+    pod = operator_pod(lambda _: None)
+    mutate(pod)
+    pod["metadata"] = {k: v for k, v in pod["metadata"].items() if v is not None}
+    server = dry_run.causes(copy.deepcopy(pod))
+    agree(server, offline(pod), messages=messages)
+    assert (not server) == case.startswith("ok-"), server
