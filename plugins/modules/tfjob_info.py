@@ -15,6 +15,9 @@ description:
   - For each job it returns the phase, the conditions, the replica statuses, the pods with
     their node and phase, the most recent events, and optionally the last lines of the chief's
     log (worker 0's log when there is no chief).
+  - It also diagnoses each job as the wait of M(tfjob.kit.tfjob) does and returns the problems
+    it finds, each naming the object and quoting the server (RV(jobs[].problems)). The
+    O(tfjob.kit.tfjob#module:wait) option there says which problems are fatal and why.
 author:
   - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
@@ -49,6 +52,12 @@ options:
       - Return this many last lines of the chief's log, or worker 0's (V(0) for none).
     type: int
     default: 0
+  unschedulable_grace:
+    description:
+      - Seconds a pod may stay C(Unschedulable) before RV(jobs[].problems) calls it fatal, as
+        the O(tfjob.kit.tfjob#module:unschedulable_grace) of the wait does.
+    type: int
+    default: 60
 attributes:
   check_mode:
     support: full
@@ -144,6 +153,43 @@ jobs:
       description: The most recent events about the job, oldest first.
       type: list
       elements: dict
+    problems:
+      description:
+        - Why the job is not progressing, as the server tells it, fatal ones first. A fatal
+          problem is one that waiting cannot cure; the wait of M(tfjob.kit.tfjob) fails on it.
+        - Reads the namespace's events and PodGroups and, when the scheduler reports the job
+          unschedulable, the nodes (cluster-wide C(list) C(nodes)) and the Volcano queue. A
+          check whose objects the credentials may not read is skipped.
+      type: list
+      elements: dict
+      contains:
+        object:
+          description: The object, C(KIND NAMESPACE/NAME) (the job, a pod or a PodGroup).
+          type: str
+        kind:
+          description: The object's kind.
+          type: str
+        name:
+          description: The object's C(NAMESPACE/NAME).
+          type: str
+        reason:
+          description:
+            - The server's reason (an event's, a container status', a pod condition's), or
+              C(NeverFits) and C(QueueCapability) for a job bigger than the cluster or its queue.
+          type: str
+        message:
+          description: The server's message, as is.
+          type: str
+        fatal:
+          description: Whether waiting longer cannot help.
+          type: bool
+      sample:
+        - object: Pod training/mnist-worker-0
+          kind: Pod
+          name: training/mnist-worker-0
+          reason: ImagePullBackOff
+          message: 'container tensorflow: Back-off pulling image "registry.example.com/mnist:1.0"'
+          fatal: true
     log:
       description: The chosen pod's name and the last lines of its log.
       type: dict
@@ -169,6 +215,7 @@ def argument_spec() -> dict[str, Any]:
         "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
         "events": {"type": "int", "default": 10},
         "log_lines": {"type": "int", "default": 0},
+        "unschedulable_grace": {"type": "int", "default": 60},
     }
     spec.update(connection_spec())
     return spec
@@ -188,6 +235,7 @@ def main() -> None:
         backend=params["backend"],
         events=params["events"],
         log_lines=params["log_lines"],
+        unschedulable_grace=float(params["unschedulable_grace"]),
     )
     try:
         jobs = read(connection(module), query)

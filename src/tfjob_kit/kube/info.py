@@ -1,11 +1,13 @@
-"""What a job is doing: phase, conditions, replica statuses, pods, recent events, a log tail."""
+"""What a job is doing: phase, conditions, replica statuses, pods, recent events, a log tail,
+and the problems diagnose.py reads from them (the same the wait of tfjob.kit.tfjob reads)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from tfjob_kit.kube import status
+from tfjob_kit.kube import diagnose, follow, status
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.errors import KubeError
@@ -26,6 +28,33 @@ class Query:
     backend: str = "kubeflow"  # kubeflow: TFJobs; volcano: Volcano Jobs
     events: int = 10  # most recent events per job (0: none)
     log_lines: int = 0  # the chief's (else worker-0's) log tail (0: none)
+    unschedulable_grace: float = diagnose.DEFAULT_UNSCHEDULABLE_GRACE
+
+
+@dataclass
+class _Around:
+    """What the problems of a namespace's jobs are read from, read once per namespace."""
+
+    client: Client
+    cluster: status.ClusterReader
+    events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    podgroups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def _read(self, what: Resource | str, namespace: str) -> list[dict[str, Any]]:
+        try:
+            return follow.list_source(self.client, follow.Source(what, namespace))[0]
+        except KubeError:  # not readable (RBAC) or no such resource (no Volcano): not judged
+            return []
+
+    def events_in(self, namespace: str) -> list[dict[str, Any]]:
+        if namespace not in self.events:
+            self.events[namespace] = self._read("events", namespace)
+        return self.events[namespace]
+
+    def podgroups_in(self, namespace: str) -> list[dict[str, Any]]:
+        if namespace not in self.podgroups:
+            self.podgroups[namespace] = self._read(status.PODGROUP, namespace)
+        return self.podgroups[namespace]
 
 
 def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
@@ -82,12 +111,29 @@ def _events(
 
 
 def describe(
-    client: Client, resource: Resource, obj: dict[str, Any], query: Query
+    client: Client,
+    resource: Resource,
+    obj: dict[str, Any],
+    query: Query,
+    around: _Around | None = None,
 ) -> dict[str, Any]:
     metadata = obj["metadata"]
     namespace, name = metadata["namespace"], metadata["name"]
-    pods = [_pod_summary(p, resource) for p in client.pods(namespace, resource.selector(name))]
+    around = around or _Around(client, status.ClusterReader(client, time.monotonic))
+    full = client.pods(namespace, resource.selector(name))
+    pods = [_pod_summary(p, resource) for p in full]
     pods.sort(key=lambda p: str(p["name"]))
+    podgroups = around.podgroups_in(namespace)
+    problems = diagnose.diagnose(
+        obj,
+        full,
+        around.events_in(namespace),
+        now=time.time(),
+        unschedulable_grace=query.unschedulable_grace,
+        cluster=around.cluster.capacity,
+        podgroups=podgroups,
+        queues=around.cluster.queues(podgroups) if podgroups else {},
+    )
     result: dict[str, Any] = {
         "kind": resource.kind,
         "api_version": resource.api_version,
@@ -95,6 +141,7 @@ def describe(
         "name": name,
         "created": metadata.get("creationTimestamp"),
         **status.job_status(resource, obj).as_dict(),
+        "problems": [p.as_dict() for p in problems],
         "pods": pods,
         "events": _events(client, resource, namespace, name, query.events) if query.events else [],
     }
@@ -120,7 +167,8 @@ def jobs(client: Client, resource: Resource, query: Query) -> list[dict[str, Any
     else:
         found = client.list_objects(resource, query.namespace, query.label_selector)
         found.sort(key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
-    return [describe(client, resource, obj, query) for obj in found]
+    around = _Around(client, status.ClusterReader(client, time.monotonic))
+    return [describe(client, resource, obj, query, around) for obj in found]
 
 
 def read(conn: Connection, query: Query) -> list[dict[str, Any]]:

@@ -270,7 +270,7 @@ class _View:
         return [g for (ns, _), g in self.podgroups.items() if ns == namespace]
 
 
-class _Cluster:
+class ClusterReader:
     """The nodes' capacity and the Volcano queues, read when a diagnosis needs them (and the
     credentials allow: without them those checks are skipped)."""
 
@@ -354,7 +354,7 @@ def wait(
     wanted, failing = frozenset(wait_for), frozenset(fail_on)
     keys = list(dict.fromkeys(jobs))
     view = _View(keys)
-    cluster = _Cluster(client, clock)
+    cluster = ClusterReader(client, clock)
     done: dict[Key, JobStatus] = {}
     current: dict[Key, JobStatus] = {}
     with follower(client, _sources(keys)) as followed:
