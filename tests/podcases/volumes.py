@@ -659,6 +659,23 @@ MUTATIONS: list[Mutation] = [
             ),
         ),
     ),
+    Mutation(
+        "ephemeral-metadata-set-empty",
+        source(
+            "e",
+            claim_template(
+                GOOD_CLAIM,
+                finalizers=[],
+                ownerReferences=[],
+                managedFields=[],
+                deletionGracePeriodSeconds=0,
+            ),
+        ),
+    ),
+    Mutation(
+        "ok-ephemeral-metadata-zero",
+        source("e", claim_template(GOOD_CLAIM, name="", uid="", generation=0, labels={})),
+    ),
     # --- network and block sources ---
     Mutation("nfs-missing", source("n", {"nfs": {}})),
     Mutation("nfs-relative-path", source("n", {"nfs": {"server": "s", "path": "exports"}})),
@@ -726,6 +743,18 @@ MUTATIONS: list[Mutation] = [
             },
         ),
     ),
+    Mutation(
+        "ok-iscsi-iqn-found-inside",
+        source("i", {"iscsi": {"targetPortal": "p", "iqn": "iqn-x-iqn.2001-04.com.example:disk"}}),
+    ),
+    Mutation(
+        "iscsi-iqn-trailing-newline",
+        source("i", {"iscsi": {"targetPortal": "p", "iqn": "eui.02004567A425678D\n"}}),
+    ),
+    Mutation(
+        "iscsi-iqn-trailing-space",
+        source("i", {"iscsi": {"targetPortal": "p", "iqn": "iqn.2001-04.com.example:disk x"}}),
+    ),
     Mutation("rbd-missing", source("r", {"rbd": {}})),
     Mutation("cephfs-missing", source("c", {"cephfs": {}})),
     Mutation("glusterfs-missing", source("g", {"glusterfs": {}})),
@@ -786,6 +815,13 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "quobyte-tenant",
         source("q", {"quobyte": {"registry": "a:1", "tenant": "t" * 65, "volume": "v"}}),
+    ),
+    Mutation(
+        "ok-quobyte-empty-port", source("q", {"quobyte": {"registry": "a:,[b]:", "volume": "v"}})
+    ),
+    Mutation(
+        "quobyte-registry-brackets",
+        source("q", {"quobyte": {"registry": "[::1],[a]b:1,a]:1", "volume": "v"}}),
     ),
     Mutation("csi-no-driver", source("c", {"csi": {}})),
     Mutation("csi-driver-too-long", source("c", {"csi": {"driver": "d" * 64}})),

@@ -146,6 +146,15 @@ _TEMPLATE_META_FORBIDDEN = (
     ("finalizers", "finalizers"),
     ("managedFields", "managedFields"),
 )
+_TEMPLATE_META_POINTERS = frozenset(
+    (
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    )
+)
 
 
 # --- small readers: Go's zero values for absent fields, None for a value of the wrong type ---
@@ -1275,8 +1284,10 @@ def _template_meta(meta: dict[str, Any], path: Path) -> list[FieldError]:
     if isinstance(labels, dict):
         errs.extend(validate_labels(labels, (*path, "labels")))
     for key, go_name in _TEMPLATE_META_FORBIDDEN:
+        # Go's zero values: "" for strings, 0 for generation, nil for the pointers and slices
+        # (an empty list decodes to an empty slice, which is set)
         value = meta.get(key)
-        if value is None or value == "" or value == 0 or value == [] or value is False:
+        if value is None or (value in ("", 0) and key not in _TEMPLATE_META_POINTERS):
             continue
         errs.append(
             FieldError(
