@@ -155,6 +155,12 @@ POD_CASES: list[tuple[str, Callable[[Pod], None], bool]] = [
     ("generateName of 255 characters", _no_name(generateName="g" * 254 + "-"), False),
     ("name missing", _no_name(), True),
     ("ok-namespace from the request", _meta(namespace=None), True),
+    ("ok-generation set on create", _meta(generation=-3), True),
+    (
+        "ok-managedFields written on create",
+        _meta(managedFields=[{"operation": "Bogus", "fieldsType": "X", "manager": "a\tb"}]),
+        True,
+    ),
     ("ok-two owners", _meta(ownerReferences=[_owner(), _owner(kind="Job", uid="u2")]), True),
     (
         "two controllers",

@@ -220,7 +220,8 @@ def prepare_pod(pod: Any, namespace: str = "default") -> dict[str, Any]:
         meta["name"] = generate_name[:_MAX_GENERATED_NAME_LENGTH] + _GENERATED_SUFFIX
     if _unset(meta.get("namespace")):
         meta["namespace"] = namespace
-    meta["generation"] = 1
+    meta["generation"] = 1  # PrepareForCreate
+    meta.pop("managedFields", None)  # the field manager writes its own on create
     _set_pod_defaults(spec)
     _convert(meta, spec)
     if _unset(spec.get("serviceAccountName")):  # the ServiceAccount admission plugin

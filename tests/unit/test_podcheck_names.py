@@ -1,0 +1,231 @@
+"""podcheck.names, meta and pod: the pure functions whose edges the differential test reaches
+only in part (the IP parser and printer, byte lengths, the name rules' generateName masking,
+metadata that a pod create never shows)."""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+
+import pytest
+
+from tfjob_kit.podcheck import meta, names, pod
+from tfjob_kit.podcheck.errors import ErrorType
+
+LABEL_REGEX = names.regex_error(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character",
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+    "my-name",
+    "123-abc",
+)
+
+
+def test_regex_error_wording() -> None:
+    assert names.regex_error("bad", "x+") == "bad (regex used for validation is 'x+')"
+    assert names.regex_error("bad", "x+", "a", "b") == (
+        "bad (e.g. 'a',  or 'b', regex used for validation is 'x+')"
+    )
+    assert LABEL_REGEX.endswith(
+        "(e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("worker-0", []),
+        ("0", []),
+        ("a" * 63, []),
+        ("a" * 64, ["must be no more than 63 characters"]),
+        ("a.b", ["must not contain dots"]),
+        ("A", [LABEL_REGEX]),
+        ("", [LABEL_REGEX]),
+        ("a-", [LABEL_REGEX]),
+        ("a\n", [LABEL_REGEX]),  # Go's $ is the end of the text, not of a line
+        ("é" * 32, ["must be no more than 63 characters", LABEL_REGEX]),  # 64 bytes
+    ],
+)
+def test_dns1123_label(value: str, expected: list[str]) -> None:
+    assert names.is_dns1123_label(value) == expected
+
+
+def test_qualified_name_parts() -> None:
+    assert names.is_qualified_name("example.com/Role_1") == []
+    assert names.is_qualified_name("/x") == ["prefix part must be non-empty"]
+    empty_name = names.is_qualified_name("example.com/")
+    assert empty_name[0] == "name part must be non-empty"
+    assert empty_name[1].startswith("name part must consist of alphanumeric characters")
+    (three,) = names.is_qualified_name("a/b/c")
+    assert three.startswith("a qualified name must consist of")
+    assert three.endswith(
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+    )
+    (prefix,) = names.is_qualified_name("Example.com/x")
+    assert prefix.startswith("prefix part a lowercase RFC 1123 subdomain")
+
+
+def test_label_values_and_lengths() -> None:
+    assert names.is_valid_label_value("") == []
+    assert names.is_valid_label_value("v" * 63) == []
+    assert names.is_valid_label_value("v" * 64) == ["must be no more than 63 characters"]
+    assert len(names.is_dns1123_subdomain("a" * 254)) == 1
+    assert names.is_dns1123_subdomain("a" * 253) == []
+
+
+def test_generate_name_prefix_masks_the_trailing_dash() -> None:
+    assert names.name_is_dns_subdomain("worker-", True) == []
+    assert names.name_is_dns_subdomain("worker-", False) != []
+    assert names.name_is_dns_label("-", True) != []  # a lone dash is not masked
+    # the character before the dash goes too: 254 bytes with the dash make 253
+    assert names.name_is_dns_subdomain("g" * 253 + "-", True) == []
+    assert names.name_is_dns_subdomain("g" * 254 + "-", True) == [
+        "must be no more than 253 characters"
+    ]
+    assert names.name_is_dns1035_label("1abc-", True) != []
+
+
+def test_port_names_and_env_names() -> None:
+    assert names.is_valid_port_name("tfjob-port") == []
+    assert names.is_valid_port_name("-a--b1234567890-") == [
+        "must be no more than 15 characters",
+        "must not contain consecutive hyphens",
+        "must not begin or end with a hyphen",
+    ]
+    assert names.is_valid_port_name("8080") == ["must contain at least one letter (a-z)"]
+    assert names.is_relaxed_env_var_name("1 weird.NAME-ok") == []
+    assert names.is_relaxed_env_var_name("") == ["environment variable name must be non-empty"]
+    assert names.is_relaxed_env_var_name("A=B") == [
+        "a valid environment variable name must consist only of printable ASCII characters "
+        "other than '='"
+    ]
+    assert names.is_relaxed_env_var_name("tab\t") != []
+    assert names.is_env_var_name("..x")[-1] == "must not start with '..'"
+    assert names.is_config_map_key(".") == ["must not be '.'"]
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        ("10.0.0.1", "10.0.0.1"),
+        ("010.000.000.001", "10.0.0.1"),  # legacy parsing: leading zeros are decimal
+        ("::", "::"),
+        ("::1", "::1"),
+        ("1::", "1::"),
+        ("2001:DB8:0:0:0:0:0:1", "2001:db8::1"),
+        ("1:0:0:2:0:0:0:3", "1:0:0:2::3"),
+        ("1:0:2:0:3:0:4:0", "1:0:2:0:3:0:4:0"),
+        ("::ffff:10.0.0.1", "10.0.0.1"),
+        ("1:2:3:4:5:6:10.0.0.1", "1:2:3:4:5:6:a00:1"),
+        ("::10.0.0.1", "::a00:1"),
+        ("0001:2::3", "1:2::3"),
+    ],
+)
+def test_sloppy_ip_parsing_and_printing(text: str, printed: str) -> None:
+    ip = names.parse_ip_sloppy(text)
+    assert ip is not None
+    assert names.ip_string(ip) == printed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "10.0.0",
+        "10.0.0.1.2",
+        "256.0.0.1",
+        "10.0.0.1 ",
+        "1::2::3",
+        "1:2:3:4:5:6:7:8:9",
+        "1:2:3:4:5:6:7:10.0.0.1",
+        "fe80::1%eth0",
+        "12345::1",
+        ":1",
+        "1:",
+        "dns.example.com",
+    ],
+)
+def test_sloppy_ip_parsing_refuses(text: str) -> None:
+    assert names.parse_ip_sloppy(text) is None
+
+
+def test_ipv6_printing_is_rfc5952() -> None:
+    """Go's net.IP.String and Python's ipaddress agree on RFC 5952 for every IPv6 address that
+    is not IPv4-mapped (Go prints those dotted): random addresses with runs of zero groups."""
+    rng = random.Random(5952)
+    for _ in range(2000):
+        groups = [rng.choice((0, 0, 0, 1, 0xABCD, rng.randrange(65536))) for _ in range(8)]
+        raw = b"".join(g.to_bytes(2, "big") for g in groups)
+        if raw[:12] == bytes(10) + b"\xff\xff":
+            continue
+        assert names.ip_string(raw) == str(ipaddress.IPv6Address(raw))
+
+
+def test_strict_ip_messages() -> None:
+    def details(text: str) -> list[str]:
+        return [e.detail for e in names.is_valid_ip(("ip",), text)]
+
+    assert details("10.0.0.1") == []
+    assert details("010.0.0.1") == ["must not have leading 0s"]
+    assert details("::ffff:10.0.0.1") == ["must not be an IPv4-mapped IPv6 address"]
+    assert details("2001:DB8::1") == ['must be in canonical form ("2001:db8::1")']
+    assert details("x") == ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
+    assert names.is_valid_ip_for_legacy_field(("ip",), "010.0.0.1") == []
+
+
+def test_domain_names() -> None:
+    assert names.is_fully_qualified_domain_name(("d",), "example.com.") == []
+    (short,) = names.is_fully_qualified_domain_name(("d",), "localhost")
+    assert short.detail == "should be a domain with at least two segments separated by dots"
+    (empty,) = names.is_fully_qualified_domain_name(("d",), "")
+    assert empty.type is ErrorType.REQUIRED
+    (three,) = names.is_fully_qualified_name(("d",), "example.com")
+    assert three.detail == "should be a domain with at least three segments separated by dots"
+
+
+def test_annotation_size_counts_bytes() -> None:
+    key = "k"
+    fits = {key: "é" * ((256 * 1024 - 1) // 2)}  # 262143 bytes with the key
+    assert meta.validate_annotations(fits, ("a",)) == []
+    (too_long,) = meta.validate_annotations({key: "é" * (256 * 512)}, ("a",))
+    assert too_long.message == "a: Too long: may not be more than 262144 bytes"
+
+
+def test_kube_finalizer_rule_is_for_built_in_types() -> None:
+    """Custom resources only get warnings for unqualified finalizers: the rule is opt-in."""
+    metadata = {"name": "job", "namespace": "ns", "finalizers": ["cleanup"]}
+    rule = names.name_is_dns_subdomain
+    assert meta.validate_object_meta(metadata, ("metadata",), name_rule=rule) == []
+    (error,) = meta.validate_object_meta(
+        metadata, ("metadata",), name_rule=rule, kube_finalizers=True
+    )
+    assert error.field == "metadata.finalizers[0]"
+    (forbidden,) = meta.validate_object_meta(
+        metadata, ("metadata",), name_rule=rule, namespaced=False
+    )
+    assert forbidden.message == "metadata.namespace: Forbidden: not allowed on this type"
+
+
+def test_managed_fields_messages() -> None:
+    entries = [{"operation": "Bogus", "fieldsType": "X", "manager": "a\tb"}]
+    assert [e.message for e in meta.validate_managed_fields(entries, ("m",))] == [
+        'm[0].operation: Invalid value: "Bogus": must be `Apply` or `Update`',
+        'm[0].fieldsType: Invalid value: "X": must be `FieldsV1`',
+        'm[0].manager: Invalid value: "a\\tb": invalid character U+0009 (at position 1)',
+    ]
+
+
+def test_validate_pod_never_raises_on_wrong_types() -> None:
+    odd: list[object] = [
+        None,
+        [],
+        "pod",
+        {"metadata": [], "spec": "x"},
+        {"metadata": {"labels": [1], "annotations": {"a": 1}}, "spec": {"containers": "x"}},
+        {"spec": {"dnsConfig": [], "hostAliases": [1, {"ip": 5}], "os": {"name": 3}}},
+        {"spec": {"resourceClaims": [None, {"name": 1}], "schedulingGates": "g"}},
+    ]
+    for value in odd:
+        errs = pod.validate_pod(value)
+        assert all(e.message for e in errs)
