@@ -5,15 +5,20 @@ no pods and the cluster's work stays the apply itself), then times, on the same 
 each in a fresh namespace:
 
 * tfjob.kit.tfjob: one ansible-playbook task with src: DIR (validates every job with the schema
-  and all rules, dry-runs all of them server-side, then applies);
+  and all rules, dry-runs all of them server-side and, beside that, runs its preflight as by
+  default: one pod per replica type and the PodGroup of each job dry-run, the claims and Secret
+  the jobs name looked up, the quotas read; then applies);
 * kubectl apply --server-side -f DIR (kubectl built from versions.toml; warm discovery cache);
 * kubernetes.core.k8s with server_side_apply, in a loop over the files (one task, N items):
   the usual way to apply a directory with the kubernetes.core collection;
 
 and then the same again on the populated namespace (nothing changes: the idempotent re-run of a
-pipeline). Prints best-of-3 wall times and ratios to kubectl; the target is tfjob.kit.tfjob
+pipeline). Each namespace first gets what the jobs name (the PVCs imagenet and tf-checkpoints,
+the Secret wandb), as a team's namespace has them; otherwise the preflight rightly refuses.
+Prints best-of-3 wall times and ratios to kubectl; the target is tfjob.kit.tfjob (preflight on)
 within 1.5x of kubectl.
-Not a test: `make bench-apply` or `python bench/apply_bench.py [--jobs N] [--skip-k8s]`.
+Not a test: `make bench-apply` or
+`python bench/apply_bench.py [--jobs N] [--skip-k8s] [--cluster NAME]`.
 """
 
 from __future__ import annotations
@@ -34,10 +39,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import tfjob
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.build import kubectl_path
+from tfjob_kit.cluster.options import default_name
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 BIN = Path(sys.executable).parent
+NEEDS: list[dict[str, Any]] = [
+    *(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim},
+            "spec": {"accessModes": [mode], "resources": {"requests": {"storage": "10Gi"}}},
+        }
+        for claim, mode in (("imagenet", "ReadOnlyMany"), ("tf-checkpoints", "ReadWriteMany"))
+    ),
+    {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "wandb"},
+        "stringData": {"api-key": "bench"},
+    },
+]
 
 
 def write_jobs(directory: Path, count: int) -> None:
@@ -74,6 +97,13 @@ class Bench:
         if proc.returncode != 0:
             raise SystemExit(f"kubectl {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
         return proc.stdout
+
+    def prepare(self, namespace: str) -> None:
+        """The namespace, with the claims and the Secret the corpus's jobs name."""
+        self.kubectl("create", "namespace", namespace)
+        path = self.work / "needs.yaml"
+        path.write_text(yaml.safe_dump_all(NEEDS))
+        self.kubectl("apply", "-n", namespace, "-f", str(path))
 
     def count(self, namespace: str) -> int:
         data = json.loads(self.kubectl("get", "tfjobs", "-n", namespace, "-o", "json"))
@@ -150,8 +180,14 @@ def main() -> int:
     parser.add_argument(
         "--skip-k8s", action="store_true", help="leave out the (slow) kubernetes.core.k8s loop"
     )
+    parser.add_argument(
+        "--cluster",
+        default=default_name(),
+        help="the local cluster to use (started unless running; default: $TFJOB_KIT_CLUSTER, "
+        "else tfjob-kit)",
+    )
     args = parser.parse_args()
-    kubeconfig = local.up(local.UpOptions(), out=sys.stderr)
+    kubeconfig = local.up(local.UpOptions(name=args.cluster), out=sys.stderr)
     run_id = uuid.uuid4().hex[:6]
     work = RESULTS / f"apply-{run_id}"
     jobs = work / "jobs"
@@ -164,7 +200,7 @@ def main() -> int:
         first, again = [], []
         for attempt in range(repeat):
             namespace = f"bench-{run_id}-{len(rows)}-{attempt}"
-            bench.kubectl("create", "namespace", namespace)
+            bench.prepare(namespace)
             try:
                 first.append(bench.timed(command(namespace)))
                 created = bench.count(namespace)

@@ -350,13 +350,22 @@ class Client:
 
         try:
             if kind == "pods":
-                response = self._core.create_namespaced_pod(
-                    namespace,
-                    body,
-                    dry_run="All",
-                    _preload_content=False,
-                    _request_timeout=REQUEST_TIMEOUT,
+                # Not CoreV1Api.create_namespaced_pod: it reads the body into its model first,
+                # which refuses what the server takes (a quantity written as a number).
+                request = self._api.param_serialize(
+                    method="POST",
+                    resource_path="/api/v1/namespaces/{namespace}/pods",
+                    path_params={"namespace": namespace},
+                    query_params=[("dryRun", "All")],
+                    header_params={
+                        "Accept": "application/json",
+                        "Content-Type": "application/json",
+                    },
+                    body=body,
+                    auth_settings=["BearerToken"],
                 )
+                response = self._api.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
+                response.read()
             else:
                 response = self._custom.create_namespaced_custom_object(
                     "scheduling.volcano.sh",
