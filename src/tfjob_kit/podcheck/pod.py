@@ -21,11 +21,10 @@ reports.
 
 from __future__ import annotations
 
-import importlib
 import json
-from types import ModuleType
 from typing import Any
 
+from tfjob_kit.podcheck import containers, resources, scheduling, security, volumes
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supported
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
@@ -65,23 +64,6 @@ _INIT_CONTAINER_ANNOTATIONS = (
     "pod.alpha.kubernetes.io/init-container-statuses",
 )
 _SPEC: Path = ("spec",)
-
-
-def _optional(name: str) -> ModuleType | None:
-    """A sibling module that may not be written yet (TEMPORARY, while the modules land)."""
-    try:
-        return importlib.import_module(f"tfjob_kit.podcheck.{name}")
-    except ModuleNotFoundError:
-        return None
-
-
-def _call(module: str, function: str, *args: Any) -> list[FieldError]:
-    mod = _optional(module)
-    fn = getattr(mod, function, None)
-    if fn is None:
-        return []
-    out: list[FieldError] = fn(*args)
-    return out
 
 
 _META: Path = ("metadata",)
@@ -138,9 +120,7 @@ def _set_pod_defaults(spec: dict[str, Any]) -> None:
     """``SetDefaults_Pod`` and ``SetDefaults_PodSpec``, then the volumes' and containers'
     defaults. The resource defaults of ``SetDefaults_Pod`` are ``resources.set_defaults``; its
     hostNetwork port defaults are part of ``containers.set_defaults``."""
-    set_resource_defaults = getattr(_optional("resources"), "set_defaults", None)
-    if set_resource_defaults is not None:
-        set_resource_defaults(spec)
+    resources.set_defaults(spec)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if _unset(spec.get("dnsPolicy")):
@@ -153,10 +133,8 @@ def _set_pod_defaults(spec: dict[str, Any]) -> None:
         spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
     if _unset(spec.get("schedulerName")):
         spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    for module in ("volumes", "containers"):
-        set_defaults = getattr(_optional(module), "set_defaults", None)
-        if set_defaults is not None:
-            set_defaults(spec)
+    volumes.set_defaults(spec)
+    containers.set_defaults(spec)
 
 
 def _convert(meta: dict[str, Any], spec: dict[str, Any]) -> None:
@@ -313,11 +291,9 @@ def _validate_tolerations_annotation(annotations: dict[str, Any], path: Path) ->
     if error:
         origin = "ValidateTolerationsInPodAnnotations"
         return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, error, origin)]
-    validate = getattr(_optional("scheduling"), "validate_tolerations", None)
-    if not tolerations or validate is None:
+    if not tolerations:
         return []
-    errs: list[FieldError] = validate(tolerations, (*path, TOLERATIONS_ANNOTATION))
-    return errs
+    return scheduling.validate_tolerations(tolerations, (*path, TOLERATIONS_ANNOTATION))
 
 
 def _validate_deletion_cost(annotations: dict[str, Any], path: Path) -> list[FieldError]:
@@ -348,7 +324,7 @@ def validate_seccomp_profile_annotation(value: str, path: Path) -> list[FieldErr
     if value in ("runtime/default", "docker/default", "unconfined"):
         return []
     if value.startswith("localhost/"):
-        return _call("security", "validate_local_descending_path", value[len("localhost/") :], path)
+        return security.validate_local_descending_path(value[len("localhost/") :], path)
     return [
         FieldError(
             path,
@@ -754,15 +730,12 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
                 origin="ValidatePodSpec",
             )
         )
-    vols: dict[str, dict[str, Any]] = {}
-    validate_volumes = getattr(_optional("volumes"), "validate_volumes", None)
-    if validate_volumes is not None:
-        vols, vol_errs = validate_volumes(spec, path, pod_name=_str(meta.get("name")))
-        errs.extend(vol_errs)
+    vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=_str(meta.get("name")))
+    errs.extend(vol_errs)
     claims = pod_claim_names(spec)
     errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
-    errs.extend(_call("containers", "validate_containers", spec, vols, claims, path))
-    errs.extend(_call("resources", "validate_pod_resources", spec, path))
+    errs.extend(containers.validate_containers(spec, vols, claims, path))
+    errs.extend(resources.validate_pod_resources(spec, path))
     errs.extend(_validate_host_network_deps(spec))
     errs.extend(
         _validate_choice(
@@ -780,15 +753,15 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
             "validateDNSPolicy",
         )
     )
-    errs.extend(_call("scheduling", "validate_scheduling", spec, path))
-    errs.extend(_call("security", "validate_pod_security_context", spec, path))
+    errs.extend(scheduling.validate_scheduling(spec, path, _dict(meta.get("labels"))))
+    errs.extend(security.validate_pod_security_context(spec, path))
     # validateImagePullSecrets ("only name may be set") cannot fail for a v1 pod: name is the
     # only field of a v1 LocalObjectReference, and decoding drops the others.
     errs.extend(_validate_dns_config(spec, (*path, "dnsConfig")))
     errs.extend(_validate_readiness_gates(spec.get("readinessGates"), (*path, "readinessGates")))
     errs.extend(_validate_scheduling_gates(spec.get("schedulingGates"), (*path, "schedulingGates")))
-    errs.extend(_call("security", "validate_windows_host_process_pod", spec, path))
-    errs.extend(_call("security", "validate_host_users", spec, path))
+    errs.extend(security.validate_windows_host_process_pod(spec, path))
+    errs.extend(security.validate_host_users(spec, path))
     service_account = _str(spec.get("serviceAccountName"))
     if service_account:
         errs.extend(
@@ -985,7 +958,7 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     errs.extend(validate_pod_specific_annotations(annotations, spec, (*_META, "annotations")))
     errs.extend(validate_pod_spec(meta, spec))
     errs.extend(_validate_projected_tokens_need_account(spec))
-    errs.extend(_call("containers", "validate_containers_only_for_pod", spec, _SPEC))
+    errs.extend(containers.validate_containers_only_for_pod(spec, _SPEC))
     if _list(spec.get("ephemeralContainers")):
         errs.append(
             FieldError(
