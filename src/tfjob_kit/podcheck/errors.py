@@ -9,6 +9,7 @@ quote what the server would say, and the differential test can compare the two.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -17,6 +18,14 @@ from typing import Any
 
 class Key(str):
     """A map key in a path (``field.Path.Key``): printed ``[key]``, where a field is ``.name``."""
+
+    __slots__ = ()
+
+
+class Named(str):
+    """A value of a named Go string type (``core.HostPathType``, ``core.PullPolicy``, ...):
+    ``field.Error.ErrorBody`` prints it with encoding/json, not ``%q`` as a plain string, so
+    ``<``, ``>`` and ``&`` come out as ``\\u003c``, ``\\u003e`` and ``\\u0026``."""
 
     __slots__ = ()
 
@@ -65,9 +74,23 @@ def _go_quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028"}
+_HTML_ESCAPES["\u2029"] = "\\u2029"
+_HTML_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def go_json(value: Any) -> str:
+    """``json.Marshal``: compact, with Go's HTML-safe escaping of ``<``, ``>``, ``&``, U+2028
+    and U+2029."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _HTML_ESCAPE_RE.sub(lambda m: _HTML_ESCAPES[m.group()], text)
+
+
 def value_string(value: Any) -> str:
     """How ``field.Error.ErrorBody`` prints a bad value: numbers and booleans plainly (``%v``),
     strings quoted (``%q``), anything else as JSON."""
+    if isinstance(value, Named):
+        return go_json(str(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -76,7 +99,7 @@ def value_string(value: Any) -> str:
         return format(value, "g") if value != int(value) else str(int(value))
     if isinstance(value, str):
         return _go_quote(value)
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return go_json(value)
 
 
 @dataclass(frozen=True)
