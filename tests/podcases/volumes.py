@@ -875,6 +875,15 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation("mount-on-init-container", _mounts_on_init_container),
+    # named Go string types print through encoding/json (HTML-escaped), plain strings with %q
+    Mutation("mount-propagation-html", mount(mountPropagation="<Shared>&")),
+    Mutation("mount-rro-html", mount(readOnly=True, recursiveReadOnly="<on>")),
+    Mutation("hostpath-type-html", source("h", {"hostPath": {"path": "/a", "type": "<File>"}})),
+    Mutation("nfs-path-html", source("n", {"nfs": {"server": "s", "path": "<exports>&"}})),
+    Mutation(
+        "fc-both-html", source("f", {"fc": {"targetWWNs": ["<a>"], "wwids": ["w"], "lun": 1}})
+    ),
+    Mutation("ephemeral-access-mode-html", source("e", claim(accessModes=["<RWO>"]))),
     # --- volume devices ---
     Mutation(
         "device-not-pvc",

@@ -22,7 +22,7 @@ from typing import Any
 from tfjob_kit.quantity import parse as parse_quantity
 
 from . import names
-from .errors import OMIT, ErrorType, FieldError, Key, Path, not_supported
+from .errors import OMIT, ErrorType, FieldError, Key, Named, Path, not_supported
 from .meta import validate_annotations, validate_labels
 
 __all__ = ["set_defaults", "validate_volume_mounts", "validate_volumes"]
@@ -448,7 +448,9 @@ def _host_path(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = _path_no_backsteps(target, (*path, "path")) if target else []
     kind = src.get("type")
     if isinstance(kind, str) and kind not in _HOST_PATH_TYPES:
-        errs.append(not_supported((*path, "type"), kind, _HOST_PATH_TYPES, "validateHostPathType"))
+        errs.append(
+            not_supported((*path, "type"), Named(kind), _HOST_PATH_TYPES, "validateHostPathType")
+        )
     return errs
 
 
@@ -772,10 +774,12 @@ def _azure_disk(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required((*path, "diskURI"), origin))
     caching = _opt_str(src, "cachingMode")
     if caching is not None and caching not in _AZURE_CACHING_MODES:
-        errs.append(not_supported((*path, "cachingMode"), caching, _AZURE_CACHING_MODES, origin))
+        errs.append(
+            not_supported((*path, "cachingMode"), Named(caching), _AZURE_CACHING_MODES, origin)
+        )
     kind = _opt_str(src, "kind")
     if kind is not None and kind not in _AZURE_DISK_KINDS:
-        errs.append(not_supported((*path, "kind"), kind, _AZURE_DISK_KINDS, origin))
+        errs.append(not_supported((*path, "kind"), Named(kind), _AZURE_DISK_KINDS, origin))
     if kind is not None and uri is not None:
         if kind == "Managed" and not uri.startswith("/subscriptions/"):
             managed = (
@@ -847,7 +851,9 @@ def _image(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required((*path, "pullPolicy"), "validatePullPolicy"))
     elif policy is not None and policy not in _PULL_POLICIES:
         errs.append(
-            not_supported((*path, "pullPolicy"), policy, _PULL_POLICIES, "validatePullPolicy")
+            not_supported(
+                (*path, "pullPolicy"), Named(policy), _PULL_POLICIES, "validatePullPolicy"
+            )
         )
     return errs
 
@@ -1200,7 +1206,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     rwop = other = False
     for mode in modes:
         if mode not in _ACCESS_MODES:
-            errs.append(not_supported((*path, "accessModes"), mode, _ACCESS_MODES, origin))
+            errs.append(not_supported((*path, "accessModes"), Named(mode), _ACCESS_MODES, origin))
         if mode == "ReadWriteOncePod":
             rwop = True
         elif mode in _ACCESS_MODES:
@@ -1225,7 +1231,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     errs.extend(_class_name(spec, "storageClassName", path, origin))
     volume_mode = _opt_str(spec, "volumeMode")
     if volume_mode is not None and volume_mode not in _VOLUME_MODES:
-        errs.append(not_supported((*path, "volumeMode"), volume_mode, _VOLUME_MODES, origin))
+        errs.append(not_supported((*path, "volumeMode"), Named(volume_mode), _VOLUME_MODES, origin))
     data_source = _dict(spec.get("dataSource"))
     data_source_ref = _dict(spec.get("dataSourceRef"))
     if data_source is not None:
@@ -1573,7 +1579,10 @@ def _volume_mounts(
             if propagation not in _MOUNT_PROPAGATIONS:
                 errs.append(
                     not_supported(
-                        prop_path, propagation, _MOUNT_PROPAGATIONS, "validateMountPropagation"
+                        prop_path,
+                        Named(propagation),
+                        _MOUNT_PROPAGATIONS,
+                        "validateMountPropagation",
                     )
                 )
             if propagation == "Bidirectional" and not privileged:
@@ -1600,7 +1609,7 @@ def _recursive_read_only(
     if mode is None or mode == "Disabled":
         return []
     if mode not in _RECURSIVE_READ_ONLY:
-        return [not_supported(path, mode, _RECURSIVE_READ_ONLY, origin)]
+        return [not_supported(path, Named(mode), _RECURSIVE_READ_ONLY, origin)]
     errs = []
     if mount.get("readOnly") is not True:
         errs.append(
