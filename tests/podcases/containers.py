@@ -72,6 +72,16 @@ def _add_container(*containers: dict[str, Any]) -> Callable[[Template], None]:
     return mutate
 
 
+def _ephemeral(**fields: Any) -> Callable[[Template], None]:
+    """Add an ephemeral container (a create refuses them; the server checks them first)."""
+
+    def mutate(t: Template) -> None:
+        container = {"name": "debug", "image": "busybox", **copy.deepcopy(fields)}
+        t["spec"].setdefault("ephemeralContainers", []).append(container)
+
+    return mutate
+
+
 def _env(*items: dict[str, Any]) -> Callable[[Template], None]:
     return _set(env=list(items))
 
@@ -560,4 +570,53 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation("containers: empty list", _spec(containers=[])),
+    # ephemeral containers
+    Mutation("ephemeral container: plain", _ephemeral(targetContainerName="tensorflow")),
+    Mutation("ephemeral container: unknown target", _ephemeral(targetContainerName="nope")),
+    Mutation("ephemeral container: a container's name", _ephemeral(name="tensorflow")),
+    Mutation("ephemeral container: bad name and no image", _ephemeral(name="Debug", image="")),
+    Mutation("ephemeral container: image with a trailing space", _ephemeral(image="busybox ")),
+    Mutation(
+        "ephemeral container: ports, probes, lifecycle",
+        _ephemeral(
+            ports=[{"containerPort": 80}],
+            livenessProbe={"exec": {"command": ["true"]}},
+            readinessProbe={"exec": {"command": ["true"]}},
+            startupProbe={"exec": {"command": ["true"]}},
+            lifecycle={},
+        ),
+    ),
+    Mutation("ephemeral container: empty ports list", _ephemeral(ports=[])),
+    Mutation("ephemeral container: empty resources", _ephemeral(resources={})),
+    Mutation(
+        "ephemeral container: resources with empty limits", _ephemeral(resources={"limits": {}})
+    ),
+    Mutation(
+        "ephemeral container: resizePolicy and restartPolicy",
+        _ephemeral(
+            resizePolicy=[{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+            restartPolicy="Always",
+        ),
+    ),
+    Mutation(
+        "ephemeral container: stopSignal only is dropped",
+        _ephemeral(lifecycle={"stopSignal": "SIGTERM"}),
+    ),
+    Mutation(
+        "ephemeral container: subPath mounts",
+        _all(
+            _spec(volumes=[{"name": "scratch", "emptyDir": {}}]),
+            _ephemeral(
+                volumeMounts=[
+                    {"name": "scratch", "mountPath": "/a", "subPath": "x"},
+                    {"name": "scratch", "mountPath": "/b", "subPathExpr": "$(POD)"},
+                ]
+            ),
+        ),
+    ),
+    Mutation(
+        "ephemeral container: bad env and security context",
+        _ephemeral(env=[{"name": ""}], securityContext={"runAsUser": -1}),
+    ),
+    Mutation("ephemeral containers: duplicate names", _all(_ephemeral(), _ephemeral())),
 ]

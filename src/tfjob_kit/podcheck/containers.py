@@ -161,23 +161,26 @@ def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
 
 
 def set_defaults(spec: dict[str, Any]) -> None:
-    """Default the containers and init containers of a v1 pod spec in place, as the server's
-    decoding does (``SetDefaults_Container``, ``SetDefaults_Probe``, ``SetDefaults_HTTPGetAction``,
-    ``SetDefaults_ObjectFieldSelector``, the generated port protocol default and, for a
-    ``hostNetwork`` pod, ``defaultHostNetworkPorts``), then drop the fields of the disabled
-    alpha gates as ``dropDisabledFields`` does. Idempotent."""
+    """Default the containers, init containers and ephemeral containers of a v1 pod spec in
+    place, as the server's decoding does (``SetDefaults_Container``, ``SetDefaults_Probe``,
+    ``SetDefaults_HTTPGetAction``, ``SetDefaults_ObjectFieldSelector``, the generated port
+    protocol default and, for a ``hostNetwork`` pod, ``defaultHostNetworkPorts``), then drop the
+    fields of the disabled alpha gates as ``dropDisabledFields`` does. Idempotent."""
     host_network = spec.get("hostNetwork") is True
     for key in ("initContainers", "containers"):
         for _i, ctr in _containers(spec, key):
             _default_container(ctr, host_network)
+    for _i, ctr in _containers(spec, "ephemeralContainers"):
+        _default_container(ctr, False)  # defaultHostNetworkPorts skips ephemeral containers
     # ContainerRestartRules is off: dropContainerRestartRules
     for _i, ctr in _containers(spec, "initContainers"):
         if ctr.get("restartPolicy") is not None and ctr.get("restartPolicy") != "Always":
             del ctr["restartPolicy"]
         ctr.pop("restartPolicyRules", None)
-    for _i, ctr in _containers(spec, "containers"):
-        ctr.pop("restartPolicy", None)
-        ctr.pop("restartPolicyRules", None)
+    for key in ("containers", "ephemeralContainers"):
+        for _i, ctr in _containers(spec, key):
+            ctr.pop("restartPolicy", None)
+            ctr.pop("restartPolicyRules", None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -908,8 +911,9 @@ def validate_container_common(
 def validate_containers(
     spec: dict[str, Any], volumes: dict[str, dict[str, Any]], pod_claims: set[str], path: Path
 ) -> list[FieldError]:
-    """``validateContainers`` then ``validateInitContainers`` on a defaulted v1 pod spec
-    (``path`` is the spec's, ``("spec",)``; ``volumes`` the valid volumes by name)."""
+    """``validateContainers``, ``validateInitContainers`` and ``validateEphemeralContainers``,
+    in ValidatePodSpec's order, on a defaulted v1 pod spec (``path`` is the spec's,
+    ``("spec",)``; ``volumes`` the valid volumes by name)."""
     grace_period = _int(spec.get("terminationGracePeriodSeconds"))
     restart_policy = _str(spec.get("restartPolicy"))
     host_users = security.host_users(spec)
@@ -998,7 +1002,111 @@ def validate_containers(
                             origin="validateInitContainers",
                         )
                     )
+    errs.extend(validate_ephemeral_containers(spec, volumes, pod_claims, path))
     return errs
+
+
+# allowedEphemeralContainerFields: the fields an ephemeral container may not set, in the order
+# of EphemeralContainerCommon (RestartPolicy and RestartPolicyRules are dropped before)
+_EPHEMERAL_FORBIDDEN = (
+    "ports",
+    "resources",
+    "resizePolicy",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+)
+
+
+def _is_set(key: str, value: Any) -> bool:
+    """Whether a decoded field differs from Go's zero value (``reflect.DeepEqual``): a list or
+    a pointer is set when present (an empty list decodes as a non-nil one); ``resources`` when
+    one of its lists is present."""
+    if key == "resources":
+        return isinstance(value, dict) and any(
+            value.get(k) is not None for k in ("limits", "requests", "claims")
+        )
+    return isinstance(value, dict | list)
+
+
+def validate_ephemeral_containers(
+    spec: dict[str, Any], volumes: dict[str, dict[str, Any]], pod_claims: set[str], path: Path
+) -> list[FieldError]:
+    """``validateEphemeralContainers`` (``path`` is the spec's). A create refuses ephemeral
+    containers anyway (``ValidatePodCreate``), but ``ValidatePodSpec`` checks them first."""
+    origin = "validateEphemeralContainers"
+    errs: list[FieldError] = []
+    if not _list(spec.get("ephemeralContainers")):
+        return errs
+    restart_policy = _str(spec.get("restartPolicy"))
+    host_users = security.host_users(spec)
+    other = {
+        _str(c.get("name"))
+        for key in ("containers", "initContainers")
+        for _i, c in _containers(spec, key)
+    }
+    all_names = set(other)
+    for i, ctr in _containers(spec, "ephemeralContainers"):
+        ctr_path = (*path, "ephemeralContainers", i)
+        errs.extend(
+            validate_container_common(
+                ctr, volumes, pod_claims, ctr_path, restart_policy, host_users
+            )
+        )
+        errs.extend(_image_whitespace(ctr, ctr_path))
+        name = _str(ctr.get("name"))
+        if name in all_names:
+            errs.append(FieldError((*ctr_path, "name"), ErrorType.DUPLICATE, name, origin=origin))
+        else:
+            all_names.add(name)
+        target = _str(ctr.get("targetContainerName"))
+        if target and target not in other:
+            errs.append(
+                FieldError(
+                    (*ctr_path, "targetContainerName"), ErrorType.NOT_FOUND, target, origin=origin
+                )
+            )
+        for key in _EPHEMERAL_FORBIDDEN:
+            if _is_set(key, ctr.get(key)):
+                errs.append(
+                    FieldError(
+                        (*ctr_path, key),
+                        ErrorType.FORBIDDEN,
+                        detail="cannot be set for an Ephemeral Container",
+                        origin="validateFieldAllowList",
+                    )
+                )
+        for j, mount in enumerate(_list(ctr.get("volumeMounts"))):
+            if not isinstance(mount, dict):
+                continue
+            for sub in ("subPath", "subPathExpr"):
+                if _str(mount.get(sub)):
+                    errs.append(
+                        FieldError(
+                            (*ctr_path, "volumeMounts", j, sub),
+                            ErrorType.FORBIDDEN,
+                            detail="cannot be set for an Ephemeral Container",
+                            origin=origin,
+                        )
+                    )
+    return errs
+
+
+def _image_whitespace(ctr: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateContainerOnlyForPod``."""
+    image = _str(ctr.get("image"))
+    if len(image) != len(image.strip(" \t\n\v\f\r\x85\xa0")):
+        return [
+            FieldError(
+                (*path, "image"),
+                ErrorType.INVALID,
+                image,
+                "must not have leading or trailing whitespace",
+                "validateContainerOnlyForPod",
+            )
+        ]
+    return []
 
 
 def validate_containers_only_for_pod(spec: dict[str, Any], path: Path) -> list[FieldError]:
@@ -1008,15 +1116,5 @@ def validate_containers_only_for_pod(spec: dict[str, Any], path: Path) -> list[F
     errs: list[FieldError] = []
     for key in ("containers", "initContainers"):
         for i, ctr in _containers(spec, key):
-            image = _str(ctr.get("image"))
-            if len(image) != len(image.strip(" \t\n\v\f\r\x85\xa0")):
-                errs.append(
-                    FieldError(
-                        (*path, key, i, "image"),
-                        ErrorType.INVALID,
-                        image,
-                        "must not have leading or trailing whitespace",
-                        "validateContainerOnlyForPod",
-                    )
-                )
+            errs.extend(_image_whitespace(ctr, (*path, key, i)))
     return errs
