@@ -1,0 +1,187 @@
+"""podcheck.scheduling and podcheck.resources against the real API server: every mutation of
+tests/podcases/scheduling.py and tests/podcases/resources.py is dry-run as a Pod (``dryRun=All``
+in namespace default), and the server's causes (field and message, as a multiset) must equal
+what ``resources.set_defaults``, ``validate_scheduling``, ``validate_pod_resources`` and
+``validate_container_resources`` say offline; ``ok-`` mutations pass on both sides. A quantity
+the decoder refuses fails the whole request (400, no causes): offline it is one
+``resource.ParseQuantity`` error whose detail ends the server's message.
+
+For the pods the server accepts, the resource lists it returns (defaulted and rounded, each
+quantity as ``Quantity.String`` prints it) must be what ``set_defaults`` and ``read_quantity``
+make of the template's.
+
+The pods are posted as raw JSON over HTTPS: the generated Python client checks bodies against
+its models first and would refuse the invalid ones before the server sees them."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from podcases import Mutation
+from podcases.resources import MUTATIONS as RESOURCES
+from podcases.scheduling import MUTATIONS as SCHEDULING
+from tfjob_kit.podcheck import resources, scheduling
+from tfjob_kit.podcheck.errors import FieldError
+
+from ._cluster import Cluster
+
+CASES: list[Mutation] = [*SCHEDULING, *RESOURCES]
+BASE: dict[str, Any] = {
+    "metadata": {"labels": {"app": "podcheck"}},
+    "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0"}]},
+}
+DECODE = "<decode>"
+Causes = list[tuple[str, str]]
+Answer = tuple[Causes, dict[str, Any]]
+
+
+class DryRun:
+    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
+
+    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
+        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
+        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
+        self.server = cluster["cluster"]["server"]
+        self.session = requests.Session()
+        self.session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the cluster's CA
+        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
+        cert = self._file(user["user"], "client-certificate", scratch)
+        key = self._file(user["user"], "client-key", scratch)
+        if cert and key:
+            self.session.cert = (cert, key)
+        if user["user"].get("token"):
+            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
+
+    @staticmethod
+    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
+        if entry.get(f"{key}-data"):
+            path = scratch / key
+            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
+            return str(path)
+        return entry.get(key, True if key == "certificate-authority" else None)
+
+    def answer(self, pod: dict[str, Any]) -> Answer:
+        """The server's causes, and the pod it would store (empty when it refuses)."""
+        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
+        body = self.session.post(url, json=pod, timeout=60).json()
+        if body.get("kind") != "Status":
+            return [], body
+        if body.get("reason") == "BadRequest":
+            return [(DECODE, body["message"])], {}
+        assert body.get("reason") == "Invalid", body
+        causes = sorted(
+            (c.get("field", ""), c.get("message", "")) for c in body["details"]["causes"]
+        )
+        return causes, {}
+
+
+def pod_of(mutation: Mutation, index: int) -> dict[str, Any]:
+    template = copy.deepcopy(BASE)
+    mutation.mutate(template)
+    meta = {"name": f"podcheck-sched-{index}", **template["metadata"]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
+
+
+def offline_errors(pod: dict[str, Any]) -> list[FieldError]:
+    spec = copy.deepcopy(pod["spec"])
+    resources.set_defaults(spec)
+    path = ("spec",)
+    errs = scheduling.validate_scheduling(spec, path, pod["metadata"].get("labels"))
+    errs.extend(resources.validate_pod_resources(spec, path))
+    claims = resources.pod_claim_names(spec)
+    for key in ("containers", "initContainers"):
+        for i, container in enumerate(spec.get(key, [])):
+            errs.extend(resources.validate_container_resources(container, claims, (*path, key, i)))
+    return errs
+
+
+@pytest.fixture(scope="module")
+def answers(cluster: Cluster) -> Iterator[dict[str, tuple[dict[str, Any], Answer]]]:
+    pods = [pod_of(case, i) for i, case in enumerate(CASES)]
+    with tempfile.TemporaryDirectory() as scratch:
+        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    yield {case.name: (pod, answer) for case, pod, answer in zip(CASES, pods, got, strict=True)}
+
+
+def test_case_names_are_unique() -> None:
+    names = [case.name for case in CASES]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_same_errors_as_the_server(
+    answers: dict[str, tuple[dict[str, Any], Answer]], case: Mutation
+) -> None:
+    pod, (server, _stored) = answers[case.name]
+    errs = offline_errors(pod)
+    decode = [e for e in errs if e.origin == "resource.ParseQuantity"]
+    if server and server[0][0] == DECODE:
+        assert len(server) == 1 and decode, (server, errs)
+        assert any(server[0][1].endswith(e.detail) for e in decode), (server, decode)
+    else:
+        assert not decode, decode
+        assert sorted((e.field, e.body) for e in errs) == server
+    assert (not server) == case.name.startswith("ok-"), server
+
+
+def test_both_verdicts_are_covered(answers: dict[str, tuple[dict[str, Any], Answer]]) -> None:
+    refused = sum(1 for _pod, (server, _stored) in answers.values() if server)
+    accepted = len(answers) - refused
+    assert refused >= 150 and accepted >= 60, (refused, accepted)
+
+
+def _printed(items: Any) -> dict[str, str] | None:
+    """A resource list as the server prints it: each quantity's String."""
+    if items is None:
+        return None
+    out: dict[str, str] = {}
+    for name, value in items.items():
+        quantity = resources.read_quantity(value)
+        assert quantity is not None, (name, value)
+        out[name] = quantity.string()
+    return out
+
+
+def _lists(spec: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {"overhead": spec.get("overhead")}
+    pod_level = spec.get("resources") or {}
+    for kind in ("limits", "requests"):
+        found[f"pod.{kind}"] = pod_level.get(kind)
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key, []):
+            for kind in ("limits", "requests"):
+                found[f"{key}.{container['name']}.{kind}"] = (container.get("resources") or {}).get(
+                    kind
+                )
+    return found
+
+
+def test_resource_defaults_and_quantity_strings(
+    answers: dict[str, tuple[dict[str, Any], Answer]],
+) -> None:
+    compared = 0
+    for name, (pod, (server, stored)) in answers.items():
+        if server:
+            continue
+        spec = copy.deepcopy(pod["spec"])
+        resources.set_defaults(spec)
+        ours = {k: _printed(v) for k, v in _lists(spec).items()}
+        theirs = {k: v or None for k, v in _lists(stored["spec"]).items()}
+        ours = {k: v or None for k, v in ours.items()}
+        assert ours == theirs, name
+        compared += sum(len(v) for v in ours.values() if v)
+    assert compared >= 60

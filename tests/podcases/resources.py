@@ -1,0 +1,311 @@
+"""Pod template mutations for the resource checks (``podcheck.resources``): resource names
+(standard, extended, hugepages, prefixed native), quantities as resource.Quantity reads and
+prints them, requests against limits and their defaulting, claims, the pod ``overhead`` and the
+pod-level ``resources`` (PodLevelResources is on in 1.34); ``ok-`` mutations are edge values the
+server accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import Mutation
+
+Template = dict[str, Any]
+Mutate = Callable[[Template], None]
+
+
+def _res(
+    limits: dict[str, Any] | None = None, requests: dict[str, Any] | None = None, **extra: Any
+) -> Mutate:
+    """Set the first container's resources."""
+    resources: dict[str, Any] = dict(extra)
+    if limits is not None:
+        resources["limits"] = limits
+    if requests is not None:
+        resources["requests"] = requests
+
+    def mutate(t: Template) -> None:
+        t["spec"]["containers"][0]["resources"] = resources
+
+    return mutate
+
+
+def _spec(**fields: Any) -> Mutate:
+    def mutate(t: Template) -> None:
+        t["spec"].update(fields)
+
+    return mutate
+
+
+def _all(*steps: Mutate) -> Mutate:
+    def mutate(t: Template) -> None:
+        for step in steps:
+            step(t)
+
+    return mutate
+
+
+def _containers(*resources: dict[str, Any], init: list[dict[str, Any]] | None = None) -> Mutate:
+    """Containers (and init containers) with these resources."""
+
+    def mutate(t: Template) -> None:
+        base = t["spec"]["containers"][0]
+        t["spec"]["containers"] = [
+            {**base, "name": f"c{i}", "resources": r} for i, r in enumerate(resources)
+        ]
+        if init is not None:
+            t["spec"]["initContainers"] = [
+                {"name": f"init{i}", "image": "busybox:1.36", **c} for i, c in enumerate(init)
+            ]
+
+    return mutate
+
+
+def _quantity(name: str, text: Any, resource: str = "cpu") -> Mutation:
+    """A request of ``text``: how the server reads, rounds and prints it."""
+    return Mutation(name, _res(requests={resource: text}))
+
+
+def _prefix(length: int) -> str:
+    """A DNS subdomain of ``length`` characters: "requests." + it is a qualified name's prefix
+    only up to 244."""
+    labels = []
+    while length > 0:
+        labels.append("a" * min(63, length))
+        length -= len(labels[-1]) + 1
+    return ".".join(labels)
+
+
+CLAIMS = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
+
+MUTATIONS: list[Mutation] = [
+    # names
+    Mutation("ok-cpu-memory", _res({"cpu": "2", "memory": "4Gi"}, {"cpu": "1", "memory": "2Gi"})),
+    Mutation("ok-limits-only", _res({"cpu": "2", "memory": "4Gi", "ephemeral-storage": "10Gi"})),
+    Mutation("ok-requests-only", _res(requests={"cpu": "100m", "memory": "128Mi"})),
+    Mutation("ok-empty-resources", _res({}, {})),
+    Mutation("unknown-resource", _res(requests={"gpu": "1"})),
+    Mutation("quota-resource-in-container", _res(limits={"pods": "1"})),
+    Mutation("storage-in-container", _res(requests={"storage": "1Gi"})),
+    Mutation("requests-prefixed-name", _res(requests={"requests.cpu": "1"})),
+    Mutation("bad-qualified-name", _res(limits={"example.com/bad name": "1"})),
+    Mutation("name-with-two-slashes", _res(limits={"a/b/c": "1"})),
+    Mutation("uppercase-name", _res(requests={"CPU": "1"})),
+    Mutation("ok-native-prefixed-name", _res(limits={"kubernetes.io/foo": "1"})),
+    Mutation("ok-native-prefixed-name-fraction", _res(requests={"kubernetes.io/foo": "500m"})),
+    Mutation("requests-dot-extended-name", _res(limits={"requests.example.com/foo": "1"})),
+    Mutation("ok-extended-name-long", _res(limits={"example.com/" + "g" * 63: "1"})),
+    Mutation("extended-prefix-too-long-for-quota", _res(limits={_prefix(245) + "/gpu": "1"})),
+    Mutation("ok-extended-prefix-fits-quota", _res(limits={_prefix(244) + "/gpu": "1"})),
+    # extended resources: integers, requests == limits
+    Mutation("ok-gpu-limit", _res({"nvidia.com/gpu": "1"})),
+    Mutation("ok-gpu-equal", _res({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": "2"})),
+    Mutation("gpu-request-without-limit", _res(requests={"nvidia.com/gpu": "1"})),
+    Mutation("gpu-request-below-limit", _res({"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "1"})),
+    Mutation("gpu-request-above-limit", _res({"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "2"})),
+    Mutation("gpu-fraction", _res({"nvidia.com/gpu": "0.5"})),
+    Mutation("gpu-milli", _res({"nvidia.com/gpu": "1500m"})),
+    Mutation("ok-gpu-1000m", _res({"nvidia.com/gpu": "1000m"})),
+    Mutation("gpu-negative", _res({"nvidia.com/gpu": "-1"})),
+    Mutation("ok-gpu-zero", _res({"nvidia.com/gpu": "0"})),
+    # quantities and requests <= limits
+    Mutation("cpu-request-above-limit", _res({"cpu": "1"}, {"cpu": "1500m"})),
+    Mutation("memory-request-above-limit", _res({"memory": "1Gi"}, {"memory": "1025Mi"})),
+    Mutation("ok-memory-equal-spelled-differently", _res({"memory": "1Gi"}, {"memory": "1024Mi"})),
+    Mutation("negative-cpu-request", _res(requests={"cpu": "-1"})),
+    Mutation("negative-memory-limit", _res({"memory": "-128Mi"})),
+    Mutation("negative-limit-defaulted-request", _res({"ephemeral-storage": "-1Gi"})),
+    Mutation("negative-and-above-limit", _res({"cpu": "-2"}, {"cpu": "-1"})),
+    Mutation("ok-zero-everything", _res({"cpu": 0, "memory": "0"}, {"cpu": "0m", "memory": "0Gi"})),
+    Mutation("tiny-negative-rounds-to-milli", _res(requests={"cpu": "-1n"})),
+    Mutation("negative-micro-rounds-away", _res(requests={"cpu": "-1500u"})),
+    Mutation("signed-text-kept", _res({"cpu": "+3Ki"}, {"cpu": "+4Ki"})),
+    Mutation("leading-zeros-kept", _res({"cpu": "001"}, {"cpu": "2"})),
+    Mutation("exponent-text-kept", _res({"cpu": "1e3"}, {"cpu": "2e3"})),
+    Mutation("huge-decimal-suffix", _res({"cpu": "1"}, {"cpu": "1000E"})),
+    Mutation("binary-fraction", _res({"memory": "1Gi"}, {"memory": "1.5Gi"})),
+    Mutation("binary-capped", _res({"memory": "1Gi"}, {"memory": "100Ei"})),
+    Mutation("float-above-limit", _res({"cpu": 0.5}, {"cpu": 0.75})),
+    Mutation("quantity-bad-suffix", _res(requests={"cpu": "1x"})),
+    Mutation("quantity-bad-format", _res(limits={"memory": "1Gi1"})),
+    Mutation("quantity-empty", _res(requests={"cpu": ""})),
+    Mutation("quantity-bad-exponent", _res(requests={"cpu": "1e99999999999999999999"})),
+    Mutation("quantity-sign-only-suffix", _res(requests={"cpu": "1e+"})),
+    _quantity("ok-quantity-dot", "."),
+    _quantity("ok-quantity-sign", "+"),
+    _quantity("ok-quantity-nano", "1n"),
+    _quantity("ok-quantity-micro", "1500u"),
+    _quantity("ok-quantity-half", "0.5"),
+    _quantity("ok-quantity-trailing-dot", "5."),
+    _quantity("ok-quantity-leading-dot", ".25"),
+    _quantity("ok-quantity-spaces", " 2 "),
+    _quantity("ok-quantity-2000m", "2000m"),
+    _quantity("ok-quantity-int", 3),
+    _quantity("ok-quantity-float", 0.25),
+    _quantity("ok-quantity-tiny-exponent", "1e-20"),
+    _quantity("ok-quantity-E-exponent", "12E2"),
+    _quantity("ok-quantity-many-digits", "1234567890123456789.5"),
+    _quantity("ok-quantity-1024Mi", "1024Mi", "memory"),
+    _quantity("ok-quantity-1536Mi", "1.5Gi", "memory"),
+    _quantity("ok-quantity-8Gi", "8Gi", "memory"),
+    _quantity("ok-quantity-1025Ki", "1025Ki", "memory"),
+    _quantity("ok-quantity-binary-small", "0.5Ki", "memory"),
+    _quantity("ok-quantity-binary-odd", "1.001Ki", "memory"),
+    _quantity("ok-quantity-kilo", "1k", "ephemeral-storage"),
+    _quantity("ok-quantity-1000k", "1000k", "ephemeral-storage"),
+    _quantity("ok-quantity-decimal-huge", "12345678901234567890123", "ephemeral-storage"),
+    # hugepages
+    Mutation("ok-hugepages", _res({"hugepages-2Mi": "4Mi", "memory": "1Gi"})),
+    Mutation("ok-hugepages-with-cpu-request", _res({"hugepages-1Gi": "2Gi"}, {"cpu": "1"})),
+    Mutation("hugepages-alone", _res({"hugepages-2Mi": "4Mi"})),
+    Mutation("hugepages-not-a-multiple", _res({"hugepages-2Mi": "3Mi", "memory": "1Gi"})),
+    Mutation(
+        "hugepages-request-differs",
+        _res({"hugepages-2Mi": "4Mi", "memory": "1Gi"}, {"hugepages-2Mi": "2Mi"}),
+    ),
+    Mutation(
+        "hugepages-request-without-limit", _res(requests={"hugepages-2Mi": "2Mi", "memory": "1Gi"})
+    ),
+    Mutation("hugepages-bad-page-size", _res({"hugepages-foo": "4Mi", "memory": "1Gi"})),
+    Mutation("hugepages-fractional-page", _res({"hugepages-1.5": "3", "memory": "1Gi"})),
+    Mutation("hugepages-negative", _res({"hugepages-2Mi": "-2Mi", "memory": "1Gi"})),
+    # claims
+    Mutation("ok-claim", _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}]))),
+    Mutation(
+        "ok-claim-request",
+        _all(
+            _spec(resourceClaims=CLAIMS),
+            _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]),
+        ),
+    ),
+    Mutation("claim-not-in-pod", _res(claims=[{"name": "gpu"}])),
+    Mutation(
+        "claim-not-in-pod-with-others",
+        _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "tpu"}])),
+    ),
+    Mutation("claim-empty-name", _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": ""}]))),
+    Mutation(
+        "claim-duplicate",
+        _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}, {"name": "gpu"}])),
+    ),
+    Mutation(
+        "claim-duplicate-request",
+        _all(
+            _spec(resourceClaims=CLAIMS),
+            _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "a"}]),
+        ),
+    ),
+    Mutation(
+        "claim-whole-after-request",
+        _all(
+            _spec(resourceClaims=CLAIMS),
+            _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu"}]),
+        ),
+    ),
+    Mutation(
+        "claim-request-after-whole",
+        _all(
+            _spec(resourceClaims=CLAIMS),
+            _res(claims=[{"name": "gpu"}, {"name": "gpu", "request": "a"}]),
+        ),
+    ),
+    Mutation(
+        "claim-bad-request",
+        _all(
+            _spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu", "request": "Bad_Request"}])
+        ),
+    ),
+    # overhead (checked as container limits)
+    Mutation("overhead-negative", _spec(overhead={"cpu": "-1"})),
+    Mutation("overhead-unknown-name", _spec(overhead={"pods": "1", "example.com/x": "0.5"})),
+    Mutation("overhead-hugepages-alone", _spec(overhead={"hugepages-2Mi": "2Mi"})),
+    # pod-level resources
+    Mutation("ok-pod-resources", _spec(resources={"limits": {"cpu": "2", "memory": "4Gi"}})),
+    Mutation("ok-pod-resources-requests", _spec(resources={"requests": {"cpu": "1"}})),
+    Mutation(
+        "pod-resources-unsupported",
+        _spec(resources={"limits": {"ephemeral-storage": "1Gi", "nvidia.com/gpu": "1"}}),
+    ),
+    Mutation("pod-resources-bad-name", _spec(resources={"requests": {"bad name": "1"}})),
+    Mutation(
+        "pod-resources-request-above-limit",
+        _spec(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}),
+    ),
+    Mutation("pod-resources-negative", _spec(resources={"requests": {"memory": "-1Gi"}})),
+    Mutation(
+        "pod-resources-claims",
+        _all(_spec(resourceClaims=CLAIMS, resources={"claims": [{"name": "gpu"}]})),
+    ),
+    Mutation(
+        "pod-resources-windows", _spec(os={"name": "windows"}, resources={"limits": {"cpu": "1"}})
+    ),
+    Mutation(
+        "pod-requests-below-containers",
+        _all(
+            _spec(resources={"requests": {"cpu": "1"}}),
+            _containers({"requests": {"cpu": "700m"}}, {"requests": {"cpu": "0.5"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-requests-cover-containers",
+        _all(
+            _spec(resources={"requests": {"cpu": "1200m"}}),
+            _containers({"requests": {"cpu": "700m"}}, {"requests": {"cpu": "0.5"}}),
+        ),
+    ),
+    Mutation(
+        "pod-limits-default-requests-below-containers",
+        _all(
+            _spec(resources={"limits": {"memory": "1Gi"}}),
+            _containers({"requests": {"memory": "2Gi"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-limits-default-requests-from-containers",
+        _all(
+            _spec(resources={"limits": {"cpu": "4", "memory": "1Gi"}}),
+            _containers({"requests": {"cpu": "1", "memory": "256Mi"}}, {"limits": {"cpu": "1"}}),
+        ),
+    ),
+    Mutation(
+        "container-limit-above-pod-limit",
+        _all(_spec(resources={"limits": {"cpu": "1"}}), _containers({"limits": {"cpu": "2"}})),
+    ),
+    Mutation(
+        "pod-requests-below-init-container",
+        _all(
+            _spec(resources={"requests": {"cpu": "1"}}),
+            _containers(
+                {"requests": {"cpu": "500m"}}, init=[{"resources": {"requests": {"cpu": "2"}}}]
+            ),
+        ),
+    ),
+    Mutation(
+        "pod-requests-below-sidecars",
+        _all(
+            _spec(resources={"requests": {"cpu": "1"}}),
+            _containers(
+                {"requests": {"cpu": "500m"}},
+                init=[
+                    {"restartPolicy": "Always", "resources": {"requests": {"cpu": "300m"}}},
+                    {"resources": {"requests": {"cpu": "800m"}}},
+                ],
+            ),
+        ),
+    ),
+    Mutation(
+        "pod-hugepage-limit-below-containers",
+        _all(
+            _spec(resources={"limits": {"hugepages-2Mi": "2Mi", "memory": "1Gi"}}),
+            _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-hugepage-limit-defaulted",
+        _all(
+            _spec(resources={"limits": {"memory": "1Gi"}}),
+            _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
+        ),
+    ),
+]
