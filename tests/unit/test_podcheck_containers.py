@@ -207,7 +207,15 @@ def _odd_specs() -> list[dict[str, Any]]:
     for field, value in itertools.product(_FIELDS, _ODD):
         specs.append({"containers": [{"name": "a", "image": "b", field: value}]})
     for key, value in itertools.product(
-        ["containers", "initContainers", "securityContext", "hostNetwork", "hostUsers"], _ODD
+        [
+            "containers",
+            "initContainers",
+            "ephemeralContainers",
+            "securityContext",
+            "hostNetwork",
+            "hostUsers",
+        ],
+        _ODD,
     ):
         specs.append({"containers": [{"name": "a", "image": "b"}], key: value})
     nested = {
