@@ -206,6 +206,54 @@ MUTATIONS: list[Mutation] = [
         "ephemeralContainers",
         _spec(ephemeralContainers=[{"name": "debug", "image": "busybox:1.36"}]),
     ),
+    Mutation(
+        "ephemeral container with a bad name and ports",
+        _spec(
+            ephemeralContainers=[
+                {"name": "Debug", "image": "busybox:1.36", "ports": [{"containerPort": 80}]}
+            ]
+        ),
+    ),
+    Mutation(
+        "ephemeral container named like a container",
+        _spec(ephemeralContainers=[{"name": "tensorflow", "image": "busybox:1.36"}]),
+    ),
+    Mutation(
+        "ephemeral container with refused fields",
+        _spec(
+            ephemeralContainers=[
+                {
+                    "name": "debug",
+                    "image": " busybox:1.36",
+                    "targetContainerName": "missing",
+                    "ports": [],
+                    "resources": {"limits": {}},
+                    "resizePolicy": [],
+                    "readinessProbe": {"exec": {"command": ["true"]}},
+                    "lifecycle": {},
+                    "restartPolicy": "Always",
+                    "volumeMounts": [
+                        {"name": "scratch", "mountPath": "/s", "subPath": "a"},
+                        {"name": "scratch", "mountPath": "/t", "subPathExpr": "$(X)"},
+                    ],
+                }
+            ],
+            volumes=[{"name": "scratch", "emptyDir": {}}],
+        ),
+    ),
+    Mutation(
+        "ephemeral container with empty resources",
+        _spec(
+            ephemeralContainers=[
+                {
+                    "name": "debug",
+                    "image": "busybox:1.36",
+                    "targetContainerName": "tensorflow",
+                    "resources": {},
+                }
+            ]
+        ),
+    ),
     # resourceClaims: validatePodResourceClaims
     Mutation(
         "ok-resourceClaim by name", _spec(resourceClaims=[_claim(resourceClaimName="gpu-claim")])
