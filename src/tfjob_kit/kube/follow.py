@@ -185,7 +185,9 @@ class Follower:
         with self._lock:
             watches = list(self._open.values())
         for watch in watches:
-            watch.close()
+            close = getattr(watch, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> Follower:
         return self.start()

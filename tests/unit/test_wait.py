@@ -1,0 +1,261 @@
+"""status.wait over what the watches report, and follow.Follower's list-watch-relist loop.
+
+The cluster side is a script of updates (what kube/follow.py's threads put on their queue), or
+a lister and a watcher that answer as the API server does (a list with a resourceVersion, watch
+events, a 410 Expired, a 403 on watch). tests/integration/test_wait_diagnosis.py runs the same
+wait against the real cluster.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tfjob_kit.kube import follow, status
+from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.resources import TFJOB
+
+NS = "training"
+KEY = (TFJOB, NS, "mnist")
+FAILED_CREATE = (
+    'Error creating: Pod "mnist-worker-0" is invalid: '
+    'spec.containers[0].volumeMounts[0].name: Not found: "ckpt"'
+)
+
+
+def job(*conditions: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist", "namespace": NS, "uid": "u1", "resourceVersion": "7"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {}}}}},
+        "status": {"conditions": [{"type": c, "status": "True"} for c in conditions]},
+    }
+
+
+def event(reason: str, message: str, kind: str = "TFJob", name: str = "mnist") -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{name}.1", "namespace": NS, "resourceVersion": "9"},
+        "involvedObject": {"kind": kind, "name": name, "namespace": NS},
+        "reason": reason,
+        "message": message,
+        "type": "Warning",
+        "lastTimestamp": "2026-11-26T12:00:00Z",
+    }
+
+
+JOBS = follow.Source(TFJOB, NS, field_selector="metadata.name=mnist")
+PODS = follow.Source("pods", NS, "training.kubeflow.org/job-name in (mnist)")
+EVENTS = follow.Source("events", NS)
+
+
+class Scripted:
+    """A Follower whose updates are given: each step is put on the queue after its delay."""
+
+    def __init__(self, steps: list[tuple[float, follow.Update]]) -> None:
+        self.steps = steps
+        self.updates: queue.Queue[follow.Update] = queue.Queue()
+        self.stopped = threading.Event()
+
+    def __call__(self, client: Any, sources: list[follow.Source]) -> Scripted:
+        self.sources = sources
+        return self
+
+    def __enter__(self) -> Scripted:
+        def feed() -> None:
+            for delay, update in self.steps:
+                if self.stopped.wait(delay):
+                    return
+                self.updates.put(update)
+
+        threading.Thread(target=feed, daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopped.set()
+
+
+def wait(script: Scripted, timeout: float = 5.0, **options: Any) -> dict[Any, status.JobStatus]:
+    return status.wait(
+        None,  # type: ignore[arg-type]  # the scripted follower never calls the client
+        [KEY],
+        wait_for=["Succeeded"],
+        fail_on=["Failed"],
+        timeout=timeout,
+        tick=0.05,
+        follower=script,  # type: ignore[arg-type]
+        **options,
+    )
+
+
+def test_the_wait_follows_jobs_pods_events_and_podgroups_by_watch() -> None:
+    script = Scripted([(0, follow.Reset(JOBS, [job("Created", "Succeeded")]))])
+    assert wait(script)[KEY].phase == "Succeeded"
+    assert script.sources == [JOBS, PODS, EVENTS, follow.Source(status.PODGROUP, NS)]
+
+
+def test_a_failed_create_event_ends_the_wait_at_once_with_the_servers_reason() -> None:
+    script = Scripted(
+        [
+            (0, follow.Reset(JOBS, [job("Created")])),
+            (0, follow.Reset(EVENTS, [])),
+            (0.1, follow.Change(EVENTS, "ADDED", event("FailedCreatePod", FAILED_CREATE))),
+        ]
+    )
+    started = time.monotonic()
+    with pytest.raises(status.WaitError) as caught:
+        wait(script, timeout=30)
+    assert time.monotonic() - started < 5
+    assert caught.value.reason == "diagnosed"
+    assert str(caught.value) == (
+        f"TFJob {NS}/mnist cannot reach Succeeded (it is Created): "
+        f"TFJob {NS}/mnist: FailedCreatePod: {FAILED_CREATE}"
+    )
+    problems = caught.value.statuses[KEY].problems
+    assert [(p["reason"], p["fatal"]) for p in problems] == [("FailedCreatePod", True)]
+
+
+def test_a_broken_watch_is_reported_and_the_relisted_state_counts() -> None:
+    error = KubeError("watch closed", "unreachable")
+    script = Scripted(
+        [
+            (0, follow.Reset(JOBS, [job("Created")])),
+            (0.05, follow.Broken(JOBS, error, permanent=False)),
+            (0.1, follow.Reset(JOBS, [job("Created", "Running", "Succeeded")])),
+        ]
+    )
+    assert wait(script)[KEY].phase == "Succeeded"
+
+
+def test_the_timeout_ends_the_wait_whatever_the_watches_do() -> None:
+    error = KubeError("connection refused", "unreachable")
+    script = Scripted([(0, follow.Reset(JOBS, [job("Created")]))])
+    script.steps += [(0.05, follow.Broken(PODS, error, permanent=False))] * 3
+    started = time.monotonic()
+    with pytest.raises(status.WaitError) as caught:
+        wait(script, timeout=0.5)
+    assert 0.5 <= time.monotonic() - started < 3
+    assert caught.value.reason == "timeout"
+    assert str(caught.value) == (
+        f"timed out after 0.5s waiting for Succeeded: TFJob {NS}/mnist is Created"
+    )
+    never = Scripted([(0, follow.Broken(JOBS, error, permanent=False))])
+    with pytest.raises(status.WaitError, match="was never read: connection refused"):
+        wait(never, timeout=0.3)
+
+
+def test_a_job_that_cannot_be_listed_ends_the_wait_with_the_servers_answer() -> None:
+    forbidden = KubeError("forbidden by RBAC", "forbidden", 403)
+    script = Scripted([(0, follow.Broken(JOBS, forbidden, permanent=True))])
+    with pytest.raises(KubeError) as caught:
+        wait(script, timeout=30)
+    assert caught.value is forbidden
+
+
+def test_a_deleted_job_and_a_fail_on_condition_end_the_wait() -> None:
+    script = Scripted(
+        [(0, follow.Reset(JOBS, [job("Created")])), (0.05, follow.Change(JOBS, "DELETED", job()))]
+    )
+    with pytest.raises(status.WaitError, match="was deleted while waiting for Succeeded"):
+        wait(script)
+
+
+def test_events_kept_are_the_jobs_own_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(status, "MAX_EVENTS", 5)
+    view = status._View([KEY])
+    view.apply(follow.Reset(JOBS, [job("Created")]))
+    others = [event("BackOff", "x", "Pod", f"other-{i}") for i in range(20)]
+    ours = [event(f"Reason{i}", "x", "Pod", f"mnist-worker-{i}") for i in range(20)]
+    view.apply(follow.Reset(EVENTS, others + ours))
+    assert len(view.events) == 5
+    assert all(k[2].startswith("mnist-") for k in view.events)
+    # the same object and reason again replaces its entry
+    view.apply(follow.Change(EVENTS, "MODIFIED", event("Reason19", "y", "Pod", "mnist-worker-19")))
+    assert len(view.events) == 5
+
+
+# -- follow.Follower against a lister and a watcher that answer as the API server does ------
+
+
+class Server:
+    """Lists give resourceVersion 10, 20, ...; each watch plays the next script entry."""
+
+    def __init__(self, watches: list[list[tuple[str, dict[str, Any]]] | KubeError]) -> None:
+        self.watches = watches
+        self.lists = 0
+        self.watched_from: list[str] = []
+
+    def lister(self, client: Any, source: follow.Source) -> tuple[list[dict[str, Any]], str]:
+        self.lists += 1
+        return [job("Created")], str(self.lists * 10)
+
+    def watcher(self, client: Any, source: follow.Source, version: str) -> Iterator[Any]:
+        self.watched_from.append(version)
+        if not self.watches:
+            time.sleep(0.05)
+            return iter([])
+        script = self.watches.pop(0)
+        if isinstance(script, KubeError):
+            raise script
+        return iter(script)
+
+
+def collect(server: Server, count: int) -> list[follow.Update]:
+    follower = follow.Follower(None, [JOBS], lister=server.lister, watcher=server.watcher)  # type: ignore[arg-type]
+    got: list[follow.Update] = []
+    with follower:
+        while len(got) < count:
+            got.append(follower.updates.get(timeout=5))
+    return got
+
+
+def changed(version: str) -> tuple[str, dict[str, Any]]:
+    obj = job("Created", "Running")
+    obj["metadata"]["resourceVersion"] = version
+    return "MODIFIED", obj
+
+
+def test_the_follower_lists_then_watches_from_the_lists_version_and_resumes() -> None:
+    server = Server([[changed("11"), ("BOOKMARK", {"metadata": {"resourceVersion": "15"}})], []])
+    got = collect(server, 2)
+    assert [type(u).__name__ for u in got] == ["Reset", "Change"]
+    deadline = time.monotonic() + 5
+    while len(server.watched_from) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # a watch the server ended is resumed from the last version seen (the bookmark's)
+    assert server.watched_from[:3] == ["10", "15", "15"]
+    assert server.lists == 1
+
+
+def test_an_expired_version_or_a_dropped_watch_is_listed_and_watched_again() -> None:
+    expired = KubeError("too old resource version: 10 (25)", "expired", 410)
+    server = Server([expired, [changed("21")]])
+    got = collect(server, 4)
+    assert [type(u).__name__ for u in got] == ["Reset", "Broken", "Reset", "Change"]
+    assert isinstance(got[1], follow.Broken) and not got[1].permanent
+    assert server.watched_from[:2] == ["10", "20"]
+
+
+def test_credentials_that_may_list_but_not_watch_get_a_list_every_few_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(follow, "POLL_SECONDS", 0.05)
+    forbidden = KubeError("may not watch", "forbidden", 403)
+    server = Server([forbidden])
+    got = collect(server, 3)
+    assert [type(u).__name__ for u in got] == ["Reset", "Reset", "Reset"]
+    assert server.watched_from == ["10"]
+
+
+def test_a_source_that_cannot_be_listed_is_given_up() -> None:
+    class Denied(Server):
+        def lister(self, client: Any, source: follow.Source) -> tuple[list[dict[str, Any]], str]:
+            raise KubeError("forbidden", "forbidden", 403)
+
+    got = collect(Denied([]), 1)
+    assert isinstance(got[0], follow.Broken) and got[0].permanent
