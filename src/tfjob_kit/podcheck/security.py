@@ -4,8 +4,9 @@ Windows options, sysctls), as ``pkg/apis/core/validation`` checks them at Kubern
 its default feature gates and the options a create gets.
 
 The pod is the v1 JSON form. The server validates its internal form, where ``hostNetwork``,
-``hostPID``, ``hostIPC`` and ``shareProcessNamespace`` belong to the pod security context: the
-checks read them from the spec and report them under ``spec.securityContext`` as Go does.
+``hostPID``, ``hostIPC``, ``hostUsers`` and ``shareProcessNamespace`` belong to the pod security
+context: the checks read them from the spec and report the paths Go reports (for example
+``spec.securityContext.shareProcessNamespace``).
 Values of a wrong JSON type are skipped (the schema check reports them).
 
 Also here, for ``pod.py``: ``validate_host_users`` (``validateHostUsers``) and
