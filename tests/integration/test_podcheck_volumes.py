@@ -19,14 +19,24 @@ import pytest
 import requests
 import yaml
 
-from podcases.volumes import MUTATIONS, Mutation, claim, vol
+from podcases import Mutation
+from podcases.volumes import MUTATIONS, claim, vol
 from tfjob_kit.podcheck import volumes
 
 from ._cluster import Cluster
 
 BASE: dict[str, Any] = {
     "metadata": {"labels": {"app": "podcheck"}},
-    "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0"}]},
+    "spec": {
+        "containers": [
+            {
+                "name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.15.0",
+                "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+            }
+        ],
+        "volumes": [{"name": "scratch", "emptyDir": {}}],
+    },
 }
 Causes = list[tuple[str, str]]
 

@@ -1,23 +1,19 @@
 """Pod template mutations for volumes, volume mounts and volume devices (podcheck.volumes).
 
-Each mutation changes a valid TFJob replica template (one container, ``tensorflow``) in place.
-Names starting ``ok-`` leave the pod valid: edge values the server accepts.
+Each mutation changes a valid TFJob replica template in place (its first container; the base
+templates may already hold a volume ``scratch`` mounted at ``/scratch``, which no mutation here
+reuses). Names starting ``ok-`` leave the pod valid: edge values the server accepts.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from . import Mutation
+
 Template = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    mutate: Callable[[Template], None]
 
 
 def _spec(t: Template) -> dict[str, Any]:
@@ -128,7 +124,7 @@ EPHEMERAL_BLOCK = {"name": "eblock", **claim(volumeMode="Block")}
 
 MUTATIONS: list[Mutation] = [
     # --- valid: the sources, defaults and edge values the server accepts ---
-    Mutation("ok-emptydir", source("scratch", {"emptyDir": {}})),
+    Mutation("ok-emptydir", source("tmp", {"emptyDir": {}})),
     Mutation(
         "ok-emptydir-memory", source("shm", {"emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}})
     ),
@@ -574,6 +570,10 @@ MUTATIONS: list[Mutation] = [
         source(
             "p", projected({"clusterTrustBundle": {"path": "/bad", "name": "x", "signerName": "y"}})
         ),
+    ),
+    Mutation(
+        "ok-projected-pod-certificate-dropped",
+        source("p", projected({"podCertificate": {"keyType": "DSA", "signerName": "x"}})),
     ),
     # --- claims ---
     Mutation("pvc-no-claim-name", source("c", {"persistentVolumeClaim": {}})),
