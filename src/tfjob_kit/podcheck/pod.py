@@ -718,96 +718,6 @@ def _validate_os(spec: dict[str, Any]) -> list[FieldError]:
     return _validate_linux(spec) if name == "linux" else _validate_windows(spec)
 
 
-# validateEphemeralContainers' allow list: the fields of EphemeralContainerCommon it refuses, in
-# the struct's order (restartPolicy and restartPolicyRules are dropped before, the alpha gate
-# ContainerRestartRules being off).
-_EPHEMERAL_REFUSED = (
-    "ports",
-    "resources",
-    "resizePolicy",
-    "livenessProbe",
-    "readinessProbe",
-    "startupProbe",
-    "lifecycle",
-)
-_EPHEMERAL_DETAIL = "cannot be set for an Ephemeral Container"
-
-
-def _set_by_go(key: str, value: Any) -> bool:
-    """Whether the decoded field differs from Go's zero value: present and not null (an empty
-    list or map decodes to a non-nil one); ``resources`` is a struct, set when one of its fields
-    is."""
-    if value is None:
-        return False
-    if key == "resources":
-        return isinstance(value, dict) and any(v is not None for v in value.values())
-    return True
-
-
-def _validate_ephemeral_containers(
-    spec: dict[str, Any], vols: dict[str, dict[str, Any]], claims: set[str]
-) -> list[FieldError]:
-    """``validateEphemeralContainers`` (run on create too, before the create-only Forbidden):
-    the common container checks, unique names, an existing target, the allow list, no
-    subPath. The containers are defaulted as ``SetDefaults_EphemeralContainer`` does."""
-    ephemeral = [c for c, _ in _containers(spec, ("ephemeralContainers",))]
-    if not ephemeral:
-        return []
-    origin = "validateEphemeralContainers"
-    containers.set_defaults({"containers": ephemeral})  # the same defaults and drops
-    others = {_str(c.get("name")) for c, _ in _containers(spec, ("containers", "initContainers"))}
-    names = set(others)
-    restart_policy = _str(spec.get("restartPolicy"))
-    host_users = security.host_users(spec)
-    errs: list[FieldError] = []
-    for ctr, at in _containers(spec, ("ephemeralContainers",)):
-        errs.extend(
-            containers.validate_container_common(ctr, vols, claims, at, restart_policy, host_users)
-        )
-        image = ctr.get("image")
-        if isinstance(image, str) and image != image.strip(" \t\n\v\f\r\x85\xa0"):
-            errs.append(
-                FieldError(
-                    (*at, "image"),
-                    ErrorType.INVALID,
-                    image,
-                    "must not have leading or trailing whitespace",
-                    "validateContainerOnlyForPod",
-                )
-            )
-        name = _str(ctr.get("name"))
-        if name in names:
-            errs.append(FieldError((*at, "name"), ErrorType.DUPLICATE, name, origin=origin))
-        else:
-            names.add(name)
-        target = _str(ctr.get("targetContainerName"))
-        if target and target not in others:
-            errs.append(
-                FieldError((*at, "targetContainerName"), ErrorType.NOT_FOUND, target, origin=origin)
-            )
-        for key in _EPHEMERAL_REFUSED:
-            if _set_by_go(key, ctr.get(key)):
-                errs.append(
-                    FieldError(
-                        (*at, key), ErrorType.FORBIDDEN, detail=_EPHEMERAL_DETAIL, origin=origin
-                    )
-                )
-        for i, mount in enumerate(_list(ctr.get("volumeMounts"))):
-            if not isinstance(mount, dict):
-                continue
-            for key in ("subPath", "subPathExpr"):
-                if _str(mount.get(key)):
-                    errs.append(
-                        FieldError(
-                            (*at, "volumeMounts", i, key),
-                            ErrorType.FORBIDDEN,
-                            detail=_EPHEMERAL_DETAIL,
-                            origin=origin,
-                        )
-                    )
-    return errs
-
-
 def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldError]:
     """``ValidatePodSpec`` of a prepared pod, in Go's order."""
     path = _SPEC
@@ -825,7 +735,6 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     claims = pod_claim_names(spec)
     errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
     errs.extend(containers.validate_containers(spec, vols, claims, path))
-    errs.extend(_validate_ephemeral_containers(spec, vols, claims))
     errs.extend(resources.validate_pod_resources(spec, path))
     errs.extend(_validate_host_network_deps(spec))
     errs.extend(
