@@ -513,6 +513,23 @@ MUTATIONS: list[Mutation] = [
         "downwardapi-divisor-no-resource",
         source("d", dapi(resource_ref("p", resource="limits.memory", divisor="1e3"))),
     ),
+    Mutation(
+        "ok-downwardapi-divisor-zero",
+        source("d", dapi(resource_ref("p", containerName="x", resource="limits.cpu", divisor="0"))),
+    ),
+    Mutation(
+        "downwardapi-divisor-cpu-binary",
+        source(
+            "d", dapi(resource_ref("p", containerName="x", resource="limits.cpu", divisor="1Ki"))
+        ),
+    ),
+    Mutation(
+        "ok-downwardapi-divisor-memory-canonical",
+        source(
+            "d",
+            dapi(resource_ref("p", containerName="x", resource="limits.memory", divisor="1024Ki")),
+        ),
+    ),
     Mutation("downwardapi-default-mode", source("d", dapi(defaultMode=-1))),
     # --- projected ---
     Mutation("projected-default-mode", source("p", projected(defaultMode=1024))),
@@ -548,6 +565,16 @@ MUTATIONS: list[Mutation] = [
                 {"secret": {"items": [{"key": "", "path": "/a"}]}},
                 {"configMap": {"items": [{"key": "k", "path": "..b"}]}},
                 {"downwardAPI": {"items": [{"path": "d"}, field_ref("/e", "metadata.nope")]}},
+            ),
+        ),
+    ),
+    Mutation(
+        "projected-item-no-path",
+        source(
+            "p",
+            projected(
+                {"secret": {"name": "s", "items": [{"key": "a", "path": ""}]}},
+                {"configMap": {"name": "c", "items": [{"key": "b", "path": ""}]}},
             ),
         ),
     ),
@@ -755,6 +782,12 @@ MUTATIONS: list[Mutation] = [
         "iscsi-iqn-trailing-space",
         source("i", {"iscsi": {"targetPortal": "p", "iqn": "iqn.2001-04.com.example:disk x"}}),
     ),
+    Mutation(
+        "iscsi-initiator-name-empty",
+        source(
+            "i", {"iscsi": {"targetPortal": "p", "iqn": "naa." + "0" * 32, "initiatorName": ""}}
+        ),
+    ),
     Mutation("rbd-missing", source("r", {"rbd": {}})),
     Mutation("cephfs-missing", source("c", {"cephfs": {}})),
     Mutation("glusterfs-missing", source("g", {"glusterfs": {}})),
@@ -795,6 +828,10 @@ MUTATIONS: list[Mutation] = [
             "a",
             {"azureDisk": {"diskName": "d", "diskURI": "/x", "kind": "Huge", "cachingMode": "All"}},
         ),
+    ),
+    Mutation(
+        "azure-disk-dedicated-uri",
+        source("a", {"azureDisk": {"diskName": "d", "diskURI": "/x", "kind": "Dedicated"}}),
     ),
     Mutation("vsphere-missing", source("v", {"vsphereVolume": {}})),
     Mutation("photon-missing", source("p", {"photonPersistentDisk": {}})),
