@@ -458,15 +458,6 @@ def _validate_resource_claims(
     return errs
 
 
-def pod_claim_names(spec: dict[str, Any]) -> set[str]:
-    """``gatherPodResourceClaimNames``: the non-empty names of ``spec.resourceClaims``."""
-    return {
-        name
-        for claim in _list(spec.get("resourceClaims"))
-        if isinstance(claim, dict) and (name := _str(claim.get("name")))
-    }
-
-
 def _validate_host_network_deps(spec: dict[str, Any]) -> list[FieldError]:
     """``validatePodHostNetworkDeps``: with hostNetwork, a pod's hostPort equals containerPort."""
     if spec.get("hostNetwork") is not True:
@@ -732,7 +723,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         )
     vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=_str(meta.get("name")))
     errs.extend(vol_errs)
-    claims = pod_claim_names(spec)
+    claims = resources.pod_claim_names(spec)
     errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
     errs.extend(containers.validate_containers(spec, vols, claims, path))
     errs.extend(resources.validate_pod_resources(spec, path))
