@@ -155,18 +155,19 @@ def canonical(value: Fraction, fmt: str) -> str:
 
 
 def quantity_text(value: Any) -> str | None:
-    """The text resource.Quantity's UnmarshalJSON reads for a JSON value: a string's content, a
-    number's JSON spelling (as Python's json writes it), trimmed; None for anything else."""
+    """The text resource.Quantity's UnmarshalJSON reads for a decoded JSON value: a string's
+    content or any other value's JSON spelling (as Python's json writes it), trimmed; null reads
+    as the zero quantity. None for an integer too long to judge (see MAX_NUMBER_CHARS)."""
     if isinstance(value, str):
         return value.strip(" \t\n\r\v\f")
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    if value is None:
+        return "0"
+    if isinstance(value, int) and not isinstance(value, bool):
         # past MAX_NUMBER_CHARS digits the value is not judged (and str() may refuse it)
         return str(value) if value.bit_length() <= 3 * MAX_NUMBER_CHARS else None
-    if isinstance(value, float):
+    if isinstance(value, bool | float):
         return json.dumps(value)
-    return None
+    return "?"  # a list, an object or no JSON at all: never a quantity
 
 
 def _split(text: str) -> tuple[bool, str, str, str, str] | None:

@@ -132,6 +132,15 @@ MUTATIONS: list[Mutation] = [
     Mutation("quantity-empty", _res(requests={"cpu": ""})),
     Mutation("quantity-bad-exponent", _res(requests={"cpu": "1e99999999999999999999"})),
     Mutation("quantity-sign-only-suffix", _res(requests={"cpu": "1e+"})),
+    Mutation("ok-gpu-null-limit", _res({"nvidia.com/gpu": None})),
+    Mutation("gpu-null-request", _res(requests={"nvidia.com/gpu": None})),
+    Mutation("null-limit-below-request", _res({"cpu": None}, {"cpu": "1"})),
+    Mutation("quantity-bool", _res(requests={"cpu": True})),
+    Mutation("quantity-list", _res(requests={"cpu": [1]})),
+    Mutation("quantity-object", _res(limits={"memory": {"value": "1Gi"}})),
+    _quantity("ok-quantity-null", None),
+    _quantity("ok-quantity-float-exponent", 1.5e-07),
+    _quantity("ok-quantity-float-huge", 1e20),
     _quantity("ok-quantity-dot", "."),
     _quantity("ok-quantity-sign", "+"),
     _quantity("ok-quantity-nano", "1n"),
@@ -155,6 +164,20 @@ MUTATIONS: list[Mutation] = [
     _quantity("ok-quantity-kilo", "1k", "ephemeral-storage"),
     _quantity("ok-quantity-1000k", "1000k", "ephemeral-storage"),
     _quantity("ok-quantity-decimal-huge", "12345678901234567890123", "ephemeral-storage"),
+    Mutation(
+        "ok-init-and-sidecar-defaults",
+        _containers(
+            {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "250m"}},
+            init=[
+                {"resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}},
+                {"restartPolicy": "Always", "resources": {"limits": {"memory": "64Mi"}}},
+            ],
+        ),
+    ),
+    Mutation(
+        "init-container-request-above-limit",
+        _containers({}, init=[{"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}}]),
+    ),
     # hugepages
     Mutation("ok-hugepages", _res({"hugepages-2Mi": "4Mi", "memory": "1Gi"})),
     Mutation("ok-hugepages-with-cpu-request", _res({"hugepages-1Gi": "2Gi"}, {"cpu": "1"})),
@@ -266,6 +289,43 @@ MUTATIONS: list[Mutation] = [
         _all(
             _spec(resources={"limits": {"cpu": "4", "memory": "1Gi"}}),
             _containers({"requests": {"cpu": "1", "memory": "256Mi"}}, {"limits": {"cpu": "1"}}),
+        ),
+    ),
+    Mutation(
+        "pod-requests-defaulted-before-rounding",
+        _all(
+            _spec(resources={"limits": {"cpu": "1"}}),
+            _containers({"requests": {"cpu": "1n"}}, {"requests": {"cpu": "1n"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-requests-from-sidecars-and-init",
+        _all(
+            _spec(resources={"limits": {"cpu": "4", "memory": "2Gi"}}),
+            _containers(
+                {"requests": {"cpu": "500m"}},
+                init=[
+                    {
+                        "restartPolicy": "Always",
+                        "resources": {"requests": {"cpu": "300m", "memory": "100Mi"}},
+                    },
+                    {"resources": {"requests": {"cpu": "2", "memory": "50Mi"}}},
+                ],
+            ),
+        ),
+    ),
+    Mutation(
+        "container-limits-above-pod-limits",
+        _all(
+            _spec(resources={"limits": {"cpu": "1", "memory": "1Gi"}}),
+            _containers({"limits": {"cpu": "500m"}}, {"limits": {"cpu": "1500m", "memory": "2Gi"}}),
+        ),
+    ),
+    Mutation(
+        "pod-hugepage-request-without-pod-limit",
+        _all(
+            _spec(resources={"requests": {"hugepages-2Mi": "4Mi", "memory": "1Gi"}}),
+            _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
         ),
     ),
     Mutation(

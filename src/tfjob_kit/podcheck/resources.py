@@ -141,8 +141,9 @@ def _quantities(
         text = quantity_text(value)
         error = None if text is None else quantity_error(text)
         if error is not None:
+            shown = value if isinstance(value, str | int | float) else OMIT
             errs.append(
-                FieldError(entry_path, ErrorType.INVALID, value, error, "resource.ParseQuantity")
+                FieldError(entry_path, ErrorType.INVALID, shown, error, "resource.ParseQuantity")
             )
     return out
 
