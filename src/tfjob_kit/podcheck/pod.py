@@ -9,10 +9,15 @@ the pod strategy) and validates it (``ValidatePodCreate`` of ``pkg/apis/core/val
 volumes, containers, security contexts, placement and resources through the sibling modules'
 entry points) and the create-only checks.
 
-Two steps of the server that are not validation are mirrored too, because they decide what
-is validated: the namespace comes from the request when the pod has none, and the
+Steps of the server that are not validation are mirrored too, because they decide what is
+validated: a generateName becomes a name, the namespace comes from the request when the pod has
+none, the field manager replaces managedFields, PrepareForCreate sets generation 1 and drops
+the fields of disabled gates (hostnameOverride here; the sibling modules drop theirs), and the
 ServiceAccount admission plugin (on in every API server by default) sets
-``serviceAccountName`` to ``default`` when it is empty.
+``serviceAccountName`` to ``default`` when it is empty. The other admission plugins are not:
+Priority (``priority``, ``preemptionPolicy``, an unknown ``priorityClassName``), RuntimeClass
+and the ServiceAccount plugin's look-up of the account refuse pods on cluster state, before
+validation; the server-aware preflight checks those.
 
 The internal form keeps ``hostNetwork``, ``hostPID``, ``hostIPC`` and ``hostUsers`` in the pod
 security context; checks that read them here read the v1 spec fields, and report the paths Go
@@ -64,8 +69,6 @@ _INIT_CONTAINER_ANNOTATIONS = (
     "pod.alpha.kubernetes.io/init-container-statuses",
 )
 _SPEC: Path = ("spec",)
-
-
 _META: Path = ("metadata",)
 
 
