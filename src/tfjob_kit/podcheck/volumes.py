@@ -11,11 +11,18 @@ The Go code's quirks are kept on purpose, as the server prints them: some paths 
 (``volumeMounts.subPath``, ``downwardAPI.path``), some are misspelt (``downwarAPI``,
 ``persistentDisk`` for gcePersistentDisk's checks). Values of the wrong JSON type are skipped:
 the schema check reports them.
+
+With 1.34's default gates: gitRepo volumes pass the API (the GitRepoVolumeDriver gate is off,
+but only the kubelet refuses them; the server merely warns); an image volume is dropped with
+its mounts before validation, so its own checks (kept here) are not reached; clusterTrustBundle
+and podCertificate projections are dropped too, and are not checked. As every source field nil
+is defaulted to an emptyDir, "must specify a volume type" is not reached from JSON either.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +31,8 @@ from tfjob_kit.quantity import parse as parse_quantity
 from . import names
 from .errors import OMIT, ErrorType, FieldError, Key, Named, Path, not_supported
 from .meta import validate_annotations, validate_labels
+
+SourceCheck = Callable[[dict[str, Any], Path], list[FieldError]]
 
 __all__ = ["set_defaults", "validate_volume_mounts", "validate_volumes"]
 
@@ -612,16 +621,20 @@ def _pvc(src: dict[str, Any], path: Path) -> list[FieldError]:
     return []
 
 
-def _required_fields(*keys: str, origin: str) -> Any:
+def _required_fields(*keys: str, origin: str) -> SourceCheck:
+    """A source check that only requires non-empty string fields."""
+
     def check(src: dict[str, Any], path: Path) -> list[FieldError]:
         return [_required((*path, key), origin) for key in keys if _str(src, key) == ""]
 
     return check
 
 
-def _with_secret_ref(check: Any, origin: str) -> Any:
+def _with_secret_ref(check: SourceCheck, origin: str) -> SourceCheck:
+    """The check, then a set ``secretRef`` must name its secret."""
+
     def both(src: dict[str, Any], path: Path) -> list[FieldError]:
-        errs: list[FieldError] = check(src, path)
+        errs = check(src, path)
         ref = _dict(src.get("secretRef"))
         if ref is not None and _str(ref, "name") == "":
             errs.append(_required((*path, "secretRef", "name"), origin))
@@ -1327,7 +1340,7 @@ def _ephemeral(src: dict[str, Any], path: Path) -> list[FieldError]:
 # --- ValidateVolumes ---
 
 # (JSON key, the name the "more than 1" error uses, the check, the name the check's paths use)
-_SOURCES: tuple[tuple[str, str, Any, str], ...] = (
+_SOURCES: tuple[tuple[str, str, SourceCheck, str], ...] = (
     ("hostPath", "hostPath", _host_path, "hostPath"),
     ("gitRepo", "gitRepo", _git_repo, "gitRepo"),
     ("gcePersistentDisk", "gcePersistentDisk", _gce_pd, "persistentDisk"),
