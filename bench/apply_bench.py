@@ -127,12 +127,15 @@ class Bench:
         return seconds
 
 
-def contenders(bench: Bench, jobs: Path, skip_k8s: bool) -> dict[str, Any]:
-    def module(namespace: str) -> list[str]:
-        return bench.playbook(
-            f"module-{namespace}",
-            {"name": "apply", "tfjob.kit.tfjob": {"src": str(jobs), "namespace": namespace}},
-        )
+def contenders(bench: Bench, jobs: Path, skip_k8s: bool, preflight_off: bool) -> dict[str, Any]:
+    def module(namespace: str, preflight: bool = True) -> list[str]:
+        options: dict[str, Any] = {"src": str(jobs), "namespace": namespace}
+        if not preflight:
+            options["preflight"] = False
+        return bench.playbook(f"module-{namespace}", {"name": "apply", "tfjob.kit.tfjob": options})
+
+    def module_off(namespace: str) -> list[str]:
+        return module(namespace, preflight=False)
 
     def kubectl(namespace: str) -> list[str]:
         return [
@@ -164,6 +167,8 @@ def contenders(bench: Bench, jobs: Path, skip_k8s: bool) -> dict[str, Any]:
         )
 
     chosen = {"tfjob.kit.tfjob": module, "kubectl apply --server-side": kubectl}
+    if preflight_off:
+        chosen["tfjob.kit.tfjob preflight: false"] = module_off
     if not skip_k8s:
         chosen["kubernetes.core.k8s loop"] = k8s_loop
     return chosen
@@ -181,6 +186,11 @@ def main() -> int:
         "--skip-k8s", action="store_true", help="leave out the (slow) kubernetes.core.k8s loop"
     )
     parser.add_argument(
+        "--preflight-off",
+        action="store_true",
+        help="also time tfjob.kit.tfjob with preflight: false (what the preflight costs)",
+    )
+    parser.add_argument(
         "--cluster",
         default=default_name(),
         help="the local cluster to use (started unless running; default: $TFJOB_KIT_CLUSTER, "
@@ -195,7 +205,7 @@ def main() -> int:
     bench = Bench(kubeconfig, work)
     bench.kubectl("version")  # warm kubectl's discovery cache
     rows: list[dict[str, Any]] = []
-    for name, command in contenders(bench, jobs, args.skip_k8s).items():
+    for name, command in contenders(bench, jobs, args.skip_k8s, args.preflight_off).items():
         repeat = 1 if "k8s" in name else args.repeat
         first, again = [], []
         for attempt in range(repeat):

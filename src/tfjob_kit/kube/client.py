@@ -81,6 +81,10 @@ def _configuration(conn: Connection) -> Any:
         if value:
             setattr(cfg, attribute, value)
     cfg.retries = 1
+    # Enough kept-alive connections for the thread pools (apply's dry runs and the preflight's
+    # beside them); kubernetes.client's default (5 per CPU) drops the rest after each request,
+    # and every new connection costs a TLS handshake on both ends.
+    cfg.connection_pool_maxsize = max(int(cfg.connection_pool_maxsize or 0), 32)
     return cfg
 
 
