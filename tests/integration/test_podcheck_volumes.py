@@ -1,7 +1,8 @@
 """podcheck.volumes against the real API server: every volume mutation of tests/podcases is
 dry-run as a Pod (``dryRun=All`` in namespace default), and the server's causes (field and
-message, as a multiset) must equal what ``set_defaults``, ``validate_volumes`` and
-``validate_volume_mounts`` say offline; ``ok-`` mutations must pass on both sides.
+message, as a multiset) must equal what ``set_defaults``, ``mount_service_account_token`` (the
+ServiceAccount admission plugin), ``validate_volumes`` and ``validate_volume_mounts`` say
+offline; ``ok-`` mutations must pass on both sides.
 
 The pods are posted as raw JSON over HTTPS: the generated Python client checks bodies against
 its models first and would refuse the invalid ones before the server sees them."""
@@ -95,6 +96,7 @@ def pod_of(mutation: Mutation, name: str = "podcheck-volumes") -> dict[str, Any]
 def offline(pod: dict[str, Any]) -> Causes:
     spec = copy.deepcopy(pod["spec"])
     volumes.set_defaults(spec)
+    volumes.mount_service_account_token(spec)
     valid, errs = volumes.validate_volumes(spec, ("spec",), pod_name=pod["metadata"]["name"])
     for key in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(key, [])):

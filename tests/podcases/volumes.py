@@ -119,6 +119,22 @@ def _two_containers_same_path(t: Template) -> None:
         c["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
 
 
+def _spec_fields(**fields: Any) -> Callable[[Template], None]:
+    def mutate(t: Template) -> None:
+        _spec(t).update(fields)
+
+    return mutate
+
+
+def _all(*steps: Callable[[Template], None]) -> Callable[[Template], None]:
+    def mutate(t: Template) -> None:
+        for step in steps:
+            step(t)
+
+    return mutate
+
+
+TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 PVC = {"name": "block", "persistentVolumeClaim": {"claimName": "data"}}
 EPHEMERAL_BLOCK = {"name": "eblock", **claim(volumeMode="Block")}
 
@@ -921,6 +937,33 @@ MUTATIONS: list[Mutation] = [
         "fc-both-html", source("f", {"fc": {"targetWWNs": ["<a>"], "wwids": ["w"], "lun": 1}})
     ),
     Mutation("ephemeral-access-mode-html", source("e", claim(accessModes=["<RWO>"]))),
+    # the ServiceAccount admission plugin mounts the token into every container first
+    Mutation("ok-mount-at-token-path", mount(mountPath=TOKEN_PATH)),
+    Mutation(
+        "ok-token-volume-name-reused",
+        vol({"name": "kube-api-access-mine", "emptyDir": {}}),
+    ),
+    Mutation(
+        "token-volume-name-reused-invalid",
+        vol({"name": "kube-api-access-mine", "secret": {}}),
+    ),
+    Mutation(
+        "token-volume-name-reused-device",
+        vol(
+            {"name": "kube-api-access-mine", "persistentVolumeClaim": {"claimName": "c"}},
+            devices=[{"name": "kube-api-access-mine", "devicePath": "/dev/k"}],
+        ),
+    ),
+    Mutation(
+        "device-at-token-path", vol(PVC, devices=[{"name": "block", "devicePath": TOKEN_PATH}])
+    ),
+    Mutation(
+        "ok-device-at-token-path-without-automount",
+        _all(
+            vol(PVC, devices=[{"name": "block", "devicePath": TOKEN_PATH}]),
+            _spec_fields(automountServiceAccountToken=False),
+        ),
+    ),
     # --- volume devices ---
     Mutation(
         "device-not-pvc",

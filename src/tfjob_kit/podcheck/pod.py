@@ -207,6 +207,7 @@ def prepare_pod(pod: Any, namespace: str = "default") -> dict[str, Any]:
     _convert(meta, spec)
     if _unset(spec.get("serviceAccountName")):  # the ServiceAccount admission plugin
         spec["serviceAccountName"] = DEFAULT_SERVICE_ACCOUNT
+    volumes.mount_service_account_token(spec)  # the same plugin's token volume and mounts
     spec.pop("hostnameOverride", None)  # dropDisabledFields: HostnameOverride is alpha
     _apply_apparmor_version_skew(meta, spec)
     return out

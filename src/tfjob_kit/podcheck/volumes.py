@@ -34,7 +34,12 @@ from .meta import validate_annotations, validate_labels
 
 SourceCheck = Callable[[dict[str, Any], Path], list[FieldError]]
 
-__all__ = ["set_defaults", "validate_volume_mounts", "validate_volumes"]
+__all__ = [
+    "mount_service_account_token",
+    "set_defaults",
+    "validate_volume_mounts",
+    "validate_volumes",
+]
 
 FILE_MODE_ERROR = "must be a number between 0 and 0777 (octal), both inclusive"
 PD_PARTITION_ERROR = names.inclusive_range_error(1, 255)
@@ -369,6 +374,80 @@ def set_defaults(spec: dict[str, Any]) -> None:
                     for m in container["volumeMounts"]
                     if not (isinstance(m, dict) and (_str(m, "name") in image_volumes))
                 ]
+
+
+SERVICE_ACCOUNT_TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+_TOKEN_VOLUME_PREFIX = "kube-api-access-"
+# The server appends 5 random characters (generateName); any valid ones stand in for them.
+_TOKEN_VOLUME_NAME = _TOKEN_VOLUME_PREFIX + "xxxxx"
+
+
+def _token_volume(name: str) -> dict[str, Any]:
+    """The projected volume of ``TokenVolumeSource`` (valid as it stands)."""
+    return {
+        "name": name,
+        "projected": {
+            "defaultMode": 0o644,
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                {
+                    "configMap": {
+                        "name": "kube-root-ca.crt",
+                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [
+                            {
+                                "path": "namespace",
+                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                            }
+                        ]
+                    }
+                },
+            ],
+        },
+    }
+
+
+def mount_service_account_token(spec: dict[str, Any]) -> None:
+    """What the ServiceAccount admission plugin (``mountServiceAccountToken``) adds to a pod
+    before it is validated, in place: unless ``automountServiceAccountToken`` is false, every
+    init container and container without a mount at the token path gets one, of the first
+    volume named ``kube-api-access-*`` or else of a new projected token volume appended to the
+    volumes. (The account's own automount setting is not known offline: taken as unset.)"""
+    if spec.get("automountServiceAccountToken") is False:
+        return
+    volumes = spec.get("volumes")
+    if volumes is not None and not isinstance(volumes, list):
+        return
+    token_name = ""
+    for volume in volumes or []:
+        name = volume.get("name") if isinstance(volume, dict) else None
+        if isinstance(name, str) and name.startswith(_TOKEN_VOLUME_PREFIX):
+            token_name = name
+            break
+    has_volume = bool(token_name)
+    token_name = token_name or _TOKEN_VOLUME_NAME
+    needs_volume = False
+    for key in ("initContainers", "containers"):
+        for container in _list(spec.get(key)):
+            if not isinstance(container, dict):
+                continue
+            mounts = container.get("volumeMounts")
+            if mounts is not None and not isinstance(mounts, list):
+                continue
+            if any(
+                isinstance(m, dict) and m.get("mountPath") == SERVICE_ACCOUNT_TOKEN_PATH
+                for m in mounts or []
+            ):
+                continue
+            entry = {"name": token_name, "readOnly": True, "mountPath": SERVICE_ACCOUNT_TOKEN_PATH}
+            container["volumeMounts"] = [*(mounts or []), entry]
+            needs_volume = True
+    if needs_volume and not has_volume:
+        spec["volumes"] = [*(volumes or []), _token_volume(token_name)]
 
 
 # --- shared path checks ---
