@@ -1,0 +1,298 @@
+"""The wait of tfjob.kit.tfjob tells the truth: it ends within seconds, naming the object and
+quoting the server, when a job cannot succeed, and keeps waiting through transient states.
+
+The local cluster has no kubelet. The image-pull and crash-loop cases use kwok stages that
+stand in for it (cluster/kwok/pod-stages.yaml, selected by the pod annotation
+``tfjob-kit.dev/kubelet-failure``): they set the container status reasons and messages the v1.34
+kubelet sets (ErrImagePull then ImagePullBackOff, InvalidImageName, CrashLoopBackOff). Every
+other answer here (the operator's FailedCreatePod event, the scheduler's Unschedulable, Volcano's
+PodGroup events) comes from the real component.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ._ansible import PlayResult, run_tasks
+from ._cluster import Cluster
+
+IMAGE = "registry.example.com/mnist:1.0"
+
+
+def tfjob(
+    name: str,
+    namespace: str,
+    workers: int = 1,
+    chief: bool = False,
+    pod_spec: dict[str, Any] | None = None,
+    container: dict[str, Any] | None = None,
+    worker_annotations: dict[str, str] | None = None,
+    chief_annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    def replica(count: int, annotations: dict[str, str] | None) -> dict[str, Any]:
+        template: dict[str, Any] = {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "tensorflow",
+                        "image": IMAGE,
+                        "resources": {"limits": {"cpu": "100m", "memory": "128Mi"}},
+                        **copy.deepcopy(container or {}),
+                    }
+                ],
+                **copy.deepcopy(pod_spec or {}),
+            }
+        }
+        if annotations:
+            template["metadata"] = {"annotations": annotations}
+        return {"replicas": count, "restartPolicy": "Never", "template": template}
+
+    specs = {"Worker": replica(workers, worker_annotations)}
+    if chief:
+        specs["Chief"] = replica(1, chief_annotations)
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs},
+    }
+
+
+def apply_and_wait(
+    cluster: Cluster, tmp_path: Path, job: dict[str, Any], **options: Any
+) -> tuple[PlayResult, float]:
+    """tfjob.kit.tfjob with wait (timeout 300 s) and the preflight and offline validation off,
+    so that the cluster sees the job as it is; then tfjob_info on it. Returns the results and
+    the seconds the playbook took."""
+    name, namespace = job["metadata"]["name"], job["metadata"]["namespace"]
+    started = time.monotonic()
+    result = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": job,
+                    "validate": "off",
+                    "preflight": False,
+                    "wait": True,
+                    "wait_timeout": 300,
+                    **options,
+                }
+            },
+            {"tfjob.kit.tfjob_info": {"name": name, "namespace": namespace, "events": 0}},
+        ],
+    )
+    return result, time.monotonic() - started
+
+
+def fatal(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(p["object"], p["reason"]) for p in result["jobs"][0]["problems"] if p["fatal"]]
+
+
+def test_an_undefined_volume_mount_fails_with_the_failed_create_pod_reason_in_seconds(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "no-volume",
+        namespace,
+        workers=2,
+        container={"volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]},
+    )
+    result, took = apply_and_wait(cluster, tmp_path, job)
+    applied, info = result.results
+    print(
+        f"\nundefined volumeMount, preflight off: the wait failed after {applied['duration']:.1f}s"
+        f" (the task; the whole playbook {took:.1f}s; wait_timeout 300)"
+    )
+    assert applied["failed"], applied
+    reason = 'spec.containers[0].volumeMounts[0].name: Not found: "ckpt"'
+    message = applied["msg"]
+    assert message.startswith(
+        f"TFJob {namespace}/no-volume cannot reach Succeeded (it is Created): "
+        f"TFJob {namespace}/no-volume: FailedCreatePod: Error creating: Pod "
+    ), message
+    assert reason in message and "timed out" not in message
+    assert applied["duration"] < 60, "not a timeout, nor anywhere near one"
+    assert applied["jobs"][0]["action"] == "created"
+    assert fatal(applied) == [(f"TFJob {namespace}/no-volume", "FailedCreatePod")]
+    # tfjob_info reads the same diagnosis
+    assert fatal(info) == fatal(applied)
+    assert reason in info["jobs"][0]["problems"][0]["message"]
+    assert cluster.items("pods", "-n", namespace) == []
+
+
+def test_an_image_that_cannot_be_pulled_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "no-image",
+        namespace,
+        workers=2,
+        worker_annotations={"tfjob-kit.dev/kubelet-failure": "image-pull"},
+    )
+    result, _ = apply_and_wait(cluster, tmp_path, job)
+    applied, info = result.results
+    assert applied["failed"], applied
+    problems = fatal(applied)
+    assert problems and all(r in ("ErrImagePull", "ImagePullBackOff") for _, r in problems)
+    assert problems[0][0].startswith(f"Pod {namespace}/no-image-worker-")
+    assert f'failed to pull and unpack image "{IMAGE}"' in applied["msg"]
+    assert applied["duration"] < 60
+    # a moment later the kubelet (its stand-in) backs off: tfjob_info sees ImagePullBackOff
+    assert {r for _, r in fatal(info)} <= {"ErrImagePull", "ImagePullBackOff"}
+
+
+def test_an_invalid_image_name_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "bad-image",
+        namespace,
+        container={"image": "registry.example.com/mnist:1.0:x"},
+        worker_annotations={"tfjob-kit.dev/kubelet-failure": "invalid-image"},
+    )
+    result, _ = apply_and_wait(cluster, tmp_path, job)
+    applied = result[0]
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"Pod {namespace}/bad-image-worker-0", "InvalidImageName")]
+    assert (
+        'Failed to apply default image tag "registry.example.com/mnist:1.0:x": couldn\'t parse '
+        'image name "registry.example.com/mnist:1.0:x": invalid reference format'
+    ) in applied["msg"]
+
+
+def test_a_crash_loop_of_the_chief_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "crashes",
+        namespace,
+        workers=1,
+        chief=True,
+        chief_annotations={"tfjob-kit.dev/kubelet-failure": "crash-loop"},
+    )
+    result, _ = apply_and_wait(cluster, tmp_path, job)
+    applied = result[0]
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"Pod {namespace}/crashes-chief-0", "CrashLoopBackOff")]
+    assert (
+        f"back-off 10s restarting failed container=tensorflow pod=crashes-chief-0_{namespace}("
+    ) in applied["msg"]
+
+
+def test_a_crash_loop_of_worker_0_without_a_chief_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob(
+        "worker-crashes",
+        namespace,
+        workers=1,
+        worker_annotations={"tfjob-kit.dev/kubelet-failure": "crash-loop"},
+    )
+    result, _ = apply_and_wait(cluster, tmp_path, job)
+    applied = result[0]
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"Pod {namespace}/worker-crashes-worker-0", "CrashLoopBackOff")]
+
+
+def test_a_gang_bigger_than_the_cluster_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    nodes = cluster.items("nodes")
+    gpus = sum(int(n["status"]["allocatable"].get("nvidia.com/gpu", "0")) for n in nodes)
+    per_node = max(int(n["status"]["allocatable"].get("nvidia.com/gpu", "0")) for n in nodes)
+    workers = gpus // per_node + 1  # each pod fits a node, all of them do not fit the cluster
+    job = tfjob(
+        "too-big",
+        namespace,
+        workers=workers,
+        container={"resources": {"limits": {"nvidia.com/gpu": per_node}}},
+    )
+    result, _ = apply_and_wait(cluster, tmp_path, job)
+    applied = result[0]
+    print(f"\ngang of {workers}x{per_node} GPUs on {gpus}: failed after {applied['duration']:.1f}s")
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"TFJob {namespace}/too-big", "NeverFits")]
+    assert (
+        f"its {workers} pods request {workers * per_node} nvidia.com/gpu in all, more than the "
+        f"{len(nodes)} nodes of the cluster can allocate together ({gpus})"
+    ) in applied["msg"]
+    # the scheduler's own word, quoted: Volcano's PodGroup event
+    assert f"the scheduler says: PodGroup {namespace}/too-big: " in applied["msg"]
+    assert applied["duration"] < 60
+
+
+def test_an_unschedulable_pod_fails_after_the_grace_with_the_schedulers_message(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    job = tfjob("nowhere", namespace, pod_spec={"nodeSelector": {"tfjob-kit.dev/pool": "none"}})
+    result, _ = apply_and_wait(cluster, tmp_path, job, unschedulable_grace=5)
+    applied = result[0]
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"Pod {namespace}/nowhere-worker-0", "Unschedulable")]
+    assert "node(s) didn't match Pod's node affinity/selector" in applied["msg"]
+    assert 5 <= applied["duration"] < 60
+
+
+def test_pending_while_a_node_joins_does_not_fail_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """A pod that no node can take yet (as while a node pool scales up) is Unschedulable for a
+    while; the wait keeps waiting, and succeeds once a node that fits joins."""
+    pool = f"late-{namespace}"
+    job = tfjob(
+        "waits-for-node", namespace, pod_spec={"nodeSelector": {"tfjob-kit.dev/pool": pool}}
+    )
+    outcome: dict[str, Any] = {}
+
+    def play() -> None:
+        outcome["result"], outcome["took"] = apply_and_wait(
+            cluster, tmp_path, job, unschedulable_grace=60
+        )
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    node_name = f"tfjob-kit-{pool}"
+    try:
+
+        def unschedulable() -> bool:
+            pods = cluster.items("pods", "-n", namespace)
+            return any(
+                c.get("reason") == "Unschedulable"
+                for p in pods
+                for c in p.get("status", {}).get("conditions") or []
+            )
+
+        cluster.wait_for("the pod to be Unschedulable", unschedulable, namespace, timeout=60)
+        time.sleep(5)  # Unschedulable for a while: the wait must not end
+        assert thread.is_alive(), outcome
+        like = cluster.get("node", "tfjob-kit-cpu-0")
+        node: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": node_name,
+                "labels": {**like["metadata"]["labels"], "tfjob-kit.dev/pool": pool},
+                "annotations": {"kwok.x-k8s.io/node": "fake"},
+            },
+            "spec": {},
+            "status": {
+                "allocatable": like["status"]["allocatable"],
+                "capacity": like["status"]["capacity"],
+            },
+        }
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
+        cluster.kubectl("create", "-f", "-", stdin=json.dumps(node))
+        thread.join(timeout=240)
+    finally:
+        cluster.kubectl("delete", "node", node_name, "--ignore-not-found", check=False)
+    applied = outcome["result"][0]
+    assert not applied.get("failed"), applied
+    assert applied["jobs"][0]["phase"] == "Succeeded"
+    assert outcome["took"] > 5
