@@ -122,6 +122,40 @@ def test_image_volumes_and_their_mounts_are_dropped() -> None:
     assert spec["initContainers"][0]["volumeMounts"] == []
 
 
+def test_the_token_is_mounted_where_nothing_is() -> None:
+    token = volumes.SERVICE_ACCOUNT_TOKEN_PATH
+    spec: dict[str, Any] = {
+        "volumes": [{"name": "data", "emptyDir": {}}],
+        "initContainers": [{"name": "i"}],
+        "containers": [
+            {"name": "a", "volumeMounts": [{"name": "data", "mountPath": token}]},
+            {"name": "b", "volumeMounts": [{"name": "data", "mountPath": "/d"}]},
+        ],
+    }
+    volumes.mount_service_account_token(spec)
+    name = spec["volumes"][1]["name"]
+    assert name.startswith("kube-api-access-")
+    added = {"name": name, "readOnly": True, "mountPath": token}
+    assert spec["initContainers"][0]["volumeMounts"] == [added]
+    assert spec["containers"][0]["volumeMounts"] == [{"name": "data", "mountPath": token}]
+    assert spec["containers"][1]["volumeMounts"][1] == added
+    valid, errs = volumes.validate_volumes(spec, ("spec",))
+    assert name in valid and not errs
+
+
+def test_the_token_reuses_a_kube_api_access_volume_or_stays_away() -> None:
+    spec: dict[str, Any] = {
+        "volumes": [{"name": "kube-api-access-mine", "secret": {"secretName": "s"}}],
+        "containers": [{"name": "a"}],
+    }
+    volumes.mount_service_account_token(spec)
+    assert len(spec["volumes"]) == 1
+    assert spec["containers"][0]["volumeMounts"][0]["name"] == "kube-api-access-mine"
+    spec = {"automountServiceAccountToken": False, "containers": [{"name": "a"}]}
+    volumes.mount_service_account_token(spec)
+    assert spec == {"automountServiceAccountToken": False, "containers": [{"name": "a"}]}
+
+
 def test_valid_volumes_are_returned_by_name() -> None:
     spec: dict[str, Any] = {
         "volumes": [
@@ -172,6 +206,7 @@ def test_values_of_the_wrong_type_never_raise() -> None:
             if not isinstance(spec, dict):
                 continue
             volumes.set_defaults(spec)
+            volumes.mount_service_account_token(spec)
             valid, errs = volumes.validate_volumes(spec, ("spec",), pod_name="p")
             containers = spec.get("containers")
             for container in containers if isinstance(containers, list) else []:
