@@ -23,6 +23,7 @@ import yaml
 from podcases import Mutation
 from podcases.volumes import MUTATIONS, claim, vol
 from tfjob_kit.podcheck import volumes
+from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
 
@@ -110,6 +111,8 @@ def test_volume_mutation_as_the_server_says(dry_run: DryRun, mutation: Mutation)
     server = dry_run.causes(pod)
     assert offline(pod) == server
     assert (not server) == mutation.name.startswith("ok-"), server
+    # and through the whole pod validation, which calls this module's entry points
+    assert sorted((e.field, e.body) for e in validate_pod(pod)) == server
 
 
 # Checks that depend on the pod's name: the claims generic ephemeral volumes make are named
@@ -140,4 +143,5 @@ def test_claim_names_as_the_server_says(
     pod = pod_of(Mutation(case, mutate), pod_name)
     server = dry_run.causes(pod)
     assert offline(pod) == server
+    assert sorted((e.field, e.body) for e in validate_pod(pod)) == server
     assert (not server) == case.startswith("ok-"), server
