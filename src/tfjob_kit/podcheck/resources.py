@@ -13,6 +13,7 @@ with the decoder's message (origin ``resource.ParseQuantity``), so that it has a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -117,8 +118,11 @@ def read_quantity(value: Any) -> Quantity | None:
     """A resource list's value as the decoder reads it and SetDefaults_ResourceList rounds it
     (up to milli units); None when it is not a quantity."""
     text = quantity_text(value)
-    if text is None:
-        return None
+    return None if text is None else _read_text(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_text(text: str) -> Quantity | None:
     parsed = parse_quantity(text)
     return None if parsed is None else parsed.round_up(_MILLI)
 
@@ -151,42 +155,54 @@ def _quantities(
 # --- resource names -------------------------------------------------------------------------
 
 
-def _validate_resource_name(name: str, path: Path) -> list[FieldError]:
+NameProblems = tuple[tuple[ErrorType, str, str], ...]  # (type, detail, origin), value = name
+
+
+def _resource_name_problems(name: str) -> NameProblems:
     """``validateResourceName``."""
-    errs = [
-        FieldError(path, ErrorType.INVALID, name, msg, "validateResourceName")
-        for msg in is_qualified_name(name)
-    ]
-    if errs:
-        return errs
+    origin = "validateResourceName"
+    found = tuple((ErrorType.INVALID, msg, origin) for msg in is_qualified_name(name))
+    if found:
+        return found
     if "/" not in name and not _is_standard(name):
         detail = "must be a standard resource type or fully qualified"
-        errs.append(FieldError(path, ErrorType.INVALID, name, detail, "validateResourceName"))
-    return errs
+        return ((ErrorType.INVALID, detail, origin),)
+    return ()
 
 
-def _validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
+@functools.lru_cache(maxsize=1024)
+def _container_name_problems(name: str) -> NameProblems:
     """``validateContainerResourceName``."""
-    errs = _validate_resource_name(name, path)
+    found = _resource_name_problems(name)
     origin = "validateContainerResourceName"
     if "/" not in name:
         if not (name in _STANDARD_CONTAINER or is_hugepage(name)):
             detail = "must be a standard resource for containers"
-            errs.append(FieldError(path, ErrorType.INVALID, name, detail, origin))
+            found += ((ErrorType.INVALID, detail, origin),)
     elif not is_native(name) and not is_extended(name):
         detail = "doesn't follow extended resource name standard"
-        errs.append(FieldError(path, ErrorType.INVALID, name, detail, origin))
-    return errs
+        found += ((ErrorType.INVALID, detail, origin),)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _pod_name_problems(name: str) -> NameProblems:
+    """``validatePodResourceName``."""
+    found = _resource_name_problems(name)
+    if found:
+        return found
+    if not (name in _POD_LEVEL or is_hugepage(name)):
+        detail = not_supported((), name, _POD_LEVEL_CHOICES).detail
+        return ((ErrorType.NOT_SUPPORTED, detail, "validatePodResourceName"),)
+    return ()
+
+
+def _validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
+    return [FieldError(path, t, name, d, o) for t, d, o in _container_name_problems(name)]
 
 
 def _validate_pod_resource_name(name: str, path: Path) -> list[FieldError]:
-    """``validatePodResourceName``."""
-    errs = _validate_resource_name(name, path)
-    if errs:
-        return errs
-    if not (name in _POD_LEVEL or is_hugepage(name)):
-        return [not_supported(path, name, _POD_LEVEL_CHOICES, "validatePodResourceName")]
-    return []
+    return [FieldError(path, t, name, d, o) for t, d, o in _pod_name_problems(name)]
 
 
 # --- quantity checks ------------------------------------------------------------------------

@@ -152,6 +152,8 @@ def _match_label_keys(
     extra: list[dict[str, Any]],
 ) -> list[FieldError]:
     """``ValidateMatchLabelKeysAndMismatchLabelKeys`` (on the selector after the merge)."""
+    if not match_keys and not mismatch_keys:
+        return []  # nothing to validate and nothing to collide with
     origin = "ValidateMatchLabelKeysAndMismatchLabelKeys"
     errs = _label_keys(match_keys, selector, (*path, "matchLabelKeys"), origin)
     errs.extend(_label_keys(mismatch_keys, selector, (*path, "mismatchLabelKeys"), origin))
