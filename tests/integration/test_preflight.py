@@ -261,6 +261,90 @@ def test_missing_volcano_queue(client: Client, namespace: str) -> None:
     assert finding.message.startswith(f"Volcano Queue nowhere-{namespace} does not exist")
 
 
+def test_the_operators_webhook_judges_the_tfjob(client: Client, namespace: str) -> None:
+    job = tfjob(namespace)
+    worker(job)["containers"][0]["name"] = "main"  # the webhook wants a tensorflow container
+    found = preflight.check(client, [preflight.Target("job.yaml", 1, job)], the_jobs=True)
+    [finding] = [f for f in found if f.rule == "server-rejects-tfjob"]
+    assert finding.severity == Severity.ERROR
+    assert (
+        'admission webhook "validator.tfjob.training-operator.kubeflow.org" denied the request'
+        in finding.message
+    )
+    assert finding.path == "$.spec.tfReplicaSpecs.Worker.template.spec.containers"
+
+
+@pytest.fixture
+def admission_policy(cluster: Cluster, namespace: str) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy on pods, bound to the test's namespace only."""
+    name = f"it-preflight-{namespace}"
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                    }
+                ]
+            },
+            "validations": [
+                {
+                    "expression": "object.spec.containers.all(c, "
+                    "c.image.startsWith('registry.example.com/'))",
+                    "message": "images come from registry.example.com",
+                }
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+            },
+        },
+    }
+    try:
+        cluster.kubectl(
+            "apply",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [policy, binding]}),
+        )
+        yield name
+    finally:
+        for kind in ("validatingadmissionpolicybinding", "validatingadmissionpolicy"):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+
+
+def test_an_admission_policy_on_pods_counts(
+    cluster: Cluster, client: Client, namespace: str, admission_policy: str
+) -> None:
+    job = tfjob(namespace)
+    worker(job)["containers"][0]["image"] = "docker.io/tensorflow/tensorflow:2.15.0"
+
+    def denied() -> list[Finding]:
+        return check(client, job)  # the policy takes effect within a second or two
+
+    [finding] = cluster.wait_for("the admission policy to deny", denied, namespace, timeout=30)
+    assert finding.rule == "server-rejects-pod"
+    assert finding.path == WORKER
+    assert f"ValidatingAdmissionPolicy '{admission_policy}'" in finding.message
+    assert "images come from registry.example.com" in finding.message
+    assert check(client, tfjob(namespace)) == []
+
+
 def _kubeconfig_for(cluster: Cluster, token: str, path: Path) -> Path:
     admin = yaml.safe_load(cluster.kubeconfig.read_text())
     entry = admin["clusters"][0]

@@ -74,6 +74,7 @@ _FORBIDDEN = re.compile(
 _ADMISSION_MISSING = re.compile(
     r'serviceaccount "[^"]*" not found|no PriorityClass with name \S+ was found'
 )
+_DENIED_FIELD = re.compile(r"denied the request: (?P<field>(?:spec|metadata)[\w.\[\]/-]*): ")
 _KIND_WORDS = {
     "serviceaccounts": "ServiceAccount",
     "priorityclasses": "PriorityClass",
@@ -172,7 +173,7 @@ def pod_field_path(replica: Replica, field_path: str) -> str:
     if parts[:2] == ["metadata", "name"]:
         return "$.metadata.name"
     if not parts or parts[0] not in ("spec", "metadata"):
-        return f"{replica.path}.template"
+        return f"{replica.path}.template.spec"
     path = f"{replica.path}.template"
     for part in parts:
         path = child_path(path, part)
@@ -452,7 +453,13 @@ def _job_findings(target: Target, status: int, body: dict[str, Any]) -> Iterator
                 path,
             )
         return
-    yield _finding(target, JOB_RULE, f"the API server rejects {name}: {message}", "$")
+    # A webhook's denial carries no causes; its message starts with the field, as in
+    # `denied the request: spec.tfReplicaSpecs[Worker].template.spec.containers: Required ...`.
+    path = "$"
+    if match := _DENIED_FIELD.search(message):
+        for part in _segments(match["field"]):
+            path = child_path(path, part)
+    yield _finding(target, JOB_RULE, f"the API server rejects {name}: {message}", path)
 
 
 def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Finding]:
@@ -464,7 +471,8 @@ def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Fi
     message = str(body.get("message") or f"HTTP {status}")
     if status == 404 and not as_dict(body.get("details")).get("name"):
         return  # no Volcano PodGroup CRD: the operator cannot be ganging with Volcano
-    if status == 403 and (permission := _forbidden_by_rbac(message)):
+    permission = _forbidden_by_rbac(message) if status == 403 else None
+    if permission is not None:
         yield _finding(
             target,
             INCOMPLETE_RULE,
