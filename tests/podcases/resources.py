@@ -263,6 +263,9 @@ MUTATIONS: list[Mutation] = [
         "pod-resources-claims",
         _all(_spec(resourceClaims=CLAIMS, resources={"claims": [{"name": "gpu"}]})),
     ),
+    Mutation("pod-resources-empty-claims", _spec(resources={"claims": []})),
+    Mutation("ok-pod-resources-empty", _spec(resources={})),
+    Mutation("ok-container-empty-claims", _res(claims=[])),
     Mutation(
         "pod-resources-windows", _spec(os={"name": "windows"}, resources={"limits": {"cpu": "1"}})
     ),

@@ -131,6 +131,14 @@ MUTATIONS: list[Mutation] = [
     # required node affinity
     Mutation("node-affinity-no-terms", _required()),
     Mutation("ok-node-affinity-empty-term", _required({})),
+    Mutation(
+        "node-affinity-null-terms",
+        _spec(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}),
+    ),
+    Mutation(
+        "ok-empty-affinities",
+        _spec(affinity={"nodeAffinity": {}, "podAffinity": {}, "podAntiAffinity": {}}),
+    ),
     Mutation("ok-node-affinity-in", _node_expr("kubernetes.io/arch", "In", ["amd64", "arm64"])),
     Mutation("node-affinity-in-no-values", _node_expr("kubernetes.io/arch", "In")),
     Mutation("node-affinity-notin-empty-values", _node_expr("kubernetes.io/arch", "NotIn", [])),
@@ -410,6 +418,14 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "spread-match-label-keys-bad-key",
         _spread(_constraint(labelSelector={}, matchLabelKeys=["a b", "app"])),
+    ),
+    Mutation(
+        "spread-merged-key-in-expression",
+        _spread(
+            _constraint(
+                labelSelector={"matchExpressions": [_expr("app", "Exists")]}, matchLabelKeys=["app"]
+            )
+        ),
     ),
     Mutation(
         "spread-match-label-key-twice",
