@@ -26,7 +26,8 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from tfjob_kit.kube import jobs
+from tfjob_kit.kube import diagnose, jobs
+from tfjob_kit.kube.info import Query
 from tfjob_kit.kube.status import VOLCANO_ALIASES, VOLCANO_FINISHED, WAIT_CONDITIONS
 from tfjob_kit.kube.task import Request
 
@@ -81,9 +82,15 @@ def test_the_modules_defaults_and_choices_are_the_librarys() -> None:
     spec, documented = tfjob.argument_spec(), _documented_options(tfjob)
     request = {f.name: f for f in dataclasses.fields(Request)}
     shared = sorted(set(spec) & set(request) & {n for n, o in spec.items() if "default" in o})
-    assert {"wait_for", "fail_on", "wait_timeout", "validate", "backend", "preflight"} <= set(
-        shared
-    )
+    assert {
+        "wait_for",
+        "fail_on",
+        "wait_timeout",
+        "unschedulable_grace",
+        "validate",
+        "backend",
+        "preflight",
+    } <= set(shared)
     for name in shared:
         field = request[name]
         default = (
@@ -98,6 +105,18 @@ def test_the_modules_defaults_and_choices_are_the_librarys() -> None:
     assert _module("tfjob_info").argument_spec()["backend"]["choices"] == list(
         get_args(jobs.Backend)
     )
+
+
+def test_the_unschedulable_grace_is_one_default_everywhere() -> None:
+    """The wait's grace for Unschedulable pods: diagnose.py's default, Request's and Query's,
+    and both modules' (argument spec and DOCUMENTATION)."""
+    grace = diagnose.DEFAULT_UNSCHEDULABLE_GRACE
+    assert grace >= 60
+    assert Request().unschedulable_grace == Query().unschedulable_grace == grace
+    for name in ("tfjob", "tfjob_info"):
+        module = _module(name)
+        assert module.argument_spec()["unschedulable_grace"]["default"] == grace, name
+        assert _documented_options(module)["unschedulable_grace"]["default"] == grace, name
 
 
 # --------------------------------------------------------------------------- minimum Kubernetes
