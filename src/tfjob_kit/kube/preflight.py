@@ -17,9 +17,13 @@ PodGroup. It then asks the API server, all requests in parallel:
   limits (as defaulted by the dry run, LimitRange defaults included) and its pod count over
   ``hard - used``. A job already on the server is not summed (its pods may be in ``used``).
 
+With ``the_jobs`` (``tfjob-kit validate --server``; the module's apply dry-runs the TFJobs itself)
+the TFJob is dry-run too (server-side apply): its schema, metadata and the operator's webhook.
+
 Findings (rule ids in ``rules.registry.BUILTIN``, so configurations can re-level them):
-``server-rejects-pod`` and ``server-rejects-podgroup`` (the server's field errors, mapped to the
-TFJob: pod ``spec.X`` is ``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,
+``server-rejects-tfjob``, ``server-rejects-pod`` and ``server-rejects-podgroup`` (the server's
+field errors, mapped to the TFJob: pod ``spec.X`` is
+``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,
 ``missing-reference``, and ``preflight-incomplete`` (a WARNING: the credentials may not do one
 of the requests; the finding names the verb, resource and namespace to grant).
 
@@ -34,6 +38,7 @@ Permissions the preflight uses (least privilege; a dry run stores nothing):
 ``get priorityclasses``        ``scheduling.k8s.io``, cluster-wide
 ``get queues``                 ``scheduling.volcano.sh``, cluster-wide (gang jobs only)
 ``list resourcequotas``        in the namespace
+``patch tfjobs``               ``kubeflow.org``, in the namespace, with ``dryRun=All`` (the_jobs)
 =============================  ==========================================================
 
 Not judged: image pull secrets (a missing one only matters for a private registry), keys inside
