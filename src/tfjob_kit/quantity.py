@@ -233,23 +233,27 @@ def _interpret(suffix: str) -> tuple[int, int, str] | None:
     return None
 
 
+SUFFIX_ERROR = "unable to parse quantity's suffix"
+NUMERIC_ERROR = "unable to parse numeric part of quantity"
+
+
 @functools.lru_cache(maxsize=4096)
-def parse_quantity(text: str) -> Quantity | None:
-    """``resource.ParseQuantity`` (no trimming): None where Go answers an error, and where the
-    number is too long or the exponent too large to judge (see MAX_NUMBER_CHARS)."""
+def _parse(text: str) -> Quantity | str | None:
+    """``resource.ParseQuantity`` (no trimming): the quantity, Go's error message, or None where
+    the number is too long or the exponent too large to judge (see MAX_NUMBER_CHARS)."""
     if not text:
-        return None
+        return FORMAT_ERROR
     if text == "0":
         return Quantity(Fraction(0), DECIMAL_SI, "0", 0)
     parts = _split(text)
     if parts is None:
-        return None
+        return FORMAT_ERROR
     positive, number, num, denom, suffix = parts
     interpreted = _interpret(suffix)
     if interpreted is None:
-        return None
+        return SUFFIX_ERROR
     base, exponent, fmt = interpreted
-    if len(num) + len(denom) > MAX_NUMBER_CHARS or abs(exponent) > _MAX_EXPONENT:
+    if len(num) + len(denom) > MAX_NUMBER_CHARS:
         return None
     mantissa = 1
     scale = 0
@@ -268,20 +272,23 @@ def parse_quantity(text: str) -> Quantity | None:
             shifted = num + denom
             result = int(shifted) * mantissa
             if result <= _INT64_MAX:
+                if result and scale > _MAX_EXPONENT:
+                    return None
                 if not positive:
                     result = -result
-                amount = Fraction(result) * Fraction(10) ** scale
+                amount = Fraction(result) * Fraction(10) ** scale if result else Fraction(0)
                 if fmt == BINARY_SI:
                     keep = exponent % 10 == 0 and int(shifted) & 7 != 0
                 else:
                     keep = scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
                 return Quantity(amount, fmt, text if keep else "", scale)
-    # the inf.Dec path
-    digits = number.lstrip("+-")
-    whole, _, frac = digits.partition(".")
+    # the inf.Dec path: its SetString wants at least one digit
+    whole, _, frac = number.lstrip("+-").partition(".")
     if not whole and not frac:
+        return NUMERIC_ERROR
+    if abs(exponent) > _MAX_EXPONENT:
         return None
-    amount = Fraction(int(whole + frac or "0"), 10 ** len(frac))
+    amount = Fraction(int(whole + frac), 10 ** len(frac))
     amount *= Fraction(base) ** exponent
     if amount != 0:
         units = amount / _NANO
@@ -295,19 +302,18 @@ def parse_quantity(text: str) -> Quantity | None:
     return Quantity(amount, fmt, "", None)
 
 
-SUFFIX_ERROR = "unable to parse quantity's suffix"
+def parse_quantity(text: str) -> Quantity | None:
+    """``resource.ParseQuantity`` (no trimming): None where Go answers an error (see
+    :func:`quantity_error`) and where the value is too large to judge."""
+    parsed = _parse(text)
+    return parsed if isinstance(parsed, Quantity) else None
 
 
 def quantity_error(text: str) -> str | None:
-    """The error ParseQuantity answers for ``text`` (ErrFormatWrong or ErrSuffix), None when it
-    gets past those checks (where :func:`parse_quantity` still says None, the value was too
-    large to judge)."""
-    if not text:
-        return FORMAT_ERROR
-    parts = _split(text)
-    if parts is None:
-        return FORMAT_ERROR
-    return None if _interpret(parts[4]) is not None else SUFFIX_ERROR
+    """The error ParseQuantity answers for ``text`` (ErrFormatWrong, ErrSuffix or ErrNumeric),
+    None when it reads it (or when :func:`parse_quantity` cannot judge it)."""
+    parsed = _parse(text)
+    return parsed if isinstance(parsed, str) else None
 
 
 def add(a: Quantity, b: Quantity) -> Quantity:

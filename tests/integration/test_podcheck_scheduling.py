@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import random
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -85,6 +86,18 @@ class DryRun:
             (c.get("field", ""), c.get("message", "")) for c in body["details"]["causes"]
         )
         return causes, {}
+
+
+def _requests(resource: str, text: str) -> Any:
+    """Request ``text`` of ``resource``; a limit too where the server wants one."""
+
+    def mutate(t: dict[str, Any]) -> None:
+        limits = {resource: text} if not resources.is_overcommit_allowed(resource) else None
+        t["spec"]["containers"][0]["resources"] = {"requests": {resource: text}} | (
+            {"limits": limits} if limits else {}
+        )
+
+    return mutate
 
 
 def pod_of(mutation: Mutation, index: int) -> dict[str, Any]:
@@ -185,3 +198,66 @@ def test_resource_defaults_and_quantity_strings(
         assert ours == theirs, name
         compared += sum(len(v) for v in ours.values() if v)
     assert compared >= 60
+
+
+def _random_quantities(seed: int, count: int) -> list[str]:
+    """Quantity spellings from every part of resource.Quantity's grammar, and a little past it."""
+    rng = random.Random(seed)
+    suffixes = ["", "", "m", "n", "u", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti"]
+    suffixes += ["Pi", "Ei", "e3", "e-5", "E2", "e+7", "e-12", "e20", "E-1", "K", "i", "e", "x"]
+    out: list[str] = []
+    for _ in range(count):
+        text = rng.choice(["", "", "", "+", "-"]) + "0" * rng.choice([0, 0, 0, 1, 2])
+        text += "".join(rng.choices("0123456789", k=rng.choice([0, 1, 1, 2, 3, 5, 9, 19, 25])))
+        if rng.random() < 0.4:
+            text += "." + "".join(rng.choices("0123456789", k=rng.choice([0, 1, 2, 3, 7, 12])))
+        out.append(text + rng.choice(suffixes))
+    return out
+
+
+RANDOM = [
+    Mutation(f"random-{i}-{text}", _requests(resource, text))
+    for i, (resource, text) in enumerate(
+        zip(
+            ["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage"] * 60,
+            _random_quantities(1134, 240),
+            strict=True,
+        )
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def random_answers(cluster: Cluster) -> Iterator[dict[str, tuple[dict[str, Any], Answer]]]:
+    pods = [pod_of(case, i) for i, case in enumerate(RANDOM)]
+    with tempfile.TemporaryDirectory() as scratch:
+        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    yield {case.name: (pod, answer) for case, pod, answer in zip(RANDOM, pods, got, strict=True)}
+
+
+def test_random_quantities_as_the_server(
+    random_answers: dict[str, tuple[dict[str, Any], Answer]],
+) -> None:
+    """Seeded random spellings as requests (limits too for the GPU): the same verdict, causes
+    and decode errors, and the same printed values where the server accepts them."""
+    verdicts = {"decode": 0, "invalid": 0, "ok": 0}
+    for name, (pod, (server, stored)) in random_answers.items():
+        errs = offline_errors(pod)
+        decode = [e.detail for e in errs if e.origin == "resource.ParseQuantity"]
+        if server and server[0][0] == DECODE:
+            verdicts["decode"] += 1
+            assert decode and server[0][1].endswith(decode[0]), (name, server, decode)
+            continue
+        assert not decode, (name, decode)
+        assert sorted((e.field, e.body) for e in errs) == server, name
+        if server:
+            verdicts["invalid"] += 1
+            continue
+        verdicts["ok"] += 1
+        spec = copy.deepcopy(pod["spec"])
+        resources.set_defaults(spec)
+        ours = {k: _printed(v) or None for k, v in _lists(spec).items()}
+        assert ours == {k: v or None for k, v in _lists(stored["spec"]).items()}, name
+    assert min(verdicts.values()) >= 20, verdicts

@@ -108,6 +108,10 @@ MUTATIONS: list[Mutation] = [
     Mutation("gpu-milli", _res({"nvidia.com/gpu": "1500m"})),
     Mutation("ok-gpu-1000m", _res({"nvidia.com/gpu": "1000m"})),
     Mutation("gpu-negative", _res({"nvidia.com/gpu": "-1"})),
+    # MilliValue overflows int64: it wraps (binary: not whole any more) or reads 0 (1e30)
+    Mutation("gpu-huge-binary-overflows-milli", _res({"nvidia.com/gpu": "55784Ti"})),
+    Mutation("ok-gpu-huge-exponent-reads-zero", _res({"nvidia.com/gpu": "1e30"})),
+    Mutation("gpu-huge-decimal-wraps", _res({"nvidia.com/gpu": "12345678901234567"})),
     Mutation("ok-gpu-zero", _res({"nvidia.com/gpu": "0"})),
     # quantities and requests <= limits
     Mutation("cpu-request-above-limit", _res({"cpu": "1"}, {"cpu": "1500m"})),
@@ -131,6 +135,9 @@ MUTATIONS: list[Mutation] = [
     Mutation("quantity-bad-format", _res(limits={"memory": "1Gi1"})),
     Mutation("quantity-empty", _res(requests={"cpu": ""})),
     Mutation("quantity-bad-exponent", _res(requests={"cpu": "1e99999999999999999999"})),
+    _quantity("quantity-no-digits-small-exponent", "e-12", "memory"),
+    _quantity("quantity-no-digits-binary", "-Pi", "memory"),
+    _quantity("ok-quantity-no-digits-exponent", "e3"),
     Mutation("quantity-sign-only-suffix", _res(requests={"cpu": "1e+"})),
     Mutation("ok-gpu-null-limit", _res({"nvidia.com/gpu": None})),
     Mutation("gpu-null-request", _res(requests={"nvidia.com/gpu": None})),

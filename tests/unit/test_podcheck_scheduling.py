@@ -74,6 +74,10 @@ def test_quantity_values_are_exact() -> None:
         ("1e+", quantity.SUFFIX_ERROR),
         ("1K", quantity.SUFFIX_ERROR),  # only the binary Ki is upper-case K
         ("1e99999999999999999999", quantity.SUFFIX_ERROR),  # the exponent is no int64
+        ("e-12", quantity.NUMERIC_ERROR),  # no digits, and the inf.Dec path wants some
+        ("-Pi", quantity.NUMERIC_ERROR),
+        ("e3", None),  # no digits, but the int64 path reads a zero
+        ("0Pi", None),
         ("1e5", None),
         ("1" * 200, None),  # readable, only too long to judge
     ],
@@ -82,6 +86,22 @@ def test_quantity_errors(text: str, error: str | None) -> None:
     assert quantity_error(text) == error
     if error is not None:
         assert parse_quantity(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "milli"),
+    [
+        ("1500m", 1500),
+        ("1n", 1),  # rounded up to 1m first
+        ("55784Ti", 55784 * 2**40 * 1000 - 3 * 2**64),  # int64 wraps
+        ("1e30", 0),  # the checked multiplication gives up: 0
+        ("12345678901234567", 12345678901234567000 - 2**64),
+    ],
+)
+def test_milli_value_overflows_as_go_does(text: str, milli: int) -> None:
+    parsed = resources.read_quantity(text)
+    assert parsed is not None
+    assert resources.scaled_value(parsed, -3) == milli
 
 
 def test_too_long_quantities_are_not_judged() -> None:

@@ -221,33 +221,62 @@ def _validate_quantity_value(name: str, quantity: Quantity, path: Path) -> list[
                 "ValidateNonnegativeQuantity",
             )
         )
-    if _is_integer(name):
-        milli = quantity.value * 1000
-        if -(-milli.numerator // milli.denominator) % 1000 != 0:  # MilliValue rounds up
-            errs.append(
-                FieldError(
-                    path,
-                    ErrorType.INVALID,
-                    quantity.string(),
-                    "must be an integer",
-                    "ValidateResourceQuantityValue",
-                )
+    if _is_integer(name) and scaled_value(quantity, -3) % 1000 != 0:  # MilliValue
+        errs.append(
+            FieldError(
+                path,
+                ErrorType.INVALID,
+                quantity.string(),
+                "must be an integer",
+                "ValidateResourceQuantityValue",
             )
+        )
     return errs
 
 
-def _go_value(value: Fraction) -> int:
-    """``Quantity.Value()``: rounded away from zero to an integer, as the int64 path does."""
+_INT64 = 2**64
+_WRAPPING_SCALES = frozenset({0, 1, 2, 3, 6, 9})  # positiveScaleInt64's multiply-and-check cases
+
+
+def _away_from_zero(value: Fraction) -> int:
     whole = -(-abs(value).numerator // abs(value).denominator)
     return whole if value >= 0 else -whole
+
+
+def _wrap(value: int) -> int:
+    """Go's int64 arithmetic: the low 64 bits, signed."""
+    return (value + 2**63) % _INT64 - 2**63
+
+
+def _go_rem(a: int, b: int) -> int:
+    """Go's ``%`` on int64 (the sign of the dividend)."""
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def scaled_value(quantity: Quantity, scale: int) -> int:
+    """``Quantity.ScaledValue(scale)`` (``Value()`` is 0, ``MilliValue()`` -3), down to how it
+    overflows: the int64 representation wraps in the cases positiveScaleInt64 multiplies with a
+    check it ignores, and says 0 in the others; the inf.Dec one (scale 3 once rounded to milli
+    units) keeps the low 64 bits."""
+    exact = quantity.value / Fraction(10) ** scale
+    if quantity.scale is not None and quantity.scale < scale:
+        return _away_from_zero(exact)  # negativeScaleInt64: a division, always fits
+    result = _away_from_zero(exact) if quantity.scale is None else int(exact)
+    if -(2**63) <= result < 2**63:
+        return result
+    if quantity.scale is None or quantity.scale - scale in _WRAPPING_SCALES:
+        return _wrap(result)
+    return 0
 
 
 def _hugepage_divisible(name: str, quantity: Quantity) -> bool:
     """``helper.IsHugePageResourceValueDivisible``."""
     page = parse_quantity(name[len(HUGEPAGES_PREFIX) :])
-    if page is None or page.value <= 0 or _go_value(page.value * 1000) % 1000 != 0:
+    if page is None or page.value <= 0 or scaled_value(page, -3) % 1000 != 0:
         return False
-    return _go_value(quantity.value) % _go_value(page.value) == 0
+    size = scaled_value(page, 0)
+    return size != 0 and _go_rem(scaled_value(quantity, 0), size) == 0
 
 
 def _hugepage_errors(name: str, quantity: Quantity, path: Path) -> list[FieldError]:
