@@ -174,9 +174,33 @@ def test_events_kept_are_the_jobs_own_and_bounded(monkeypatch: pytest.MonkeyPatc
     view.apply(follow.Reset(EVENTS, others + ours))
     assert len(view.events) == 5
     assert all(k[2].startswith("mnist-") for k in view.events)
-    # the same object and reason again replaces its entry
+    # the same series again (an event's name) replaces its entry
     view.apply(follow.Change(EVENTS, "MODIFIED", event("Reason19", "y", "Pod", "mnist-worker-19")))
     assert len(view.events) == 5
+
+
+def test_two_series_of_one_reason_are_both_kept() -> None:
+    """The operator's FailedCreatePod for a pod the quota refuses (passing) and for a pod the
+    server finds invalid (fatal) are two series; the passing one must not hide the fatal one."""
+    quota = event(
+        "FailedCreatePod",
+        'Error creating: pods "mnist-worker-1" is forbidden: exceeded quota: compute',
+    )
+    invalid = event("FailedCreatePod", FAILED_CREATE)
+    invalid["metadata"]["name"] = "mnist.2"
+    script = Scripted(
+        [
+            (0, follow.Reset(JOBS, [job("Created")])),
+            (0, follow.Reset(EVENTS, [invalid, quota])),
+        ]
+    )
+    with pytest.raises(status.WaitError) as caught:
+        wait(script, timeout=30)
+    problems = caught.value.statuses[KEY].problems
+    assert sorted((p["fatal"], p["message"]) for p in problems) == [
+        (False, quota["message"]),
+        (True, FAILED_CREATE),
+    ]
 
 
 # -- follow.Follower against a lister and a watcher that answer as the API server does ------

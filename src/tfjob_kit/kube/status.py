@@ -157,14 +157,15 @@ PODGROUP = Resource(
     "",
 )
 QUEUE = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", PODGROUP.installed_by, "")
-# Events kept while waiting: the latest per object and reason, at most this many in all.
+# Events kept while waiting: the latest of each series about the jobs' own objects, at most this
+# many in all (the oldest go first).
 MAX_EVENTS = 2000
 NODES_MAX_AGE = 30.0
 
 
 class _View:
     """What the watches have told about the jobs: bounded by the jobs' own objects (the jobs,
-    their pods and PodGroups, the latest event per object and reason)."""
+    their pods and PodGroups, the latest of each event series about them)."""
 
     def __init__(self, keys: list[Key]) -> None:
         self.keys = keys
@@ -175,7 +176,7 @@ class _View:
         self.listed: set[tuple[Resource, str]] = set()
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
-        self.events: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self.broken: dict[str, str] = {}
 
     def _job_of(self, namespace: str, name: str, prefixed: bool) -> bool:
@@ -186,13 +187,15 @@ class _View:
                 return True
         return False
 
-    def _keep_event(self, event: dict[str, Any]) -> tuple[str, str, str, str] | None:
+    def _keep_event(self, event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
         involved = event.get("involvedObject") or {}
         namespace = str((event.get("metadata") or {}).get("namespace") or "")
         kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
         ours = kind in ("Pod", "PodGroup") or any(r.kind == kind for r, _ in self.names)
         if ours and self._job_of(namespace, name, prefixed=kind != "TFJob"):
-            return namespace, kind, name, str(event.get("reason") or "")
+            # An event's name stands for its series (same object, reason and message).
+            series = str((event.get("metadata") or {}).get("name") or "")
+            return namespace, kind, name, str(event.get("reason") or ""), series
         return None
 
     def apply(self, update: follow.Update) -> None:
