@@ -117,7 +117,8 @@ options:
         and the wait still ends at O(wait_timeout)). It ends at once, failing the task, when a
         job cannot succeed however long it waits. The message names the object and quotes the
         server's reason, and RV(jobs[].problems) lists every problem it saw. These are fatal.
-      - C(FailedCreatePod) or C(FailedCreateService) events of the job. The API server rejected
+      - C(FailedCreatePod) or C(FailedCreateService) events of the job (C(FailedCreate) for a
+        Volcano Job). The API server rejected
         a pod or Service the operator builds from the job, and the operator retries the same
         template forever (for example for a volumeMount that names no volume of the pod).
         Rejections that can pass by themselves (an exceeded ResourceQuota, an admission webhook

@@ -471,6 +471,15 @@ def test_a_volcano_job_is_read_by_its_tasks() -> None:
         }
         return made
 
+    # Volcano's job controller reports a pod the server rejects as FailedCreate on the Job
+    rejected = (
+        'Error creating pods: [pods "mnist-worker-0" is invalid: '
+        'spec.containers[0].volumeMounts[0].name: Not found: "ckpt"]'
+    )
+    said = event("Job", "mnist", "FailedCreate", rejected)
+    assert run(job, events=[said]) == [
+        Problem("Job", f"{NS}/mnist", "FailedCreate", rejected, True)
+    ]
     found = run(job, [volcano_pod("chief", 0), volcano_pod("worker", 0)])
     assert [(p.name, p.fatal) for p in found] == [
         (f"{NS}/mnist-chief-0", True),

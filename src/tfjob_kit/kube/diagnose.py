@@ -4,7 +4,8 @@ From the job, its pods, the events about them, its Volcano PodGroup and what the
 allocate, ``diagnose`` lists the problems, each naming the object and quoting the server's
 reason and message. A problem is *fatal* when waiting longer cannot help:
 
-* ``FailedCreatePod`` / ``FailedCreateService`` events of the job: the API server rejected an
+* ``FailedCreatePod`` / ``FailedCreateService`` events of the job (Volcano's job controller says
+  ``FailedCreate``): the API server rejected an
   object the operator builds from the job (a pod template mistake, say). The operator retries
   forever with the same template. Rejections that can pass later (an exceeded ResourceQuota, an
   unreachable admission webhook) are reported but not fatal.
@@ -40,7 +41,8 @@ DEFAULT_UNSCHEDULABLE_GRACE = 60.0
 # fatal: time for a node autoscaler to announce a scale-up on the pods.
 CAPACITY_SETTLE = 10.0
 
-CREATE_FAILURES = ("FailedCreatePod", "FailedCreateService")
+# The training-operator's reasons, and Volcano's job controller's (FailedCreate, on the Job).
+CREATE_FAILURES = ("FailedCreatePod", "FailedCreateService", "FailedCreate")
 # Words of a creation failure that can pass without changing the job.
 TRANSIENT_CREATE = (
     "exceeded quota",
