@@ -261,3 +261,150 @@ def test_random_quantities_as_the_server(
         ours = {k: _printed(v) or None for k, v in _lists(spec).items()}
         assert ours == {k: v or None for k, v in _lists(stored["spec"]).items()}, name
     assert min(verdicts.values()) >= 20, verdicts
+
+
+class _Placement:
+    """Seeded random placement fields built from awkward strings (bad and good label keys and
+    values, node names, operators), so that checks combine in ways the named cases do not."""
+
+    GOOD = ("app", "team", "example.com/k", "a" * 63, "k8s.io/" + "b" * 63, "node-1", "1")
+    BAD = ("", "a b", "x/", "Example.com/k", "-a", "a" * 64, "Node_1", "_x", "metadata.name")
+    OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "", "in", "Equal")
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def s(self) -> str:
+        return self.rng.choice(self.BAD if self.maybe(0.08) else self.GOOD)
+
+    def maybe(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def expr(self) -> dict[str, Any]:
+        operator = self.rng.choice(self.OPERATORS) if self.maybe(0.1) else "Exists"
+        out: dict[str, Any] = {"key": self.s(), "operator": operator}
+        if self.maybe(0.1):
+            out["values"] = [self.s() for _ in range(self.rng.randint(0, 3))]
+        elif operator == "Exists" and self.maybe(0.5):
+            out["operator"] = self.rng.choice(["In", "NotIn"])
+            out["values"] = [self.s()]
+        return out
+
+    def selector(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.maybe(0.5):
+            out["matchLabels"] = {self.s(): self.s() for _ in range(self.rng.randint(0, 2))}
+        if self.maybe(0.5):
+            out["matchExpressions"] = [self.expr() for _ in range(self.rng.randint(0, 2))]
+        return out
+
+    def keys(self) -> list[str]:
+        return self.rng.choice([[], [self.s()], ["app"], ["app", "team"], [self.s(), "app"]])
+
+    def term(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"topologyKey": "" if self.maybe(0.05) else "kubernetes.io/hostname"}
+        if self.maybe(0.8):
+            out["labelSelector"] = self.selector()
+        if self.maybe(0.3):
+            out["namespaces"] = [self.s()]
+        if self.maybe(0.3):
+            out["namespaceSelector"] = self.selector()
+        if self.maybe(0.6):
+            out["matchLabelKeys"] = self.keys()
+        if self.maybe(0.4):
+            out["mismatchLabelKeys"] = self.keys()
+        return out
+
+    def weight(self) -> int:
+        return self.rng.choice([0, 101, -1]) if self.maybe(0.1) else self.rng.choice([1, 100])
+
+    def spec(self) -> dict[str, Any]:
+        rng = self.rng
+        spec: dict[str, Any] = {}
+        if self.maybe(0.3):
+            spec["nodeSelector"] = {self.s(): self.s()}
+        affinity: dict[str, Any] = {}
+        if self.maybe(0.4):
+            terms = [
+                {
+                    "matchExpressions": [self.expr()],
+                    "matchFields": [self.expr()][: rng.randint(0, 1)],
+                }
+                for _ in range(rng.randint(0, 2))
+            ]
+            preferred = [
+                {"weight": self.weight(), "preference": {"matchExpressions": [self.expr()]}}
+            ]
+            affinity["nodeAffinity"] = {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms},
+                "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+            }
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if self.maybe(0.4):
+                affinity[kind] = {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [self.term()],
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": self.weight(), "podAffinityTerm": self.term()}
+                    ],
+                }
+        spec["affinity"] = affinity
+        if self.maybe(0.4):
+            spec["tolerations"] = [
+                {
+                    "key": self.s(),
+                    "operator": rng.choice(["Equal", "", "Equal", "In"]),
+                    "value": self.s(),
+                    "effect": rng.choice(["", "NoSchedule", "NoExecute", "NoExecute", "Never"]),
+                    **({"tolerationSeconds": 10} if self.maybe(0.2) else {}),
+                }
+                for _ in range(rng.randint(1, 2))
+            ]
+        if self.maybe(0.5):
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": rng.choice([0, 1, 2, 3, 4]),
+                    "topologyKey": rng.choice(["", "zone", "zone", "kubernetes.io/hostname"]),
+                    "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway", "Never"]),
+                    "labelSelector": self.selector(),
+                    "matchLabelKeys": self.keys(),
+                    **({"minDomains": rng.choice([0, 2])} if self.maybe(0.4) else {}),
+                    **(
+                        {"nodeTaintsPolicy": rng.choice(["Honor", "honor"])}
+                        if self.maybe(0.3)
+                        else {}
+                    ),
+                }
+                for _ in range(rng.randint(1, 2))
+            ]
+        return spec
+
+
+def _placement(spec: dict[str, Any], team: str | None) -> Any:
+    def mutate(t: dict[str, Any]) -> None:
+        t["spec"].update(copy.deepcopy(spec))
+        if team:
+            t["metadata"]["labels"]["team"] = team
+
+    return mutate
+
+
+_PLACEMENT = _Placement(2024)
+PLACEMENTS = [
+    Mutation(f"placement-{i}", _placement(_PLACEMENT.spec(), _PLACEMENT.rng.choice([None, "a"])))
+    for i in range(200)
+]
+
+
+def test_random_placements_as_the_server(cluster: Cluster) -> None:
+    """Seeded random placement fields: the offline errors are the server's causes, with their
+    multiplicity."""
+    pods = [pod_of(case, i) for i, case in enumerate(PLACEMENTS)]
+    with tempfile.TemporaryDirectory() as scratch:
+        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    refused = 0
+    for case, pod, (server, _stored) in zip(PLACEMENTS, pods, got, strict=True):
+        assert sorted((e.field, e.body) for e in offline_errors(pod)) == server, case.name
+        refused += bool(server)
+    assert 20 <= refused <= len(PLACEMENTS) - 20, refused
