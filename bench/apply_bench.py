@@ -168,7 +168,7 @@ def contenders(bench: Bench, jobs: Path, skip_k8s: bool, preflight_off: bool) ->
 
     chosen = {"tfjob.kit.tfjob": module, "kubectl apply --server-side": kubectl}
     if preflight_off:
-        chosen["tfjob.kit.tfjob preflight: false"] = module_off
+        chosen["tfjob.kit.tfjob, no preflight"] = module_off
     if not skip_k8s:
         chosen["kubernetes.core.k8s loop"] = k8s_loop
     return chosen
