@@ -408,3 +408,88 @@ def test_random_placements_as_the_server(cluster: Cluster) -> None:
         assert sorted((e.field, e.body) for e in offline_errors(pod)) == server, case.name
         refused += bool(server)
     assert 20 <= refused <= len(PLACEMENTS) - 20, refused
+
+
+def _random_resource_specs(seed: int, count: int) -> list[dict[str, Any]]:
+    """Pods of 1-3 containers, maybe init containers and sidecars, maybe pod-level resources,
+    with random requests and limits: request defaulting, pod-level defaults (hugepage limits,
+    requests from the containers' aggregate) and the pod-level consistency checks."""
+    rng = random.Random(seed)
+    choices: dict[str, list[Any]] = {
+        "cpu": ["100m", "0.5", "1", "2", "1500m", "1n", "250m", 3],
+        "memory": ["64Mi", "1Gi", "512Mi", "1.5Gi", "100M", "1G"],
+        "hugepages-2Mi": ["2Mi", "4Mi", "6Mi"],
+        "nvidia.com/gpu": ["1"],
+        "ephemeral-storage": ["1Gi", "500Mi"],
+    }
+    rare = {"hugepages-2Mi", "nvidia.com/gpu"}
+
+    def pick(names: list[str]) -> dict[str, Any]:
+        return {
+            n: rng.choice(choices[n]) for n in names if rng.random() < (0.15 if n in rare else 0.5)
+        }
+
+    def requirements() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for kind in ("limits", "requests"):
+            if rng.random() < 0.7:
+                out[kind] = pick(list(choices))
+        return out
+
+    specs: list[dict[str, Any]] = []
+    for _ in range(count):
+        spec: dict[str, Any] = {
+            "containers": [
+                {"name": f"c{j}", "image": "busybox:1.36", "resources": requirements()}
+                for j in range(rng.randint(1, 3))
+            ]
+        }
+        if rng.random() < 0.5:
+            spec["initContainers"] = [
+                {"name": f"i{j}", "image": "busybox:1.36", "resources": requirements()}
+                | ({"restartPolicy": "Always"} if rng.random() < 0.4 else {})
+                for j in range(rng.randint(1, 3))
+            ]
+        if rng.random() < 0.7:
+            pod_level: dict[str, Any] = {}
+            if rng.random() < 0.7:
+                pod_level["limits"] = pick(["cpu", "memory", "hugepages-2Mi"])
+            if rng.random() < 0.5:
+                pod_level["requests"] = pick(["cpu", "memory", "hugepages-2Mi"])
+            spec["resources"] = pod_level
+        specs.append(spec)
+    return specs
+
+
+def _whole_spec(spec: dict[str, Any]) -> Any:
+    def mutate(t: dict[str, Any]) -> None:
+        t["spec"] = copy.deepcopy(spec)
+
+    return mutate
+
+
+RESOURCE_SPECS = [
+    Mutation(f"resources-{i}", _whole_spec(spec))
+    for i, spec in enumerate(_random_resource_specs(77, 300))
+]
+
+
+def test_random_resource_specs_as_the_server(cluster: Cluster) -> None:
+    """Seeded random container, init, sidecar and pod-level resources: the server's causes, and
+    for the pods it accepts the resource lists it would store."""
+    pods = [pod_of(case, i) for i, case in enumerate(RESOURCE_SPECS)]
+    with tempfile.TemporaryDirectory() as scratch:
+        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    accepted = 0
+    for case, pod, (server, stored) in zip(RESOURCE_SPECS, pods, got, strict=True):
+        assert sorted((e.field, e.body) for e in offline_errors(pod)) == server, case.name
+        if server:
+            continue
+        accepted += 1
+        spec = copy.deepcopy(pod["spec"])
+        resources.set_defaults(spec)
+        ours = {k: _printed(v) or None for k, v in _lists(spec).items()}
+        assert ours == {k: v or None for k, v in _lists(stored["spec"]).items()}, case.name
+    assert 40 <= accepted <= len(RESOURCE_SPECS) - 40, accepted
