@@ -248,7 +248,18 @@ def diagnose(
     job events last seen before ``since`` are ignored (they are about an earlier spec)."""
     kind = str(job.get("kind") or "TFJob")
     problems: list[Problem] = []
-    job_events = [e for e in _latest(events) if _about(e, job, kind)]
+    # Oldest first, by the object they are about: read once, whatever the number of pods.
+    by_object: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for event in _latest(events):
+        involved = event.get("involvedObject") or {}
+        key = (str(involved.get("kind") or ""), str(involved.get("name") or ""))
+        by_object.setdefault(key, []).append(event)
+
+    def about(obj: dict[str, Any], obj_kind: str) -> list[dict[str, Any]]:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        return [e for e in by_object.get((obj_kind, name), []) if _about(e, obj, obj_kind)]
+
+    job_events = about(job, kind)
     for event in job_events:
         reason = str(event.get("reason") or "")
         if reason not in CREATE_FAILURES:
@@ -264,7 +275,7 @@ def diagnose(
     scaling_up = False
     unschedulable: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for pod in sorted(live, key=lambda p: str((p.get("metadata") or {}).get("name"))):
-        pod_events = [e for e in _latest(events) if _about(e, pod, "Pod")]
+        pod_events = about(pod, "Pod")
         scale = [e for e in pod_events if e.get("reason") in SCALE_UP + NO_SCALE_UP]
         pod_scaling = bool(scale) and scale[-1].get("reason") in SCALE_UP
         scaling_up = scaling_up or pod_scaling
@@ -309,11 +320,7 @@ def diagnose(
     group_says = ""
     group_since: float | None = None
     for group in owned:
-        group_events = [
-            e
-            for e in _latest(events)
-            if _about(e, group, "PodGroup") and e.get("reason") == "Unschedulable"
-        ]
+        group_events = [e for e in about(group, "PodGroup") if e.get("reason") == "Unschedulable"]
         conditions = [
             c
             for c in (group.get("status") or {}).get("conditions") or []
