@@ -33,6 +33,7 @@ def tfjob(
     container: dict[str, Any] | None = None,
     worker_annotations: dict[str, str] | None = None,
     chief_annotations: dict[str, str] | None = None,
+    scheduling_policy: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     def replica(count: int, annotations: dict[str, str] | None) -> dict[str, Any]:
         template: dict[str, Any] = {
@@ -59,7 +60,13 @@ def tfjob(
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs},
+        "spec": {
+            "runPolicy": {
+                "cleanPodPolicy": "None",
+                **({"schedulingPolicy": scheduling_policy} if scheduling_policy else {}),
+            },
+            "tfReplicaSpecs": specs,
+        },
     }
 
 
@@ -225,6 +232,44 @@ def test_a_gang_bigger_than_the_cluster_fails_the_wait(
     ) in applied["msg"]
     # the scheduler's own word, quoted: Volcano's PodGroup event
     assert f"the scheduler says: PodGroup {namespace}/too-big: " in applied["msg"]
+    assert applied["duration"] < 60
+
+
+def test_a_gang_bigger_than_its_volcano_queue_fails_the_wait(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    queue = f"small-{namespace}"
+    cluster.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=json.dumps(
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "Queue",
+                "metadata": {"name": queue},
+                "spec": {"weight": 1, "capability": {"cpu": "1", "memory": "4Gi"}},
+            }
+        ),
+    )
+    try:
+        job = tfjob(
+            "over-queue",
+            namespace,
+            workers=2,
+            container={"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+            scheduling_policy={"queue": queue, "minAvailable": 2},
+        )
+        result, _ = apply_and_wait(cluster, tmp_path, job)
+    finally:
+        cluster.kubectl("delete", "queue", queue, "--ignore-not-found", check=False)
+    applied = result[0]
+    assert applied["failed"], applied
+    assert fatal(applied) == [(f"PodGroup {namespace}/over-queue", "QueueCapability")]
+    assert (
+        f"the PodGroup needs 2 cpu (minResources) but queue {queue} may use at most 1 "
+        "(spec.capability)"
+    ) in applied["msg"]
     assert applied["duration"] < 60
 
 
