@@ -107,6 +107,8 @@ def _server_findings(
         for doc, doc_result in zip(docs, result.results, strict=True):
             if doc_result.skipped is not None or not doc_result.loaded or not doc_result.name:
                 continue
+            if doc.api_version != model.API_VERSION:  # the server serves v1 only
+                continue
             job = copy.deepcopy(doc.content)
             job.setdefault("metadata", {}).setdefault("namespace", default_namespace)
             chosen.append((doc_result, preflight.Target(doc.source, doc.index, job, doc.line)))

@@ -92,6 +92,14 @@ def test_a_valid_job_passes(client: Client, namespace: str) -> None:
     assert check(client, job) == []
 
 
+def test_a_namespace_that_does_not_exist_is_one_finding(client: Client) -> None:
+    absent = f"it-absent-{uuid.uuid4().hex[:8]}"
+    [finding] = check(client, with_undefined_mount(tfjob(absent)))
+    assert finding.rule == "missing-reference"
+    assert finding.path == "$.metadata.namespace"
+    assert finding.message.startswith(f"namespace {absent!r} does not exist")
+
+
 def test_undefined_volume_mount_fails_with_the_servers_reason_and_creates_nothing(
     cluster: Cluster, namespace: str
 ) -> None:

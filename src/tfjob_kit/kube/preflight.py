@@ -652,8 +652,26 @@ def check(
             and not any(f.rule == QUOTA_RULE for f in job_found)
         ):
             job_found.extend(_quota_findings(job, namespace_quotas))
+        answered = [
+            *job.answers,
+            *(a for i, a in (*job_answers.items(), *group_answers.items()) if i == index),
+        ]
+        if any(_namespace_missing(status, body) for status, body in answered):
+            job_found = [
+                _finding(
+                    job.target,
+                    MISSING_RULE,
+                    f"namespace {job.target.namespace!r} does not exist: the API server refuses "
+                    "the job and everything the operator would create; create it first",
+                    "$.metadata.namespace",
+                )
+            ]
         found.extend(c for f in job_found if (c := config.apply(f)) is not None)
     return found
+
+
+def _namespace_missing(status: int, body: dict[str, Any]) -> bool:
+    return status == 404 and as_dict(body.get("details")).get("kind") == "namespaces"
 
 
 def _call(call: Callable[[], Any]) -> Any:
