@@ -71,9 +71,9 @@ def cluster_spec(
     """The `cluster` of TF_CONFIG: lower-case type -> host:port of every replica, keys sorted."""
     cluster: dict[str, list[str]] = {}
     for replica in reps:
-        cluster[replica.lower] = [
-            _host(job, replica.lower, i, namespace, domain, replica.port)
-            for i in range(replica.count)
+        lower, port = replica.lower, replica.port
+        cluster[lower] = [
+            _host(job, lower, i, namespace, domain, port) for i in range(replica.count)
         ]
     return dict(sorted(cluster.items()))
 
@@ -98,7 +98,7 @@ def _distributed_replicas(content: Any, limit: bool = True) -> list[Replica] | N
     return reps if is_distributed(reps) else None
 
 
-def _is_sparse(content: Any) -> bool:
+def is_sparse(content: Any) -> bool:
     """enableDynamicWorker: each pod sees only its own address and the parameter servers."""
     return as_dict(as_dict(content).get("spec")).get("enableDynamicWorker") is True
 
@@ -137,7 +137,14 @@ def tf_config(
         return None
     ns = namespace or model.namespace(content)
     cluster = cluster_spec(model.job_name(content), ns, reps, domain)
-    return _go_json(_pod_config(cluster, _is_sparse(content), rtype.lower(), index))
+    return task_tf_config(cluster, is_sparse(content), rtype, index)
+
+
+def task_tf_config(cluster: dict[str, list[str]], sparse: bool, rtype: str, index: int) -> str:
+    """The TF_CONFIG value of task `index` of `rtype`, given the job's :func:`cluster_spec` and
+    whether it is sparse (enableDynamicWorker): what :func:`tf_config` returns for a distributed
+    job, without recomputing the cluster for each pod."""
+    return _go_json(_pod_config(cluster, sparse, rtype.lower(), index))
 
 
 def tf_config_summary(
@@ -155,7 +162,7 @@ def tf_config_summary(
         return {}
     job = model.job_name(content)
     ns = namespace or model.namespace(content)
-    sparse = _is_sparse(content)
+    sparse = is_sparse(content)
     summary: dict[str, Any] = {"cluster": cluster_spec(job, ns, reps, domain), "sparse": sparse}
     if not sparse:
         summary["environment"] = "cloud"

@@ -42,10 +42,15 @@ PLACEHOLDER_UID = "00000000-0000-4000-8000-000000000000"
 def _copy(value: Any) -> Any:
     """A deep copy of JSON data without its nulls (Go's unmarshal leaves a null field unset)."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items() if v is not None}
+        return {
+            k: _copy(v) if isinstance(v, _NESTED) else v for k, v in value.items() if v is not None
+        }
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [_copy(v) if isinstance(v, _NESTED) else v for v in value]
     return value
+
+
+_NESTED = (dict, list)
 
 
 def owner_reference(content: dict[str, Any]) -> dict[str, Any]:
@@ -114,40 +119,61 @@ def operator_pod(
     """The Pod the operator creates for replica `index` of `replica`, as it sends it to the API
     server. `gang_scheduler`: the operator's ``--gang-scheduler-name`` (``volcano``, a
     scheduler-plugins scheduler name, or "" when gang scheduling is off)."""
-    job = model.job_name(content)
-    ns = namespace or model.namespace(content)
-    template = as_dict(replica.template)
-    template_meta = as_dict(template.get("metadata"))
-    spec = _copy(as_dict(template.get("spec")))
-    _default_port(spec)
-    has_chief = any(r.type in model.CHIEF_TYPES for r in model.replicas(content))
-    labels = _string_map(_copy(template_meta.get("labels")))
-    labels.update(explain.pod_labels(job, replica, index, has_chief))
-    annotations = _string_map(_copy(template_meta.get("annotations")))
-    tf_config = explain.tf_config(content, replica.type, index, ns, limit=False)
-    if tf_config is not None:
-        _set_tf_config(spec, tf_config)
-    spec["restartPolicy"] = replica.pod_restart_policy
-    if gang_scheduler:
-        if not spec.get("schedulerName"):
-            spec["schedulerName"] = gang_scheduler
-        if gang_scheduler == VOLCANO:
-            annotations[VOLCANO_GROUP_ANNOTATION] = job
-            annotations[VOLCANO_TASK_ANNOTATION] = replica.lower
-        else:
-            labels[PLUGINS_GROUP_LABEL] = job
-    meta: dict[str, Any] = {
-        "name": model.pod_name(job, replica.type, index).replace("/", "-"),
-        "namespace": ns,
-        "labels": labels,
-    }
-    if annotations:
-        meta["annotations"] = annotations
-    finalizers = template_meta.get("finalizers")
-    if isinstance(finalizers, list) and finalizers:
-        meta["finalizers"] = _copy(finalizers)
-    meta["ownerReferences"] = [owner_reference(content)]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    return _JobPods(content, namespace, gang_scheduler).pod(replica, index)
+
+
+class _JobPods:
+    """What every pod of one job shares (computed once per job): its name, namespace, replicas,
+    whether it has a chief, the TF_CONFIG cluster spec and the owner reference's fields."""
+
+    def __init__(self, content: dict[str, Any], namespace: str | None, gang_scheduler: str):
+        self.content = content
+        self.job = model.job_name(content)
+        self.namespace = namespace or model.namespace(content)
+        self.gang_scheduler = gang_scheduler
+        self.replicas = model.replicas(content)
+        self.has_chief = any(r.type in model.CHIEF_TYPES for r in self.replicas)
+        # explain.tf_config(content, type, index, namespace, limit=False), the cluster once
+        self.cluster = (
+            explain.cluster_spec(self.job, self.namespace, self.replicas)
+            if explain.is_distributed(self.replicas)
+            else None
+        )
+        self.sparse = explain.is_sparse(content)
+
+    def pod(self, replica: Replica, index: int) -> dict[str, Any]:
+        job, gang_scheduler = self.job, self.gang_scheduler
+        template = as_dict(replica.template)
+        template_meta = as_dict(template.get("metadata"))
+        spec = _copy(as_dict(template.get("spec")))
+        _default_port(spec)
+        labels = _string_map(_copy(template_meta.get("labels")))
+        labels.update(explain.pod_labels(job, replica, index, self.has_chief))
+        annotations = _string_map(_copy(template_meta.get("annotations")))
+        if self.cluster is not None:
+            tf_config = explain.task_tf_config(self.cluster, self.sparse, replica.type, index)
+            _set_tf_config(spec, tf_config)
+        spec["restartPolicy"] = replica.pod_restart_policy
+        if gang_scheduler:
+            if not spec.get("schedulerName"):
+                spec["schedulerName"] = gang_scheduler
+            if gang_scheduler == VOLCANO:
+                annotations[VOLCANO_GROUP_ANNOTATION] = job
+                annotations[VOLCANO_TASK_ANNOTATION] = replica.lower
+            else:
+                labels[PLUGINS_GROUP_LABEL] = job
+        meta: dict[str, Any] = {
+            "name": model.pod_name(job, replica.type, index).replace("/", "-"),
+            "namespace": self.namespace,
+            "labels": labels,
+        }
+        if annotations:
+            meta["annotations"] = annotations
+        finalizers = template_meta.get("finalizers")
+        if isinstance(finalizers, list) and finalizers:
+            meta["finalizers"] = _copy(finalizers)
+        meta["ownerReferences"] = [owner_reference(self.content)]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def operator_pods(
@@ -159,17 +185,16 @@ def operator_pods(
 ) -> list[tuple[Replica, dict[str, Any]]]:
     """The pods of the job, replica type by replica type in the operator's order. With
     `one_per_type`, only the highest index of each type: the longest name, and otherwise the
-    same pod spec as its siblings (only TF_CONFIG's task index and the index label differ)."""
+    same pod spec as its siblings (only TF_CONFIG's task index and the index label differ).
+    Each pod is a fresh object: nothing in it is shared with `content` or with another pod."""
+    job = _JobPods(content, namespace, gang_scheduler)
     pods = []
-    for replica in model.replicas(content):
+    for replica in job.replicas:
         if replica.count <= 0:
             continue
         indexes = [replica.count - 1] if one_per_type else list(range(replica.count))
         for index in indexes:
-            pod = operator_pod(
-                content, replica, index, namespace=namespace, gang_scheduler=gang_scheduler
-            )
-            pods.append((replica, pod))
+            pods.append((replica, job.pod(replica, index)))
     return pods
 
 
