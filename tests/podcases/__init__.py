@@ -256,14 +256,25 @@ def _apply(rng: random.Random, job: dict[str, Any], mutation: Mutation | JobMuta
     return key
 
 
-def generate(count: int = 520, seed: int = 11) -> list[Case]:
-    """At least `count` cases, every mutation the primary one of at least one case (so every
-    check an area covers is reached), the rest drawn at random; about one case in six gets a
-    second mutation."""
+def _likely_valid(name: str) -> bool:
+    """Mutations their authors name as edge values that pass (``ok-...``)."""
+    return name.split(": ", 1)[-1].startswith("ok-")
+
+
+NONE = JobMutation("ok-none (the base job as generated)", lambda job: None)
+
+
+def generate(count: int = 520, seed: int = 11, extra_valid: int = 300) -> list[Case]:
+    """At least `count` cases: every mutation the primary one of one case (so that every check an
+    area covers is reached), then `extra_valid` cases drawn from the mutations named as passing
+    (``ok-...``) and the unmutated base (so that valid jobs are not a minority), then random
+    ones up to `count`; about one case in six gets a second, random, mutation."""
     rng = random.Random(seed)
-    mutations = all_mutations()
+    mutations = [*all_mutations(), (f"job: {NONE.name}", NONE)]
+    passing = [i for i, (name, _) in enumerate(mutations) if _likely_valid(name)]
     order = list(range(len(mutations)))
     rng.shuffle(order)
+    order += [rng.choice(passing) for _ in range(extra_valid)]
     while len(order) < count:
         order.append(rng.randrange(len(mutations)))
     cases = []

@@ -111,7 +111,10 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
 def _duplicate_container(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
         seen: set[str] = set()
-        for path, container in replica.all_containers:
+        # Containers first, as the API server checks them: an init container named like a
+        # container is the duplicate.
+        ordered = sorted(replica.all_containers, key=lambda item: ".initContainers[" in item[0])
+        for path, container in ordered:
             name = container.get("name")
             if isinstance(name, str):
                 if name in seen:

@@ -14,8 +14,13 @@ from tfjob_kit.rules.registry import rule
 
 
 def _resources(container: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(requests, limits) without null entries (the API server drops them)."""
     resources = as_dict(container.get("resources"))
-    return as_dict(resources.get("requests")), as_dict(resources.get("limits"))
+    requests, limits = as_dict(resources.get("requests")), as_dict(resources.get("limits"))
+    return (
+        {k: v for k, v in requests.items() if v is not None},
+        {k: v for k, v in limits.items() if v is not None},
+    )
 
 
 @rule(

@@ -17,7 +17,7 @@ from tfjob_kit.findings import Severity, child_path, json_path
 from tfjob_kit.model import Replica, as_dict
 from tfjob_kit.podcheck import meta as podmeta
 from tfjob_kit.podcheck import names
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path
 from tfjob_kit.podcheck.pod import validate_pod
 from tfjob_kit.rules.registry import rule
 
@@ -90,6 +90,43 @@ def pod_json_path(replica: Replica, path: Path) -> str:
             return json_path("metadata", "namespace")
         return json_path("metadata", "name")
     return replica.path
+
+
+def parse_field(field: str) -> Path:
+    """A field path as the server prints it (``spec.containers[0].resources.limits[cpu]``) in
+    parts: list indexes as ints, map keys as :class:`Key`. The inverse of ``FieldError.field``
+    (a map key that is all digits reads as an index)."""
+    parts: list[str | int] = []
+    i, n = 0, len(field)
+    while i < n:
+        if field[i] == ".":
+            i += 1
+        elif field[i] == "[":
+            end = field.find("]", i)
+            end = n if end < 0 else end
+            inner = field[i + 1 : end]
+            parts.append(int(inner) if inner.isdigit() else Key(inner))
+            i = end + 1
+        elif tuple(parts[-2:]) == ("metadata", "annotations"):
+            # An annotation key in a path is a Child (ValidateSeccompPodAnnotations and
+            # friends): printed after a dot, dots and all, up to an index.
+            j = field.find("[", i)
+            j = n if j < 0 else j
+            parts.append(field[i:j])
+            i = j
+        else:
+            j = i
+            while j < n and field[j] not in ".[":
+                j += 1
+            parts.append(field[i:j])
+            i = j
+    return tuple(parts)
+
+
+def field_json_path(replica: Replica, field: str) -> str:
+    """The TFJob path behind a field of the replica's pod as the server names it (a cause's
+    ``field`` of a rejected dry run): what :func:`pod_json_path` gives for the offline error."""
+    return pod_json_path(replica, parse_field(field))
 
 
 @rule(

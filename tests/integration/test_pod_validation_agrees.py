@@ -1,0 +1,450 @@
+"""The differential test: `tfjob-kit validate` (offline) against the real API server (v1.34.4)
+on the generated TFJobs of tests/podcases (at least 500, every area's mutations).
+
+For every case, the TFJob is created with dryRun=All (the CRD's schema, CR metadata validation,
+the operator's validating webhook), and so is the pod the operator would create for each
+replica type (``pods.operator_pods``: the highest index; without gang scheduling, as the
+``server-rejects-pod`` rule models the operator the chart installs by default), in parallel.
+The server's verdict (rejected if the TFJob or any pod is) and its cause fields, mapped to
+TFJob JSON paths as the rule maps them (``rules.server``), are compared with
+``validate.check_object``'s errors:
+
+* same verdict;
+* for a rejection, the same paths: every server path is an offline error path, or is related
+  to the path of another rule's error (on one branch, or in the same list element: those rules
+  may report a field more or less precisely than the server, and their finding replaces the
+  server rule's); every server-rule error path is a server path; every other rule's error path
+  is related to a server path. A rejection that names no field (a body the server cannot
+  decode) matches the offline errors below the object it is about.
+
+A disagreement fails the test unless tests/data/podcheck-allowlist.yaml lists the case's
+primary mutation (cluster-state checks only). The figures (cases, verdict split, agreements,
+disagreements by mutation, with both sides' messages) are printed and written to
+``podcheck-agreement.json`` in the test's tmp dir.
+
+So that the pod model is not only checked against itself, a sample of the cases is applied as
+real TFJobs in a namespace of the test's own. The local cluster's operator runs with
+``--gang-scheduler-name=volcano``, so there the offline side validates the Volcano variant of
+its pods: for every replica type the operator attempted, its FailedCreatePod events (which quote
+the server's field errors) must name exactly the fields for which the offline validation rejects
+the operator's pod, and a type it created (SuccessfulCreatePod) must pass offline. A type it did
+not attempt (its job finished first, or another type's failure came first on every retry) is
+listed in the report, not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from podcases import Case, generate
+from tfjob_kit import pods, validate
+from tfjob_kit.findings import Severity, json_path
+from tfjob_kit.podcheck.pod import validate_pod
+from tfjob_kit.rules import server
+
+from ._cluster import Cluster
+
+ALLOWLIST = Path(__file__).resolve().parents[1] / "data" / "podcheck-allowlist.yaml"
+THREADS = 8
+SAMPLE = 56  # real TFJobs
+SAMPLE_BATCH = 56
+_WEBHOOK = re.compile(r"denied the request: (.*)$", re.S)
+_FIELD_START = re.compile(r", (?=(?:spec|metadata)[.\[])")
+_FIELD = re.compile(r"^(?:spec|metadata)(?:[.\[]|$)")
+_EVENT = re.compile(
+    r'^Error creating: (?:Pod|pods) "([^"]+)" is (?:invalid|forbidden): (.*)$', re.S
+)
+
+
+@dataclass
+class Verdict:
+    rejected: bool = False
+    paths: set[str] = field(default_factory=set)
+    messages: list[str] = field(default_factory=list)
+    # Rejections that name no field (the body cannot be decoded: a malformed quantity): the
+    # object they are about (the TFJob "$", or the replica of a pod).
+    unlocated: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Outcome:
+    case: str
+    mutations: tuple[str, ...]
+    targets: tuple[str, ...]
+    server: Verdict
+    offline: Verdict
+    offline_server_rule_paths: set[str]
+    agree: bool
+    tfjob_rejected: bool
+
+
+# ----------------------------------------------------------------------------- the server
+
+
+class Api:
+    def __init__(self, kubeconfig: Path) -> None:
+        from kubernetes import client
+        from kubernetes import config as loader
+
+        cfg = client.Configuration()
+        config: Any = loader
+        config.load_kube_config(str(kubeconfig), client_configuration=cfg, persist_config=False)
+        cfg.connection_pool_maxsize = THREADS * 2
+        self.api_client = client.ApiClient(cfg)
+
+    def post(
+        self, path: str, body: dict[str, Any], *, dry_run: bool = True
+    ) -> tuple[int, dict[str, Any]]:
+        """POST `body` to `path` (with dryRun=All unless told): (status, body), retried on
+        throttling and server errors. Raw JSON: the client's models would judge the body
+        first."""
+        method, url, headers, data, _ = self.api_client.param_serialize(
+            "POST",
+            path,
+            query_params=[("dryRun", "All")] if dry_run else [],
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        for attempt in range(5):
+            response: Any = self.api_client.call_api(
+                method, url, headers, data, _request_timeout=60
+            )
+            response.read()
+            status = int(response.status)
+            if status in (429, 500, 503, 504) and attempt < 4:
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            return status, json.loads(response.data or b"{}")
+        raise AssertionError("unreachable")
+
+    def dry_run_tfjob(self, namespace: str, job: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return self.post(f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs", job)
+
+    def dry_run_pod(self, namespace: str, pod: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return self.post(f"/api/v1/namespaces/{namespace}/pods", pod)
+
+
+def _status_fields(body: dict[str, Any]) -> tuple[list[str], str]:
+    """The cause fields of a rejection's Status (a webhook's denial lists them in its message),
+    and the message."""
+    message = str(body.get("message", ""))
+    causes = (body.get("details") or {}).get("causes") or []
+    fields = [str(c["field"]) for c in causes if c.get("field")]
+    if not fields:
+        denied = _WEBHOOK.search(message)
+        if denied:
+            text = denied.group(1).strip()
+            if text.startswith("[") and text.endswith("]"):
+                text = text[1:-1]
+            fields = [piece.split(": ", 1)[0] for piece in _FIELD_START.split(text)]
+    return [f for f in fields if _FIELD.match(f)], message
+
+
+def _job_path(field_string: str) -> str:
+    parts = server.parse_field(field_string)
+    return json_path(*parts) if parts else "$"
+
+
+def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdict, bool]:
+    """What the server says of the TFJob and of the operator's pods; and whether the TFJob
+    itself was rejected."""
+    verdict = Verdict()
+    status, body = api.dry_run_tfjob(namespace, job)
+    tfjob_rejected = status >= 300
+    if tfjob_rejected:
+        fields, message = _status_fields(body)
+        verdict.rejected = True
+        verdict.paths.update(_job_path(f) for f in fields)
+        if not fields:
+            verdict.unlocated.add("$")
+        verdict.messages.append(f"TFJob ({status}): {message}")
+    for replica, pod in pods.operator_pods(job):
+        status, body = api.dry_run_pod(namespace, pod)
+        if status >= 300:
+            fields, message = _status_fields(body)
+            verdict.rejected = True
+            verdict.paths.update(server.field_json_path(replica, f) for f in fields)
+            if not fields:
+                verdict.unlocated.add(replica.path)
+            verdict.messages.append(f"pod {pod['metadata']['name']} ({status}): {message}")
+    return verdict, tfjob_rejected
+
+
+def offline_verdict(job: dict[str, Any]) -> tuple[Verdict, set[str]]:
+    errors = [f for f in validate.check_object(job) if f.severity is Severity.ERROR]
+    verdict = Verdict(
+        rejected=bool(errors),
+        paths={f.path for f in errors},
+        messages=[f"[{f.rule}] {f.path}: {f.message}" for f in errors],
+    )
+    return verdict, {f.path for f in errors if f.rule in server.SERVER_RULES}
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def _branch(a: str, b: str) -> bool:
+    """One path is the other or lies below it."""
+    short, long = sorted((a, b), key=len)
+    return long == short or long.startswith((short + ".", short + "["))
+
+
+_INDEXED = re.compile(r"^(.*\[\d+\])")
+
+
+def _related(other: str, server_path: str) -> bool:
+    """Another rule's error path and a server path are about the same thing: on one branch, or
+    in the same list element (container, volume...), or on one branch once the other's trailing
+    index goes (the server names some list fields without their index)."""
+    if _branch(other, server_path):
+        return True
+    element = _INDEXED.match(other)
+    if element and element.group(1) == (_INDEXED.match(server_path) or [None, None])[1]:
+        return True
+    return _branch(re.sub(r"\[\d+\]$", "", other), server_path)
+
+
+def agrees(server_side: Verdict, offline: Verdict, server_rule_paths: set[str]) -> bool:
+    """Same verdict; for a rejection, the same paths (see the module's docstring). A rejection
+    without a field (server_side.unlocated) is matched by any offline path below its object."""
+    if server_side.rejected != offline.rejected:
+        return False
+    if not server_side.rejected:
+        return True
+    others = offline.paths - server_rule_paths
+    roots = server_side.unlocated
+    located = server_side.paths
+    return (
+        all(p in offline.paths or any(_related(o, p) for o in others) for p in located)
+        and all(p in located or any(_branch(r, p) for r in roots) for p in server_rule_paths)
+        and all(
+            any(_related(o, p) for p in located) or any(_branch(r, o) for r in roots)
+            for o in others
+        )
+        and all(any(_branch(r, o) for o in offline.paths) for r in roots)
+    )
+
+
+def _allowlist() -> dict[str, str]:
+    data = yaml.safe_load(ALLOWLIST.read_text()) or {}
+    listed: dict[str, str] = data.get("mutations") or {}
+    return listed
+
+
+def _run_case(api: Api, namespace: str, case: Case) -> Outcome:
+    job = json.loads(json.dumps(case.job))
+    job["metadata"]["namespace"] = namespace
+    server_side, tfjob_rejected = server_verdict(api, namespace, job)
+    offline, server_rule_paths = offline_verdict(job)
+    return Outcome(
+        case.id,
+        case.mutations,
+        case.targets,
+        server_side,
+        offline,
+        server_rule_paths,
+        agrees(server_side, offline, server_rule_paths),
+        tfjob_rejected,
+    )
+
+
+def _figures(outcomes: list[Outcome], allowed: dict[str, str]) -> dict[str, Any]:
+    valid = sum(1 for o in outcomes if not o.server.rejected)
+    disagreeing = [o for o in outcomes if not o.agree]
+    by_mutation: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for o in disagreeing:
+        by_mutation[o.mutations[0]].append(
+            {
+                "case": o.case,
+                "mutations": list(o.mutations),
+                "targets": list(o.targets),
+                "server": sorted(o.server.paths),
+                "server_messages": o.server.messages,
+                "offline": sorted(o.offline.paths),
+                "offline_messages": o.offline.messages,
+            }
+        )
+    return {
+        "cases": len(outcomes),
+        "server_valid": valid,
+        "server_invalid": len(outcomes) - valid,
+        "tfjob_rejected": sum(1 for o in outcomes if o.tfjob_rejected),
+        "agreements": len(outcomes) - len(disagreeing),
+        "agreement_rate": round((len(outcomes) - len(disagreeing)) / len(outcomes), 4),
+        "valid_rejected_offline": sum(
+            1 for o in outcomes if not o.server.rejected and o.offline.rejected
+        ),
+        "invalid_passed_offline": sum(
+            1 for o in outcomes if o.server.rejected and not o.offline.rejected
+        ),
+        "disagreements": len(disagreeing),
+        "allowlisted": sorted(m for m in by_mutation if m in allowed),
+        "disagreements_by_mutation": dict(sorted(by_mutation.items())),
+    }
+
+
+def test_offline_validation_agrees_with_the_api_server(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    cases = generate()
+    assert len(cases) >= 500
+    api = Api(cluster.kubeconfig)
+    started = time.monotonic()
+    with ThreadPoolExecutor(THREADS) as pool:
+        outcomes = list(pool.map(lambda c: _run_case(api, namespace, c), cases))
+    allowed = _allowlist()
+    figures = _figures(outcomes, allowed)
+    figures["seconds"] = round(time.monotonic() - started, 1)
+    (tmp_path / "podcheck-agreement.json").write_text(json.dumps(figures, indent=2))
+    summary = {k: v for k, v in figures.items() if k != "disagreements_by_mutation"}
+    print(json.dumps(summary, indent=2))
+    for mutation, items in figures["disagreements_by_mutation"].items():
+        first = items[0]
+        print(f"DISAGREE {mutation} x{len(items)} ({first['case']}, {first['targets']})")
+        print(f"  server:  {first['server_messages']}")
+        print(f"  offline: {first['offline_messages']}")
+    print(f"figures: {tmp_path / 'podcheck-agreement.json'}")
+    assert figures["server_valid"] >= 0.4 * len(cases), summary
+    assert figures["server_invalid"] >= 0.4 * len(cases), summary
+    failing = sorted(set(figures["disagreements_by_mutation"]) - set(allowed))
+    assert not failing, f"{len(failing)} mutations disagree: {failing}"
+
+
+# ----------------------------------------------------------------------------- real TFJobs
+
+
+def _event_fields(message: str) -> set[str]:
+    found = _EVENT.match(message)
+    if not found:
+        return {message}
+    text = found.group(2).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return {piece.split(": ", 1)[0] for piece in _FIELD_START.split(text)}
+
+
+def _sample(cases: list[Case], api: Api, namespace: str) -> list[tuple[Case, dict[str, Any]]]:
+    """Cases whose TFJob the server stores, half with a pod the server rejects; none whose
+    finalizers or ownerReferences would keep or remove the objects by themselves, and none
+    that asks for resources (Volcano admits a gang only when its resources are free, and the
+    cluster is shared: a gang left Pending would never show its pods)."""
+    rejected: list[tuple[Case, dict[str, Any]]] = []
+    accepted: list[tuple[Case, dict[str, Any]]] = []
+    for case in cases:
+        if any(word in m for m in case.mutations for word in ("finalizer", "owner")):
+            continue
+        if '"resources"' in json.dumps(case.job):
+            continue
+        job = json.loads(json.dumps(case.job))
+        job["metadata"]["namespace"] = namespace
+        if api.dry_run_tfjob(namespace, job)[0] >= 300:
+            continue
+        bad = any(validate_pod(p) for _, p in pods.operator_pods(job))
+        (rejected if bad else accepted).append((case, job))
+        if len(rejected) >= SAMPLE // 2 and len(accepted) >= SAMPLE // 2:
+            break
+    return rejected[: SAMPLE // 2] + accepted[: SAMPLE // 2]
+
+
+def _expected(job: dict[str, Any]) -> dict[str, set[str]]:
+    """Replica type (lower case) -> the fields the offline validation rejects its pods for
+    (empty: created)."""
+    out: dict[str, set[str]] = {}
+    for replica, pod in pods.operator_pods(job, gang_scheduler=pods.VOLCANO):
+        out[replica.lower] = {e.field for e in validate_pod(pod)}
+    return out
+
+
+def test_the_operator_fails_to_create_exactly_the_pods_validate_rejects(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    namespace = f"pcd-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl("create", "namespace", namespace)
+    api = Api(cluster.kubeconfig)
+    problems: list[str] = []
+    unobserved: list[str] = []
+    checked = compared = failed = 0
+    try:
+        sample = _sample(generate(), api, namespace)
+        assert len(sample) >= 50, len(sample)
+        for start in range(0, len(sample), SAMPLE_BATCH):
+            batch = sample[start : start + SAMPLE_BATCH]
+            expected = {job["metadata"]["name"]: _expected(job) for _, job in batch}
+            for _, job in batch:
+                path = f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs"
+                status, body = api.post(path, job, dry_run=False)
+                assert status == 201, body
+            observed = _observe(cluster, namespace, expected)
+            for case, job in batch:
+                name = job["metadata"]["name"]
+                seen = observed.get(name, {})
+                for kind, fields in expected[name].items():
+                    if kind not in seen:
+                        # Not attempted: the job finished first (the local cluster's pods end
+                        # within seconds), or another type's failure came first each time.
+                        unobserved.append(f"{case.id} {kind}")
+                        continue
+                    compared += 1
+                    failed += bool(seen[kind])
+                    if seen[kind] != fields:
+                        problems.append(
+                            f"{case.id} {case.mutations} {kind}: operator {sorted(seen[kind])}, "
+                            f"offline {sorted(fields)}"
+                        )
+                checked += 1
+            cluster.kubectl("delete", "tfjobs", "--all", "-n", namespace, "--wait=true")
+    finally:
+        cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+    report = {
+        "real_tfjobs": checked,
+        "replica_types_compared": compared,
+        "replica_types_not_attempted": unobserved,
+        "disagreements": problems,
+    }
+    (tmp_path / "podcheck-events.json").write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+    assert checked >= 50
+    # What the operator did not attempt proves nothing either way; enough of both outcomes must
+    # have been seen.
+    assert failed >= 20 and compared - failed >= 20, report
+    assert not problems, "\n".join(problems)
+
+
+def _observe(
+    cluster: Cluster, namespace: str, expected: dict[str, dict[str, set[str]]]
+) -> dict[str, dict[str, set[str]]]:
+    """For each job: replica type -> the fields the operator's FailedCreatePod events name for
+    its pods (empty for a type of which it created a pod: SuccessfulCreatePod; the pods
+    themselves may be gone already, as the local cluster's pods finish within seconds and the
+    cleanPodPolicy removes them); waits until every type is known."""
+    deadline = time.monotonic() + 75
+    observed: dict[str, dict[str, set[str]]] = {}
+    while time.monotonic() < deadline:
+        observed = defaultdict(dict)
+        for event in cluster.items("events", "-n", namespace):
+            job = event["involvedObject"]["name"]
+            message = event.get("message", "")
+            if job not in expected:
+                continue
+            if event.get("reason") == "SuccessfulCreatePod" and message.startswith("Created pod: "):
+                pod = message[len("Created pod: ") :]
+                observed[job].setdefault(pod[len(job) + 1 :].rsplit("-", 1)[0], set())
+            match = _EVENT.match(message)
+            if event.get("reason") == "FailedCreatePod" and match:
+                kind = match.group(1)[len(job) + 1 :].rsplit("-", 1)[0]
+                observed[job].setdefault(kind, set()).update(_event_fields(message))
+        if all(set(observed.get(j, {})) == set(types) for j, types in expected.items()):
+            break
+        time.sleep(2)
+    return {job: dict(kinds) for job, kinds in observed.items()}
