@@ -75,10 +75,13 @@ _META: Path = ("metadata",)
 def _copy(value: Any) -> Any:
     """A copy of parsed JSON (dicts, lists, scalars): faster than ``copy.deepcopy``."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: _copy(v) if isinstance(v, _NESTED) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [_copy(v) if isinstance(v, _NESTED) else v for v in value]
     return value
+
+
+_NESTED = (dict, list)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -186,10 +189,11 @@ def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> 
             sc["appArmorProfile"] = new
 
 
-def prepare_pod(pod: Any, namespace: str = "default") -> dict[str, Any]:
+def prepare_pod(pod: Any, namespace: str = "default", *, copy: bool = True) -> dict[str, Any]:
     """A copy of ``pod`` as the server validates it: named, in the request's namespace when it
-    names none, defaulted, converted and prepared for create."""
-    out: dict[str, Any] = _copy(pod) if isinstance(pod, dict) else {}
+    names none, defaulted, converted and prepared for create. ``copy=False``: ``pod`` itself,
+    changed in place (for a pod the caller owns and throws away, e.g. ``pods.operator_pods``')."""
+    out: dict[str, Any] = (_copy(pod) if copy else pod) if isinstance(pod, dict) else {}
     meta = out.get("metadata")
     if not isinstance(meta, dict):
         meta = out["metadata"] = {}
@@ -977,8 +981,9 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-def validate_pod(pod: Any, *, namespace: str = "default") -> list[FieldError]:
+def validate_pod(pod: Any, *, namespace: str = "default", copy: bool = True) -> list[FieldError]:
     """What the API server's ``ValidatePodCreate`` returns for ``pod`` (a v1 Pod as parsed
     JSON), after defaulting it as the server does; ``namespace`` stands for the request's when
-    the pod names none."""
-    return validate_prepared_pod(prepare_pod(pod, namespace))
+    the pod names none. ``copy=False`` defaults ``pod`` itself, in place (no copy): for a pod
+    the caller owns and does not use again."""
+    return validate_prepared_pod(prepare_pod(pod, namespace, copy=copy))
