@@ -409,6 +409,7 @@ def test_the_operator_fails_to_create_exactly_the_pods_validate_rejects(
     report = {
         "real_tfjobs": checked,
         "replica_types_compared": compared,
+        "failed_creations_compared": failed,
         "replica_types_not_attempted": unobserved,
         "disagreements": problems,
     }
