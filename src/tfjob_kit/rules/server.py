@@ -144,8 +144,9 @@ def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
     rejected = {json_path(*e.path) for e in validate_job_metadata(job)}
     seen: set[tuple[str, str]] = set()
     for replica, pod in pods.operator_pods(job):
-        name = pod["metadata"]["name"]
-        for error in validate_pod(pod, namespace=pod["metadata"]["namespace"]):
+        name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
+        # The pod is a fresh object (operator_pods): defaulted in place, no copy.
+        for error in validate_pod(pod, namespace=namespace, copy=False):
             path = pod_json_path(replica, error.path)
             if path.startswith(replica.path):
                 where = (
