@@ -189,6 +189,21 @@ def test_resource_quota_is_checked_against_the_whole_job(
     assert "requests.cpu 4 in all (Worker 4 x 1)" in finding.message
 
 
+def test_resource_quota_holds_the_jobs_of_one_apply_together(
+    cluster: Cluster, client: Client, namespace: str
+) -> None:
+    _quota(cluster, namespace, {"requests.cpu": "3"})
+    first, second = tfjob(namespace, "first", cpu="1"), tfjob(namespace, "second", cpu="1")
+    assert check(client, first) == check(client, second) == []
+    targets = [preflight.Target("a.yaml", 1, first), preflight.Target("b.yaml", 1, second)]
+    [finding] = preflight.check(client, targets)
+    assert (finding.source, finding.rule) == ("b.yaml", "quota-exceeded")
+    assert (
+        "needs requests.cpu 2 in all (Worker 2 x 1), and the 1 jobs before it in this apply "
+        f"need 2, but ResourceQuota {namespace}/team leaves 3"
+    ) in finding.message
+
+
 def test_resource_quota_counts_pods(cluster: Cluster, client: Client, namespace: str) -> None:
     _quota(cluster, namespace, {"pods": "2"})
     assert check(client, tfjob(namespace, workers=2)) == []

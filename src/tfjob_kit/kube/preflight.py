@@ -328,8 +328,9 @@ def _format(amount: Fraction, resource: str) -> str:
     return f"{float(amount):g}"
 
 
-def _quota_findings(job: _Job, quotas: list[dict[str, Any]]) -> Iterator[Finding]:
-    target = job.target
+def _job_needs(job: _Job) -> tuple[dict[str, Fraction], dict[str, list[str]]]:
+    """What the whole job counts against a quota (each replica type's pod, as the dry run
+    defaulted it, times its replicas), and the terms of each sum."""
     needs: dict[str, Fraction] = {}
     parts: dict[str, list[str]] = {}
     for (replica, built), (status, answer) in zip(job.pods, job.answers, strict=True):
@@ -340,6 +341,16 @@ def _quota_findings(job: _Job, quotas: list[dict[str, Any]]) -> Iterator[Finding
             parts.setdefault(key, []).append(
                 f"{replica.key} {replica.count} x {_format(value, key)}"
             )
+    return needs, parts
+
+
+def _quota_findings(
+    job: _Job, quotas: list[dict[str, Any]], earlier: dict[str, Fraction], earlier_jobs: int
+) -> Iterator[Finding]:
+    """The job against each quota's hard - used; `earlier`: what the jobs before it in the same
+    apply and namespace need (they are created too)."""
+    target = job.target
+    needs, parts = _job_needs(job)
     for quota in quotas:
         spec = as_dict(quota.get("spec"))
         if spec.get("scopes") or spec.get("scopeSelector"):
@@ -354,18 +365,26 @@ def _quota_findings(job: _Job, quotas: list[dict[str, Any]]) -> Iterator[Finding
             if not need or cap is None:
                 continue
             left = cap - (quantity.parse(used.get(hard_name, 0)) or Fraction(0))
-            if need > left:
-                yield _finding(
-                    target,
-                    QUOTA_RULE,
-                    f"the job needs {hard_name} {_format(need, key)} in all "
-                    f"({' + '.join(parts[key])}), but ResourceQuota {target.namespace}/{name} "
-                    f"leaves {_format(max(left, Fraction(0)), key)} (hard {limit}, used "
-                    f"{used.get(hard_name, 0)}): the operator would create only some of the pods "
-                    "and the others would wait for them; lower the requests or replicas, or "
-                    "raise the quota",
-                    "$.spec.tfReplicaSpecs",
-                )
+            before = earlier.get(key, Fraction(0))
+            if need + before <= left:
+                continue
+            together = (
+                ""
+                if need > left
+                else f", and the {earlier_jobs} jobs before it in this apply need "
+                f"{_format(before, key)}"
+            )
+            yield _finding(
+                target,
+                QUOTA_RULE,
+                f"the job needs {hard_name} {_format(need, key)} in all "
+                f"({' + '.join(parts[key])}){together}, but ResourceQuota "
+                f"{target.namespace}/{name} leaves {_format(max(left, Fraction(0)), key)} (hard "
+                f"{limit}, used {used.get(hard_name, 0)}): the operator would create only some "
+                "of the pods and the others would wait for them; lower the requests or "
+                "replicas, or raise the quota",
+                "$.spec.tfReplicaSpecs",
+            )
 
 
 # --------------------------------------------------------------------------- the server's answers
@@ -625,6 +644,8 @@ def check(
             group_answers[index] = next(answers)
     ref_answers = {ref: next(answers) for ref in refs}
     quotas = {ns: next(answers) for ns in quota_namespaces}
+    summed: dict[str, dict[str, Fraction]] = {}  # namespace -> what its new jobs need so far
+    counted: dict[str, int] = {}
     for index, job in enumerate(jobs):
         job_found: list[Finding] = []
         if index in job_answers:
@@ -646,12 +667,13 @@ def check(
                     "$.spec.tfReplicaSpecs",
                 )
             )
-        elif (
-            namespace_quotas
-            and not job.target.exists
-            and not any(f.rule == QUOTA_RULE for f in job_found)
-        ):
-            job_found.extend(_quota_findings(job, namespace_quotas))
+        elif namespace_quotas and not job.target.exists:
+            earlier = summed.setdefault(job.target.namespace, {})
+            if not any(f.rule == QUOTA_RULE for f in job_found):
+                count = counted.get(job.target.namespace, 0)
+                job_found.extend(_quota_findings(job, namespace_quotas, earlier, count))
+            _add(earlier, _job_needs(job)[0])
+            counted[job.target.namespace] = counted.get(job.target.namespace, 0) + 1
         answered = [
             *job.answers,
             *(a for i, a in (*job_answers.items(), *group_answers.items()) if i == index),
