@@ -157,8 +157,21 @@ def _deep_block_start(max_depth: int) -> re.Pattern[str]:
     return re.compile(f"^[ ?:-]{{{max_depth}}}", re.MULTILINE)
 
 
+# ... which needs a run of max_depth of those characters somewhere: for ASCII text, each of them
+# made "0" and everything else "x" by bytes.translate, then a substring search for the run (a
+# multi-line "^" makes the regex try every position of the text); the regex only where it finds one.
+_INDENT_AS_ZERO = bytes(ord("0") if chr(c) in " ?:-" else ord("x") for c in range(256))
+
+
 def _may_nest_too_deep(doc: str, limits: Limits) -> bool:
-    if _deep_block_start(limits.max_depth).search(doc):
+    if doc.isascii():
+        indent_run = b"0" * limits.max_depth
+        deep = indent_run in doc.encode("ascii").translate(_INDENT_AS_ZERO) and bool(
+            _deep_block_start(limits.max_depth).search(doc)
+        )
+    else:
+        deep = bool(_deep_block_start(limits.max_depth).search(doc))
+    if deep:
         return True
     if doc.count("[") + doc.count("{") <= _FAST_MAX_FLOW_OPENERS:
         return False
