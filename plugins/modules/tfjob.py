@@ -212,7 +212,7 @@ options:
 attributes:
   check_mode:
     support: full
-    description: A server-side dry run of every object. It reports what would change and stores nothing.
+    description: A server-side dry run of every object, and the preflight (O(preflight)). It reports what would change and stores nothing.
   diff_mode:
     support: full
     description: Each changed object before and after, without the fields the server manages.
