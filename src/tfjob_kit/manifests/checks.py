@@ -14,7 +14,7 @@ from typing import Any
 from tfjob_kit.findings import child_path
 from tfjob_kit.manifests import gate
 from tfjob_kit.manifests.documents import Document, Limits, LoadError, shorten, too_deep
-from tfjob_kit.manifests.numbers import OutOfRange, number_problem
+from tfjob_kit.manifests.numbers import MAX_NUMBER, OutOfRange, number_problem
 
 _SCALAR_TYPES = (bool, type(None))
 _NAMES = {
@@ -27,6 +27,11 @@ _NAMES = {
 }
 
 
+_WORDS = gate.YAML11_WORDS
+_NUMBER_START = gate.NUMBER_START
+_NUMBER = gate.YAML11_NUMBER.fullmatch
+
+
 def _scan(
     node: Any,
     depth: int,
@@ -34,10 +39,12 @@ def _scan(
     limits: Limits,
     saw_float: list[bool],
 ) -> tuple[list[str | int], str] | None:
-    """First problem under node as (reversed path, message); raises NeedsCareful (fast only)."""
+    """First problem under node as (reversed path, message); raises NeedsCareful (fast only).
+
+    The hot loop of loading: ``gate.reads_differently`` and the common case of
+    ``number_problem`` (an int within range) are written out in it."""
     if depth > limits.max_depth:
         return [], too_deep(limits)
-    reads_differently = gate.reads_differently
     is_dict = type(node) is dict
     pairs: Iterable[tuple[Any, Any]] = node.items() if is_dict else enumerate(node)
     for key, child in pairs:
@@ -47,17 +54,23 @@ def _scan(
                     raise gate.NeedsCareful  # 5a: YAML 1.1 may read the key differently
                 shown = shorten(key if type(key) is OutOfRange else repr(key))
                 return [], f"mapping key {shown} is not a string (quote it)"
-            if fast and reads_differently(key):  # 5b
+            # 5b: gate.reads_differently(key)
+            if fast and (key in _WORDS or (key[:1] in _NUMBER_START and _NUMBER(key) is not None)):
                 raise gate.NeedsCareful
         kind = type(child)
         if kind is str:
-            if fast and reads_differently(child):  # 5b
+            # 5b: gate.reads_differently(child)
+            if fast and (
+                child in _WORDS or (child[:1] in _NUMBER_START and _NUMBER(child) is not None)
+            ):
                 raise gate.NeedsCareful
         elif kind is dict or kind is list:
             found = _scan(child, depth + 1, fast, limits, saw_float)
             if found is not None:
                 found[0].append(key)
                 return found
+        elif kind is int and -MAX_NUMBER <= child <= MAX_NUMBER:
+            pass  # number_problem(child) is None
         elif kind is float or kind is int or kind is OutOfRange:
             problem = number_problem(child)
             if problem is not None:
