@@ -15,7 +15,25 @@ JOB: dict[str, Any] = {
     "apiVersion": "kubeflow.org/v1",
     "kind": "TFJob",
     "metadata": {"name": "j"},
-    "spec": {"tfReplicaSpecs": {"worker": {"replicas": 2, "template": {"spec": {}}}}},
+    "spec": {
+        "tfReplicaSpecs": {
+            "worker": {
+                "replicas": 2,
+                "template": {
+                    "metadata": {"labels": {"example.com/a b": "x"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "tensorflow",
+                                "image": "tf:2",
+                                "volumeMounts": [{"name": "a", "mountPath": "/a"}] * 2,
+                            }
+                        ]
+                    },
+                },
+            }
+        }
+    },
 }
 
 
@@ -31,6 +49,11 @@ JOB: dict[str, Any] = {
             "$.spec.tfReplicaSpecs.worker.template.metadata.labels['example.com/a b']",
         ),
         ("metadata.name", "$.metadata.name"),
+        # TF_CONFIG, which the operator appends: the list it went into
+        (
+            "spec.containers[0].env[0].value",
+            "$.spec.tfReplicaSpecs.worker.template.spec.containers[0].env",
+        ),
         ("", "$.spec.tfReplicaSpecs.worker.template.spec"),
     ],
 )

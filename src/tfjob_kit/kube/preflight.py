@@ -61,6 +61,7 @@ from tfjob_kit.kube.apply import parallel
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.resources import TFJOB
 from tfjob_kit.model import Replica, as_dict, as_list
+from tfjob_kit.rules import server as server_rules
 
 WORKERS = 16
 POD_RULE = "server-rejects-pod"
@@ -149,40 +150,18 @@ def _finding(target: Target, rule_id: str, message: str, path: str) -> Finding:
 
 
 def _segments(field_path: str) -> list[str | int]:
-    """A Kubernetes field path (spec.containers[0].env[FOO], metadata.labels[a.b/c]) in parts."""
-    parts: list[str | int] = []
-    i, n = 0, len(field_path)
-    while i < n:
-        char = field_path[i]
-        if char == ".":
-            i += 1
-        elif char == "[":
-            end = field_path.find("]", i)
-            end = n if end < 0 else end
-            inner = field_path[i + 1 : end]
-            parts.append(int(inner) if inner.isdigit() else inner)
-            i = end + 1
-        else:
-            j = i
-            while j < n and field_path[j] not in ".[":
-                j += 1
-            parts.append(field_path[i:j])
-            i = j
-    return parts
+    """A Kubernetes field path (spec.tfReplicaSpecs[Worker].template) in parts."""
+    return list(server_rules.parse_field(field_path))
 
 
 def pod_field_path(replica: Replica, field_path: str) -> str:
-    """The TFJob path of a pod's field: spec.X -> <replica>.template.spec.X, metadata.labels ->
-    <replica>.template.metadata.labels; the pod's name comes from the job's name."""
-    parts = _segments(field_path)
-    if parts[:2] == ["metadata", "name"]:
-        return "$.metadata.name"
-    if not parts or parts[0] not in ("spec", "metadata"):
+    """The TFJob path of a pod's field as the server names it, mapped as the offline rule maps
+    its own (rules.server.field_json_path: spec.X -> <replica>.template.spec.X, a field the
+    operator appended -> its list, labels -> the template's or the job's name...); a rejection
+    without a field points at the template's spec."""
+    if not field_path:
         return f"{replica.path}.template.spec"
-    path = f"{replica.path}.template"
-    for part in parts:
-        path = child_path(path, part)
-    return path
+    return server_rules.field_json_path(replica, field_path)
 
 
 # --------------------------------------------------------------------------- references
