@@ -74,6 +74,8 @@ class Verdict:
     # Rejections that name no field (the body cannot be decoded: a malformed quantity): the
     # object they are about (the TFJob "$", or the replica of a pod).
     unlocated: set[str] = field(default_factory=set)
+    # The pods' causes as the server prints them ("<field>: <message>").
+    causes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -178,6 +180,8 @@ def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdi
             if not fields:
                 verdict.unlocated.add(replica.path)
             verdict.messages.append(f"pod {pod['metadata']['name']} ({status}): {message}")
+            causes = (body.get("details") or {}).get("causes") or []
+            verdict.causes += [f"{c.get('field')}: {c.get('message')}" for c in causes]
     return verdict, tfjob_rejected
 
 
@@ -289,6 +293,23 @@ def _figures(outcomes: list[Outcome], allowed: dict[str, str]) -> dict[str, Any]
             1 for o in outcomes if o.server.rejected and not o.offline.rejected
         ),
         "disagreements": len(disagreeing),
+        # Of the pods' causes (field and message), how many an offline finding quotes exactly
+        # (an area's own test holds its messages equal; here another rule may speak instead).
+        "pod_causes": sum(len(o.server.causes) for o in outcomes),
+        "pod_causes_quoted_offline": sum(
+            1
+            for o in outcomes
+            for cause in o.server.causes
+            if any(cause in m for m in o.offline.messages)
+        ),
+        "pod_causes_not_quoted": sorted(
+            {
+                f"{o.mutations[0]} | {cause}"
+                for o in outcomes
+                for cause in o.server.causes
+                if not any(cause in m for m in o.offline.messages)
+            }
+        ),
         "allowlisted": sorted(m for m in by_mutation if m in allowed),
         "disagreements_by_mutation": dict(sorted(by_mutation.items())),
     }
@@ -307,7 +328,11 @@ def test_offline_validation_agrees_with_the_api_server(
     figures = _figures(outcomes, allowed)
     figures["seconds"] = round(time.monotonic() - started, 1)
     (tmp_path / "podcheck-agreement.json").write_text(json.dumps(figures, indent=2))
-    summary = {k: v for k, v in figures.items() if k != "disagreements_by_mutation"}
+    summary = {
+        k: v
+        for k, v in figures.items()
+        if k not in ("disagreements_by_mutation", "pod_causes_not_quoted")
+    }
     print(json.dumps(summary, indent=2))
     for mutation, items in figures["disagreements_by_mutation"].items():
         first = items[0]
