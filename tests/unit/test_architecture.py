@@ -1,5 +1,5 @@
-"""ARCHITECTURE.md stays true: each package section's module table names exactly the package's
-modules, and every path the document names in backquotes exists."""
+"""ARCHITECTURE.md stays true: every package has a section whose module table names exactly the
+package's modules, and every path the document names in backquotes exists."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ SECTION = re.compile(r"^## [^\n]*\(`(src/tfjob_kit/[a-z_]+/)`\)\n(.*?)(?=^## |\Z
 SECTIONS = {folder: body for folder, body in SECTION.findall(TEXT)}
 
 
-def test_the_document_describes_each_split_package() -> None:
-    assert set(SECTIONS) == {
-        "src/tfjob_kit/cluster/",
-        "src/tfjob_kit/manifests/",
-        "src/tfjob_kit/rules/",
-        "src/tfjob_kit/convert/",
+def test_the_document_describes_each_package() -> None:
+    packages = {
+        f"{p.parent.relative_to(ROOT)}/" for p in (ROOT / "src" / "tfjob_kit").glob("*/__init__.py")
     }
+    assert len(packages) >= 7
+    assert set(SECTIONS) == packages
 
 
 @pytest.mark.parametrize("folder", sorted(SECTIONS))
