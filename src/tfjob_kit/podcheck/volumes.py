@@ -1452,6 +1452,9 @@ _SOURCES: tuple[tuple[str, str, SourceCheck, str], ...] = (
 )
 
 
+_SOURCE_INDEX = {entry[0]: index for index, entry in enumerate(_SOURCES)}
+
+
 def _volume_source(
     volume: dict[str, Any], path: Path, name: str, pod_name: str | None
 ) -> list[FieldError]:
@@ -1474,8 +1477,10 @@ def _volume_source(
                         origin,
                     )
                 )
-    for key, forbidden_name, check, check_name in _SOURCES:
-        src = volume.get(key)
+    # The sources the volume has, in _SOURCES' order (not a lookup of each of the 30 sources).
+    for index in sorted(_SOURCE_INDEX[key] for key in volume if key in _SOURCE_INDEX):
+        key, forbidden_name, check, check_name = _SOURCES[index]
+        src = volume[key]
         if src is None:
             continue
         if count > 0:
