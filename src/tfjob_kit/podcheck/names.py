@@ -162,7 +162,33 @@ _HTTP_PATH_RE = re.compile(_HTTP_PATH_FMT)
 # ---------------------------------------------------------------------------------------------
 # Names
 
+_REMEMBERED_MAX = 4096
 
+
+def _remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """``check`` (a pure check of a string) with the strings it accepted remembered, so that
+    a label key, a prefix or a name seen before is not checked again: a remembered string gets
+    a new empty list, anything else the check's answer. At most ``_REMEMBERED_MAX`` strings are
+    kept (then forgotten all at once)."""
+    valid: set[str] = set()
+
+    def remembered(value: str) -> list[str]:
+        if isinstance(value, str) and value in valid:
+            return []
+        errs = check(value)
+        if not errs and isinstance(value, str):
+            if len(valid) >= _REMEMBERED_MAX:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    remembered.__name__ = check.__name__
+    remembered.__qualname__ = check.__qualname__
+    remembered.__doc__ = check.__doc__
+    return remembered
+
+
+@_remember_valid
 def is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName``: an optional DNS subdomain prefix and '/', then a name of at most 63
     alphanumerics, '-', '_' or '.'."""
@@ -194,6 +220,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``."""
     errs: list[str] = []
@@ -204,6 +231,7 @@ def is_valid_label_value(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: a subdomain-shaped value is told it must not contain dots."""
     errs: list[str] = []
@@ -217,6 +245,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
     errs: list[str] = []
