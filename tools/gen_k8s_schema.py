@@ -8,7 +8,10 @@ Nothing in the output is written by hand; the transformations are:
 * every object with `properties` and no `additionalProperties` is closed
   (`additionalProperties: false`), as the API server's strict field validation does;
 * `format: int32|int64` integers get the matching `minimum`/`maximum`;
-* `Quantity` strings get the grammar from the Quantity description as a `pattern`;
+* `Quantity` becomes what the CRD and the operator accept: a 64-bit integer (the CRD's
+  int-or-string refuses other numbers), or a string that Go's `resource.ParseQuantity` reads
+  once JSON decoding has trimmed its spaces (the `pattern`; the description's grammar is
+  stricter than the parser: `.`, `+` and `e3` read as quantities);
 * `x-kubernetes-*` extensions, which JSON Schema validators ignore, are dropped.
 
 Usage: python tools/gen_k8s_schema.py [--check]
@@ -30,11 +33,12 @@ OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"
 SOURCE_IN_MODULE = "api/openapi-spec/v3/api__v1_openapi.json"
 ROOT_DEF = "io.k8s.api.core.v1.PodTemplateSpec"
 QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-# The <quantity> grammar of resource.Quantity: signed decimal, then a binary-SI suffix, a
-# decimal-SI suffix or a decimal exponent.
+# What resource.ParseQuantity (k8s.io/apimachinery/pkg/api/resource/quantity.go) accepts after
+# Quantity.UnmarshalJSON's strings.TrimSpace: anything but nothing; an optional sign, digits
+# (maybe none), an optional "." with digits (maybe none), then a suffix its suffixer interprets:
+# binary SI, decimal SI, or e/E and a signed integer (strconv.ParseInt).
 QUANTITY_PATTERN = (
-    r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
+    r"^\s*(?=\S)[+-]?[0-9]*(?:\.[0-9]*)?(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?\s*$"
 )
 INT_BOUNDS = {
     "int32": (-(2**31), 2**31 - 1),
@@ -120,6 +124,9 @@ def build(openapi: dict[str, Any], version: str) -> dict[str, Any]:
     for branch in defs[QUANTITY_DEF]["oneOf"]:
         if branch.get("type") == "string":
             branch["pattern"] = QUANTITY_PATTERN
+        elif branch.get("type") == "number":  # JSON numbers beyond int64 decode as floats
+            low, high = INT_BOUNDS["int64"]
+            branch.update(type="integer", minimum=low, maximum=high)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$comment": (

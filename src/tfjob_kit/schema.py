@@ -121,6 +121,16 @@ def _describe(error: Any) -> tuple[str, str]:
         return path, f"missing required field {kind.property!r}"
     schema_path = list(error.schema_path)
     if kind_name == "OneOfNotValid" and _at_def(schema_path, QUANTITY_DEF):
+        if not isinstance(error.instance, str):  # the CRD's int-or-string refuses 0.5, 1e20
+            what = (
+                "is beyond a 64-bit integer"
+                if isinstance(error.instance, int)
+                else ("must be an integer or a string")
+            )
+            return path, (
+                f"{json.dumps(error.instance)} {what}: quote it ('{error.instance}') "
+                "or use a suffix (500m, 4Gi)"
+            )
         return path, (
             f"{error.instance!r} is not a Kubernetes quantity "
             "(examples: 2, 500m, 1.5, 4Gi, 512Mi, 1e3)"

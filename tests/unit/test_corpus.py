@@ -40,11 +40,19 @@ def test_invalid_case_reports_rule_at_path(path: Path) -> None:
 
 
 def test_every_rule_has_a_corpus_case() -> None:
-    """Every rule id the validator can emit (rules.py's registered rules and the loader's, schema's
-    and cross-document findings) is expected by an invalid case, and that case produces it."""
-    known = set(rules.all_rule_ids())
+    """Every rule id the offline validator can emit (the registered rules and the loader's,
+    schema's and cross-document findings) is expected by an invalid case, and that case produces
+    it. The preflight's need a cluster: test_preflight_rules_are_produced_by_the_preflight_tests."""
+    known = set(rules.all_rule_ids()) - set(rules.PREFLIGHT)
     expected = {rule for path in INVALID for rule, _ in EXPECT.findall(path.read_text())}
     produced = {f.rule for f in validate_paths([str(path) for path in INVALID]).findings}
     assert sorted(known - expected) == [], "rules that no '# expect:' line in corpus/invalid names"
     assert sorted(expected - known) == [], "'# expect:' lines naming no rule"
     assert sorted(known - produced) == [], "rules that no corpus case produces"
+
+
+def test_preflight_rules_are_produced_by_the_preflight_tests() -> None:
+    """Each rule only the cluster can report is asserted by a test of the preflight."""
+    tests = (CORPUS.parents[1] / "integration" / "test_preflight.py").read_text()
+    untested = [r for r in rules.PREFLIGHT if f'"{r}"' not in tests]
+    assert untested == [], "preflight rules no integration test asserts"

@@ -20,7 +20,7 @@ PodGroup. It then asks the API server, all requests in parallel:
 With ``the_jobs`` (``tfjob-kit validate --server``; the module's apply dry-runs the TFJobs itself)
 the TFJob is dry-run too (server-side apply): its schema, metadata and the operator's webhook.
 
-Findings (rule ids in ``rules.registry.BUILTIN``, so configurations can re-level them):
+Findings (rule ids in ``rules.registry.PREFLIGHT``, so configurations can re-level them):
 ``server-rejects-tfjob``, ``server-rejects-pod`` and ``server-rejects-podgroup`` (the server's
 field errors, mapped to the TFJob: pod ``spec.X`` is
 ``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,

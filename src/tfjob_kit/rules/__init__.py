@@ -8,7 +8,8 @@ reports those.
 The modules, one job each:
 
 * :mod:`.registry`: Rule, the :func:`rule` decorator that registers one, the ids of the findings
-  the loader, the schema and cross-document checks produce (:data:`BUILTIN`), and :func:`run`,
+  the loader, the schema and cross-document checks produce (:data:`BUILTIN`), the preflight's
+  (:data:`PREFLIGHT`), and :func:`run`,
   every rule on one object;
 * :mod:`.metadata`: the API version, the job's name and the pod and Service names made from it;
 * :mod:`.replicas`: replica types and counts, and which replicas decide success;
@@ -29,6 +30,7 @@ modules are imported below in that order, which this package alone decides.
 # isort: off
 from tfjob_kit.rules.registry import (
     BUILTIN,
+    PREFLIGHT,
     RULES,
     Check,
     Rule,
@@ -47,6 +49,7 @@ TOPICS = (metadata, replicas, containers, resources, policies, scheduling, serve
 
 __all__ = [
     "BUILTIN",
+    "PREFLIGHT",
     "RULES",
     "Check",
     "Rule",

@@ -37,7 +37,12 @@ BUILTIN = {
         Severity.WARNING,
         "A PodGroup written next to a TFJob collides with the operator's.",
     ),
-    # The server-aware preflight's (kube/preflight.py; server-rejects-pod is rules/server.py's).
+}
+
+# What only the cluster can say: the server-aware preflight's findings (kube/preflight.py;
+# server-rejects-pod is rules/server.py's, offline and from the dry run alike). Listed so that
+# configurations can re-level them; tests/integration/test_preflight.py produces each.
+PREFLIGHT = {
     "server-rejects-tfjob": (
         Severity.ERROR,
         "The API server rejects the TFJob itself (dry run; `validate --server`).",
@@ -69,7 +74,7 @@ def rule(
     an error at the same path (the server rules quote the server; the others explain better)."""
 
     def register(check: Check) -> Check:
-        if rule_id in RULES or rule_id in BUILTIN:
+        if rule_id in RULES or rule_id in BUILTIN or rule_id in PREFLIGHT:
             raise ValueError(f"rule {rule_id} registered twice")
         RULES[rule_id] = Rule(rule_id, severity, summary, check, defers)
         return check
@@ -78,19 +83,19 @@ def rule(
 
 
 def all_rule_ids() -> list[str]:
-    return sorted([*BUILTIN, *RULES])
+    return sorted([*BUILTIN, *PREFLIGHT, *RULES])
 
 
 def default_severity(rule_id: str) -> Severity:
-    if rule_id in BUILTIN:
-        return BUILTIN[rule_id][0]
-    return RULES[rule_id].severity
+    if rule_id in RULES:
+        return RULES[rule_id].severity
+    return {**BUILTIN, **PREFLIGHT}[rule_id][0]
 
 
 def summary(rule_id: str) -> str:
-    if rule_id in BUILTIN:
-        return BUILTIN[rule_id][1]
-    return RULES[rule_id].summary
+    if rule_id in RULES:
+        return RULES[rule_id].summary
+    return {**BUILTIN, **PREFLIGHT}[rule_id][1]
 
 
 def run(content: dict[str, Any]) -> list[Finding]:
