@@ -7,6 +7,7 @@ the one cluster-scoped object made here (a PriorityClass) has a unique name and 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
@@ -297,9 +298,12 @@ def test_the_operators_webhook_judges_the_tfjob(client: Client, namespace: str) 
     assert finding.path == "$.spec.tfReplicaSpecs.Worker.template.spec.containers"
 
 
-@pytest.fixture
-def admission_policy(cluster: Cluster, namespace: str) -> Iterator[str]:
-    """A ValidatingAdmissionPolicy on pods, bound to the test's namespace only."""
+@contextlib.contextmanager
+def _admission_policy(
+    cluster: Cluster, namespace: str, rule: dict[str, Any], expression: str, message: str
+) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy on the resources rule names, denying what fails expression
+    with message, bound to namespace only; deleted afterwards."""
     name = f"it-preflight-{namespace}"
     policy = {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -307,23 +311,8 @@ def admission_policy(cluster: Cluster, namespace: str) -> Iterator[str]:
         "metadata": {"name": name},
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                    }
-                ]
-            },
-            "validations": [
-                {
-                    "expression": "object.spec.containers.all(c, "
-                    "c.image.startsWith('registry.example.com/'))",
-                    "message": "images come from registry.example.com",
-                }
-            ],
+            "matchConstraints": {"resourceRules": [{**rule, "operations": ["CREATE"]}]},
+            "validations": [{"expression": expression, "message": message}],
         },
     }
     binding = {
@@ -351,6 +340,19 @@ def admission_policy(cluster: Cluster, namespace: str) -> Iterator[str]:
             cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
 
 
+@pytest.fixture
+def admission_policy(cluster: Cluster, namespace: str) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy on pods, bound to the test's namespace only."""
+    with _admission_policy(
+        cluster,
+        namespace,
+        {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
+        "object.spec.containers.all(c, c.image.startsWith('registry.example.com/'))",
+        "images come from registry.example.com",
+    ) as name:
+        yield name
+
+
 def test_an_admission_policy_on_pods_counts(
     cluster: Cluster, client: Client, namespace: str, admission_policy: str
 ) -> None:
@@ -366,6 +368,51 @@ def test_an_admission_policy_on_pods_counts(
     assert f"ValidatingAdmissionPolicy '{admission_policy}'" in finding.message
     assert "images come from registry.example.com" in finding.message
     assert check(client, tfjob(namespace)) == []
+
+
+def test_an_admission_policy_on_podgroups_counts_and_nothing_is_created(
+    cluster: Cluster, namespace: str
+) -> None:
+    # A policy on Volcano's PodGroups (a custom resource): gangs of at most 2 pods here.
+    rule = {
+        "apiGroups": ["scheduling.volcano.sh"],
+        "apiVersions": ["*"],
+        "resources": ["podgroups"],
+    }
+    message = "gangs in this namespace are at most 2 pods"
+    with (
+        _admission_policy(cluster, namespace, rule, "object.spec.minMember <= 2", message) as name,
+        Client(Connection(kubeconfig=str(cluster.kubeconfig))) as client,
+    ):
+        small, big = tfjob(namespace, "small", workers=2), tfjob(namespace, "big", workers=3)
+        for job in (small, big):
+            job["spec"]["runPolicy"]["schedulingPolicy"] = {"queue": "default"}
+
+        def denied() -> list[Finding]:
+            return check(client, big)  # the policy takes effect within a second or two
+
+        [finding] = cluster.wait_for("the admission policy to deny", denied, namespace, timeout=30)
+        assert finding.rule == "server-rejects-podgroup"
+        assert finding.severity == Severity.ERROR
+        assert finding.path == "$.spec.runPolicy.schedulingPolicy"
+        assert finding.message.startswith(
+            f"the API server rejects PodGroup {namespace}/big, which the operator creates for "
+            f"the gang: ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: "
+            f"{message}"
+        )
+        assert check(client, small) == []  # the pods and the PodGroup of a gang of 2 pass
+        request = Request(
+            definition=big,
+            validate="warn",
+            connection=Connection(kubeconfig=str(cluster.kubeconfig)),
+        )
+        with pytest.raises(TaskError) as failure:
+            run(request)
+    assert "nothing was applied" in str(failure.value)
+    assert message in str(failure.value)
+    assert tfjobs(cluster, namespace) == []
+    assert cluster.items("podgroups.scheduling.volcano.sh", "-n", namespace) == []
+    assert cluster.items("pods", "-n", namespace) == []
 
 
 def _kubeconfig_for(cluster: Cluster, token: str, path: Path) -> Path:

@@ -485,7 +485,14 @@ def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Fi
         )
         return
     causes = [c for c in as_list(as_dict(body.get("details")).get("causes")) if isinstance(c, dict)]
-    detail = "; ".join(f"{c.get('field', '')}: {c.get('message', '')}" for c in causes) or message
+    # An admission policy's denial is one cause with no field: its message alone.
+    detail = (
+        "; ".join(
+            f"{c['field']}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
+            for c in causes
+        )
+        or message
+    )
     yield _finding(
         target,
         PODGROUP_RULE,
