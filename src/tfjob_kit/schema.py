@@ -93,6 +93,20 @@ def _validator() -> Any:
     return jsonschema_rs.Draft202012Validator(_bundle())
 
 
+_MISSING = "missing required field "
+
+
+def missing_path(finding: Finding) -> str | None:
+    """The path of the field a schema finding says is missing (``missing required field 'name'``
+    at ``$.a`` is about ``$.a.name``), or None for any other finding."""
+    if finding.rule != "schema" or not finding.message.startswith(_MISSING):
+        return None
+    name = finding.message[len(_MISSING) :]
+    if len(name) < 2 or name[0] != name[-1] or name[0] not in "'\"":
+        return None
+    return child_path(finding.path, name[1:-1])
+
+
 def _at_def(schema_path: list[Any], name: str) -> bool:
     return "$defs" in schema_path and name in schema_path
 
@@ -118,7 +132,7 @@ def _describe(error: Any) -> tuple[str, str]:
             return child_path(path, name), message
         return path, "unknown fields " + ", ".join(repr(n) for n in unexpected)
     if kind_name == "Required":
-        return path, f"missing required field {kind.property!r}"
+        return path, f"{_MISSING}{kind.property!r}"
     schema_path = list(error.schema_path)
     if kind_name == "OneOfNotValid" and _at_def(schema_path, QUANTITY_DEF):
         if not isinstance(error.instance, str):  # the CRD's int-or-string refuses 0.5, 1e20

@@ -97,10 +97,13 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         # Nulls are dropped by the API server: judge the object it would store. A rule that
         # explains a problem better than the schema at the same path replaces the schema finding.
         # The server rules (rules.server) defer to the schema: a field of the wrong type makes
-        # the TFJob itself rejected, and their pod model reads such a field as missing.
+        # the TFJob itself rejected, and their pod model reads such a field as missing. A field
+        # the schema reports missing (`missing required field 'name'` at P) is its finding too:
+        # the server rules' `Required value` at P.name says the same.
         ruled = {f.path for f in found if not rules.RULES[f.rule].defers}
         schema_findings = [f for f in schema.validate(_drop_nulls(content)) if f.path not in ruled]
         typed = {f.path for f in schema_findings}
+        typed.update(p for f in schema_findings if (p := schema.missing_path(f)) is not None)
         found = [f for f in found if not (rules.RULES[f.rule].defers and f.path in typed)]
     configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
     configured.sort(key=_finding_order)

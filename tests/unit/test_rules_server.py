@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfjob_kit import model
+from tfjob_kit import model, rules
 from tfjob_kit.podcheck.errors import Key
 from tfjob_kit.rules import server
 from tfjob_kit.validate import check_object
@@ -81,3 +81,24 @@ def test_job_metadata_is_judged_as_a_custom_resources() -> None:
     del job["metadata"]["name"]
     job["metadata"]["generateName"] = "x" * 70
     assert [e.field for e in server.validate_job_metadata(job)] == ["metadata.labels"]
+
+
+def test_a_server_finding_gives_way_where_the_schema_reports_the_field_missing() -> None:
+    job = _job()
+    containers = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    containers.append(
+        {"image": "busybox:1.36"}
+    )  # schema: no 'name' at [1]; the pod: Required at .name
+    containers.append({"name": "sidecar", "image": "busybox:1.36", "ports": [{"containerPort": 0}]})
+    at = "$.spec.tfReplicaSpecs.Worker.template.spec.containers"
+    found = [(f.rule, f.path, f.message) for f in check_object(job)]
+    # One finding for the one mistake.
+    assert [f for f in found if f[1].startswith(f"{at}[1]")] == [
+        ("schema", f"{at}[1]", "missing required field 'name'")
+    ]
+    # The server rule does find the missing name; check_object lets it give way.
+    assert (server.POD_RULE, f"{at}[1].name") in {(f.rule, f.path) for f in rules.run(job)}
+    # It still speaks where the schema has nothing to say.
+    [(rule, path, message)] = [f for f in found if f[1].startswith(f"{at}[2]")]
+    assert (rule, path) == (server.POD_RULE, f"{at}[2].ports[0].containerPort")
+    assert "spec.containers[2].ports[0].containerPort: Required value" in message
