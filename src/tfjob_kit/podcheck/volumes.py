@@ -303,8 +303,12 @@ def _set_default(obj: dict[str, Any], key: str, value: Any) -> None:
         obj[key] = value
 
 
+_SOURCE_KEY_SET = frozenset(SOURCE_KEYS)
+
+
 def _default_volume(volume: dict[str, Any]) -> None:
-    if all(volume.get(key) is None for key in SOURCE_KEYS):
+    # every source nil (the volume's keys looked at, not the 30 sources)
+    if all(volume[key] is None for key in volume if key in _SOURCE_KEY_SET):
         volume["emptyDir"] = {}  # SetDefaults_Volume
     if (src := _dict(volume.get("hostPath"))) is not None:
         _set_default(src, "type", "")
@@ -409,6 +413,21 @@ def _token_volume(name: str) -> dict[str, Any]:
             ],
         },
     }
+
+
+_TOKEN_PROJECTION = _token_volume(_TOKEN_VOLUME_NAME)["projected"]
+"""What :func:`_projected` accepts without a look: the token volume's projection, which it
+finds valid (tests/unit/test_podcheck_speed.py holds it to that)."""
+
+
+def _is_token_projection(src: dict[str, Any]) -> bool:
+    """``src`` is :data:`_TOKEN_PROJECTION`, its two numbers ints (``==`` takes 420.0 or True
+    for an int; the checks do not)."""
+    return (
+        src == _TOKEN_PROJECTION
+        and type(src["defaultMode"]) is int
+        and type(src["sources"][0]["serviceAccountToken"]["expirationSeconds"]) is int
+    )
 
 
 def mount_service_account_token(spec: dict[str, Any]) -> None:
@@ -1108,6 +1127,8 @@ def _downward_api(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
     """``validateProjectedVolumeSource`` and ``validateProjectionSources``."""
+    if _is_token_projection(src):
+        return []  # the admission plugin's token volume, valid as it stands (a pure check)
     origin = "validateProjectionSources"
     errs = _mode(src, "defaultMode", path, "validateProjectedVolumeSource")
     seen: set[str] = set()
