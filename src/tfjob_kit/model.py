@@ -173,14 +173,15 @@ def pod_name(job: str, replica_type: str, index: int) -> str:
     return f"{job}-{replica_type.lower()}-{index}"
 
 
-def success_decider(content: Any) -> tuple[str, list[str]]:
-    """(explanation, replica types whose completion decides success)."""
-    reps = {r.type: r for r in replicas(content) if r.count > 0}
+def success_decider(content: Any, reps: list[Replica] | None = None) -> tuple[str, list[str]]:
+    """(explanation, replica types whose completion decides success). `reps`: the content's
+    :func:`replicas` when the caller has them."""
+    counted = {r.type: r for r in (replicas(content) if reps is None else reps) if r.count > 0}
     policy = as_dict(as_dict(content).get("spec")).get("successPolicy")
-    chiefs = [t for t in CHIEF_TYPES if t in reps]
+    chiefs = [t for t in CHIEF_TYPES if t in counted]
     if chiefs:
         return (f"the job succeeds when every {'/'.join(chiefs)} replica succeeds", chiefs)
-    if "Worker" in reps:
+    if "Worker" in counted:
         if policy == "AllWorkers":
             return (
                 "the job succeeds when all workers succeed (successPolicy AllWorkers)",

@@ -119,19 +119,25 @@ def operator_pod(
     """The Pod the operator creates for replica `index` of `replica`, as it sends it to the API
     server. `gang_scheduler`: the operator's ``--gang-scheduler-name`` (``volcano``, a
     scheduler-plugins scheduler name, or "" when gang scheduling is off)."""
-    return _JobPods(content, namespace, gang_scheduler).pod(replica, index)
+    return _JobPods(content, namespace, gang_scheduler, None).pod(replica, index)
 
 
 class _JobPods:
     """What every pod of one job shares (computed once per job): its name, namespace, replicas,
     whether it has a chief, the TF_CONFIG cluster spec and the owner reference's fields."""
 
-    def __init__(self, content: dict[str, Any], namespace: str | None, gang_scheduler: str):
+    def __init__(
+        self,
+        content: dict[str, Any],
+        namespace: str | None,
+        gang_scheduler: str,
+        replicas: list[Replica] | None,
+    ):
         self.content = content
         self.job = model.job_name(content)
         self.namespace = namespace or model.namespace(content)
         self.gang_scheduler = gang_scheduler
-        self.replicas = model.replicas(content)
+        self.replicas = model.replicas(content) if replicas is None else replicas
         self.has_chief = any(r.type in model.CHIEF_TYPES for r in self.replicas)
         # explain.tf_config(content, type, index, namespace, limit=False), the cluster once
         self.cluster = (
@@ -182,12 +188,14 @@ def operator_pods(
     namespace: str | None = None,
     gang_scheduler: str = "",
     one_per_type: bool = True,
+    replicas: list[Replica] | None = None,
 ) -> list[tuple[Replica, dict[str, Any]]]:
     """The pods of the job, replica type by replica type in the operator's order. With
     `one_per_type`, only the highest index of each type: the longest name, and otherwise the
     same pod spec as its siblings (only TF_CONFIG's task index and the index label differ).
-    Each pod is a fresh object: nothing in it is shared with `content` or with another pod."""
-    job = _JobPods(content, namespace, gang_scheduler)
+    Each pod is a fresh object: nothing in it is shared with `content` or with another pod.
+    `replicas`: ``model.replicas(content)`` when the caller has it (a rule does)."""
+    job = _JobPods(content, namespace, gang_scheduler, replicas)
     pods = []
     for replica in job.replicas:
         if replica.count <= 0:

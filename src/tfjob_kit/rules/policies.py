@@ -80,7 +80,7 @@ def _restart_overridden(job: dict[str, Any], reps: list[Replica]) -> Iterator[tu
     "restartPolicy Always on the replica that decides success: the job never completes.",
 )
 def _restart_always(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    deciders = model.success_decider(job)[1]
+    deciders = model.success_decider(job, reps)[1]
     for replica in reps:
         if replica.type in deciders and replica.restart_policy == "Always":
             yield (

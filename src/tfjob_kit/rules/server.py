@@ -143,7 +143,7 @@ def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
     # TFJob's own metadata is rejected there (server-rejects-metadata says it).
     rejected = {json_path(*e.path) for e in validate_job_metadata(job)}
     seen: set[tuple[str, str]] = set()
-    for replica, pod in pods.operator_pods(job):
+    for replica, pod in pods.operator_pods(job, replicas=reps):
         name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
         # The pod is a fresh object (operator_pods): defaulted in place, no copy.
         for error in validate_pod(pod, namespace=namespace, copy=False):
