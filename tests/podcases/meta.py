@@ -141,6 +141,26 @@ MUTATIONS: list[Mutation] = [
         "tolerations annotation not JSON",
         _annotation("scheduler.alpha.kubernetes.io/tolerations", "not json"),
     ),
+    # Go's JSON syntax errors (podcheck.gojson), as the server words them
+    *(
+        Mutation(
+            f"tolerations annotation JSON syntax: {what}",
+            _annotation("scheduler.alpha.kubernetes.io/tolerations", text),
+        )
+        for what, text in (
+            ("cut short", '[{"operator": "Exists"'),
+            ("trailing comma", '[{"operator": "Exists"},]'),
+            ("single quotes", "[{'operator': 'Exists'}]"),
+            ("NaN", '[{"tolerationSeconds": NaN}]'),
+            ("bad escape", '[{"key": "a\\qb"}]'),
+            ("control character", '[{"key": "a\tb"}]'),
+            ("no colon", '[{"key" "k"}]'),
+            ("two values", "[] []"),
+            ("bare exponent", '[{"tolerationSeconds": 1e}]'),
+            ("non-ASCII", "[\u00a0]"),
+            ("misspelt true", "[tru]"),
+        )
+    ),
     # seccomp annotations: ValidateSeccompPodAnnotations
     Mutation(
         "ok-seccomp pod annotation runtime/default", _annotation(SECCOMP_POD, "runtime/default")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tfjob_kit.podcheck import containers, resources, scheduling, security, volumes
+from tfjob_kit.podcheck import containers, gojson, resources, scheduling, security, volumes
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supported
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
@@ -246,10 +246,14 @@ def _json_kind(value: Any) -> str:
 def _decode_tolerations(text: str) -> tuple[list[dict[str, Any]], str]:
     """``json.Unmarshal`` of the annotation into ``[]core.Toleration``: the tolerations (with
     the v1 field names) and Go's error text ("" when none; a type error keeps decoding, so the
-    first one is reported, as Go does). Syntax errors are worded by Python's decoder."""
+    first one is reported, as Go does). Syntax errors first, as ``checkValid`` finds them
+    (:mod:`tfjob_kit.podcheck.gojson`)."""
+    syntax = gojson.syntax_error(text)
+    if syntax is not None:
+        return [], syntax
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except ValueError as exc:  # not reached: Python's decoder takes what Go's scanner takes
         return [], str(exc)
     if data is None:
         return [], ""
