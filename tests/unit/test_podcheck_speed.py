@@ -47,10 +47,12 @@ def test_token_projection_shortcut_with_a_short_expiry_checks() -> None:
         names.is_valid_label_value,
         names.is_dns1123_label,
         names.is_dns1123_subdomain,
+        names.is_relaxed_env_var_name,
+        names.is_config_map_key,
     ],
 )
 def test_remembered_checks_answer_as_before(check: object) -> None:
-    values = ["ok", "app.kubernetes.io/name", "Bad_Value!", "", "a" * 70, "x.y", "-x", "UP"]
+    values = ["ok", "app.kubernetes.io/name", "Bad_Value!", "", "a" * 70, "x.y", "-x", "A=B", "U P"]
     assert callable(check)
     first = [check(v) for v in values]
     again = [check(v) for v in values]

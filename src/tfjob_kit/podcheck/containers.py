@@ -535,14 +535,16 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
     for i, item in enumerate(env):
         if not isinstance(item, dict):
             continue
-        idx = (*path, i)
         name = _str(item.get("name"))
         if name == "":
-            errs.append(FieldError((*idx, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
+            errs.append(FieldError((*path, i, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
         else:
             for msg in names.is_relaxed_env_var_name(name):
-                errs.append(FieldError((*idx, "name"), ErrorType.INVALID, name, msg, "ValidateEnv"))
-        errs.extend(_validate_env_value_from(item, (*idx, "valueFrom")))
+                errs.append(
+                    FieldError((*path, i, "name"), ErrorType.INVALID, name, msg, "ValidateEnv")
+                )
+        if item.get("valueFrom") is not None:  # else _validate_env_value_from finds nothing
+            errs.extend(_validate_env_value_from(item, (*path, i, "valueFrom")))
     return errs
 
 

@@ -326,6 +326,7 @@ def is_env_var_name(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_relaxed_env_var_name(value: str) -> list[str]:
     """``IsRelaxedEnvVarName``: non-empty, printable ASCII other than '=' (the check 1.34 makes,
     RelaxedEnvironmentVariableValidation being locked on)."""
@@ -337,6 +338,7 @@ def is_relaxed_env_var_name(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_config_map_key(value: str) -> list[str]:
     """``IsConfigMapKey``."""
     errs: list[str] = []
