@@ -21,3 +21,13 @@ def test_every_run_policy_field_at_spec_level_is_misplaced(field: str) -> None:
     job["spec"][field] = {"placeholder": field}
     found = {(f.rule, f.path) for f in check_object(job)}
     assert ("run-policy-misplaced", f"$.spec.{field}") in found
+
+
+@pytest.mark.parametrize("image", ["", " "])
+def test_a_blank_image_is_missing_not_untagged(image: str) -> None:
+    (doc,) = load_path(str(VALID / "ps-worker.yaml"))
+    job = copy.deepcopy(doc.content)
+    container = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    container["image"] = image
+    at = "$.spec.tfReplicaSpecs.Worker.template.spec.containers[0].image"
+    assert [f.rule for f in check_object(job) if f.path == at] == ["image-missing"]

@@ -75,7 +75,7 @@ def _image_latest(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[st
     for replica in reps:
         for path, container in replica.all_containers:
             image = container.get("image")
-            if not isinstance(image, str) or not image or _PLACEHOLDER.search(image):
+            if not isinstance(image, str) or not image.strip() or _PLACEHOLDER.search(image):
                 continue
             if "@" in image:
                 continue
