@@ -168,12 +168,20 @@ def _apparmor_field_for_annotation(annotation: str) -> dict[str, Any] | None:
     return None
 
 
+def _any_key_with(annotations: dict[str, Any], prefix: str) -> bool:
+    """Some annotation key starts with ``prefix``: else no container's annotation under it
+    (``prefix + name``) can be there, and the per-container lookups are skipped."""
+    return any(isinstance(key, str) and key.startswith(prefix) for key in annotations)
+
+
 def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     """``applyAppArmorVersionSkew``: a container's deprecated AppArmor annotation becomes its
     ``appArmorProfile`` field when it has none and the value differs from the pod's."""
     if _dict(spec.get("os")).get("name") == "windows":
         return
     annotations = _dict(meta.get("annotations"))
+    if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
+        return
     pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
     for ctr, _ in _containers(spec, _ALL):
         annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
@@ -891,6 +899,8 @@ def _validate_seccomp_annotations_and_fields(
                 pod_annotation, pod_profile, (*_SPEC, "securityContext", "seccompProfile")
             )
         )
+    if not _any_key_with(annotations, SECCOMP_CONTAINER_ANNOTATION_PREFIX):
+        return errs
     for ctr, ctr_path in _containers(spec, _ALL):
         profile = _dict(ctr.get("securityContext")).get("seccompProfile")
         if profile is None:
@@ -910,6 +920,8 @@ def _validate_apparmor_annotations_and_fields(
 ) -> list[FieldError]:
     """``validateAppArmorAnnotationsAndFieldsMatchOnCreate``."""
     if _dict(spec.get("os")).get("name") == "windows":
+        return []
+    if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
         return []
     origin = "validateAppArmorAnnotationsAndFieldsMatchOnCreate"
     errs: list[FieldError] = []
