@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -142,7 +143,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             result = validate_documents(docs, rule_config)
             _server_findings(docs, result, rule_config, args)
         else:
-            result = validate_paths(args.paths, rule_config, jobs=args.jobs)
+            # What is loaded by now (modules, schemas) outlives the run: kept out of the
+            # collector's full passes meanwhile (half its time on many files).
+            gc.freeze()
+            try:
+                result = validate_paths(args.paths, rule_config, jobs=args.jobs)
+            finally:
+                gc.unfreeze()
     except InputError as exc:
         raise UsageError(str(exc)) from None
     _write(report.render(result, args.format, fail_on), args.output)
