@@ -16,7 +16,10 @@ applied; every step is linear in the text:
    c. an integer with a leading zero (``0644`` is 420 in YAML 1.1, 644 in 1.2; ``0o17``, ``0b1``
       and ``0_1`` differ too);
    d. a run of digits too long for a 64-bit float (yaml_rs would build a Python int in time
-      quadratic in its length, only to have it refused).
+      quadratic in its length, only to have it refused);
+   e. a plain scalar that starts with underscores before a digit or a dot, after a sign or a
+      dot or neither (``_0``, ``-_1``, ``._5``, ``__1e3``): yaml_rs reads a number, YAML 1.1 a
+      string.
 
 3. **Each document**, before parsing (:func:`document_may_go_fast`):
 
@@ -75,6 +78,11 @@ _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
 # substring search for the run: the same answer, about 15 times faster than the regex.
 _DIGITS_AS_ZERO = bytes(ord("0") if chr(c).isdigit() and c < 128 else ord("x") for c in range(256))
 _LONG_RUN = b"0" * MAX_DECIMAL_DIGITS
+# 2e: underscores, then a digit or a dot; found from an underscore and its follower (a literal
+# first character keeps the search fast), the run and the characters before it looked at then.
+_UNDERSCORE_AND_FOLLOWER = re.compile("_[_0-9.]")
+_DIGITS_AND_DOT = frozenset("0123456789.")
+_UNDERSCORES = re.compile("_+")  # the whole run, skipped at once: linear
 
 
 def text_may_go_fast(text: str) -> bool:
@@ -82,7 +90,10 @@ def text_may_go_fast(text: str) -> bool:
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
     return not (
-        _has_leading_zero_number(text) or _has_non_printable(text) or _has_long_digits(text)
+        _has_leading_zero_number(text)
+        or _has_non_printable(text)
+        or _has_long_digits(text)
+        or _has_underscore_number(text)
     )
 
 
@@ -94,6 +105,27 @@ def _has_leading_zero_number(text: str) -> bool:
         before = text[index - 1 : index] if index else ""
         if before in ("-", "+"):
             before = text[index - 2 : index - 1] if index > 1 else ""
+        if before and before in _NUMBER_BEFORE:
+            return True
+    return False
+
+
+def _has_underscore_number(text: str) -> bool:
+    """2e: underscores that start a plain scalar (after a space, a line break, ``[``, ``{`` or
+    ``,``; a dot, then a sign, may come between) and are followed by a digit or a dot."""
+    if "_" not in text:
+        return False
+    pos = 0
+    while (match := _UNDERSCORE_AND_FOLLOWER.search(text, pos)) is not None:
+        index = match.start()
+        end = pos = _UNDERSCORES.match(text, index).end()  # type: ignore[union-attr]
+        if text[end : end + 1] not in _DIGITS_AND_DOT:
+            continue
+        if text[index - 1 : index] == ".":
+            index -= 1
+        if text[index - 1 : index] in ("-", "+"):
+            index -= 1
+        before = text[index - 1 : index] if index else ""
         if before and before in _NUMBER_BEFORE:
             return True
     return False
