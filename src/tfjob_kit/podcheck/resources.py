@@ -132,7 +132,7 @@ def _quantities(
 ) -> dict[str, tuple[Quantity, Path]]:
     """The readable entries of a resource list; values the decoder would refuse are reported."""
     out: dict[str, tuple[Quantity, Path]] = {}
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, dict):
         return out
     for name, value in resources.items():
         if not isinstance(name, str):
@@ -300,7 +300,7 @@ def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list
     names: list[str] = []  # insertion order is irrelevant; Go's set
     seen: set[str] = set()
     for i, claim in enumerate(claims):
-        if not isinstance(claim, Mapping):
+        if not isinstance(claim, dict):
             continue
         name = claim.get("name")
         name = name if isinstance(name, str) else ""
@@ -348,7 +348,7 @@ def _validate_requirements(
 ) -> list[FieldError]:
     """``validateResourceRequirements``."""
     errs: list[FieldError] = []
-    if not isinstance(requirements, Mapping):
+    if not isinstance(requirements, dict):
         return errs
     lim_path = (*path, "limits")
     req_path = (*path, "requests")
@@ -412,7 +412,7 @@ def _containers(spec: Mapping[str, Any], key: str) -> Iterable[tuple[int, Mappin
     items = spec.get(key)
     if isinstance(items, list):
         for i, item in enumerate(items):
-            if isinstance(item, Mapping):
+            if isinstance(item, dict):
                 yield i, item
 
 
@@ -422,10 +422,10 @@ def _requirement(
     """A container's readable requests or limits (``kind``), rounded as defaulting leaves them
     unless ``rounded`` is False (SetDefaults_Pod runs before SetDefaults_ResourceList)."""
     resources = container.get("resources")
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, dict):
         return {}
     items = resources.get(kind)
-    if not isinstance(items, Mapping):
+    if not isinstance(items, dict):
         return {}
     out: dict[str, Quantity] = {}
     for name, value in items.items():
@@ -486,7 +486,7 @@ def validate_pod_resources(spec: Mapping[str, Any], path: Path) -> list[FieldErr
     errs: list[FieldError] = []
     pod_claims = pod_claim_names(spec)
     resources = spec.get("resources")
-    if isinstance(resources, Mapping):
+    if isinstance(resources, dict):
         errs.extend(_validate_pod_level(spec, resources, pod_claims, (*path, "resources")))
     overhead = spec.get("overhead")
     if overhead is not None:
@@ -507,7 +507,7 @@ def pod_claim_names(spec: Mapping[str, Any]) -> set[str]:
     names: set[str] = set()
     if isinstance(claims, list):
         for claim in claims:
-            name = claim.get("name") if isinstance(claim, Mapping) else None
+            name = claim.get("name") if isinstance(claim, dict) else None
             if isinstance(name, str) and name:
                 names.add(name)
     return names
@@ -518,7 +518,7 @@ def _validate_pod_level(
 ) -> list[FieldError]:
     """``validatePodResources``."""
     os_spec = spec.get("os")
-    if isinstance(os_spec, Mapping) and os_spec.get("name") == "windows":
+    if isinstance(os_spec, dict) and os_spec.get("name") == "windows":
         return [
             FieldError(
                 path,

@@ -53,7 +53,7 @@ def _list(value: Any) -> list[Any]:
 
 def _maps(value: Any) -> Iterable[tuple[int, Mapping[str, Any]]]:
     for i, item in enumerate(_list(value)):
-        if isinstance(item, Mapping):
+        if isinstance(item, dict):
             yield i, item
 
 
@@ -103,7 +103,7 @@ def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldErro
 
 def _label_selector(selector: Any, extra: list[dict[str, Any]], path: Path) -> list[FieldError]:
     """``ValidateLabelSelector``; ``extra`` are the expressions PrepareForCreate appended."""
-    if not isinstance(selector, Mapping):
+    if not isinstance(selector, dict):
         return []
     errs = validate_labels(selector.get("matchLabels"), (*path, "matchLabels"))
     base = len(_list(selector.get("matchExpressions")))
@@ -120,7 +120,7 @@ def _merged_expressions(
     """``applyLabelKeysToLabelSelector``: for each key the pod has a label for, ``key In
     (value)`` (matchLabelKeys) or ``key NotIn (value)`` (mismatchLabelKeys); nothing when the
     selector is absent or there are no keys."""
-    if not isinstance(selector, Mapping) or not (match_keys or mismatch_keys):
+    if not isinstance(selector, dict) or not (match_keys or mismatch_keys):
         return []
     out: list[dict[str, Any]] = []
     for keys, operator in ((match_keys, "In"), (mismatch_keys, "NotIn")):
@@ -135,7 +135,7 @@ def _label_keys(keys: list[str], selector: Any, path: Path, origin: str) -> list
     """``validateLabelKeys``."""
     if not keys:
         return []
-    if not isinstance(selector, Mapping):
+    if not isinstance(selector, dict):
         detail = "must not be specified when labelSelector is not set"
         return [FieldError(path, ErrorType.FORBIDDEN, OMIT, detail, origin)]
     errs: list[FieldError] = []
@@ -157,10 +157,10 @@ def _match_label_keys(
     origin = "ValidateMatchLabelKeysAndMismatchLabelKeys"
     errs = _label_keys(match_keys, selector, (*path, "matchLabelKeys"), origin)
     errs.extend(_label_keys(mismatch_keys, selector, (*path, "mismatchLabelKeys"), origin))
-    if isinstance(selector, Mapping):
+    if isinstance(selector, dict):
         index = {key: i for i, key in enumerate(match_keys)}
         labels = selector.get("matchLabels")
-        seen = {k for k in labels if isinstance(k, str)} if isinstance(labels, Mapping) else set()
+        seen = {k for k in labels if isinstance(k, str)} if isinstance(labels, dict) else set()
         expressions = [e for _, e in _maps(selector.get("matchExpressions"))] + extra
         for expr in expressions:
             key = _str(expr.get("key"))
@@ -273,7 +273,7 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
     """``validateNodeAffinity``."""
     errs: list[FieldError] = []
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(required, Mapping):
+    if isinstance(required, dict):
         terms_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
         terms = _list(required.get("nodeSelectorTerms"))
         if not terms:
@@ -298,7 +298,7 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
                 )
             )
         preference = term.get("preference")
-        if isinstance(preference, Mapping):
+        if isinstance(preference, dict):
             # invalid label values are always allowed in preferred terms
             errs.extend(_node_selector_term(preference, True, (*preferred_path, i, "preference")))
     return errs
@@ -363,7 +363,7 @@ def _pod_affinity(
                 )
             )
         inner = weighted.get("podAffinityTerm")
-        inner = inner if isinstance(inner, Mapping) else {}
+        inner = inner if isinstance(inner, dict) else {}
         errs.extend(_pod_affinity_term(inner, labels, (*preferred_path, j, "podAffinityTerm")))
     return errs
 
@@ -372,16 +372,16 @@ def validate_affinity(
     affinity: Any, path: Path, labels: Mapping[str, Any] | None = None
 ) -> list[FieldError]:
     """``validateAffinity``; ``path`` is the affinity's own path."""
-    if not isinstance(affinity, Mapping):
+    if not isinstance(affinity, dict):
         return []
     labels = labels or {}
     errs: list[FieldError] = []
     node = affinity.get("nodeAffinity")
-    if isinstance(node, Mapping):
+    if isinstance(node, dict):
         errs.extend(_node_affinity(node, (*path, "nodeAffinity")))
     for key in ("podAffinity", "podAntiAffinity"):
         pod = affinity.get(key)
-        if isinstance(pod, Mapping):
+        if isinstance(pod, dict):
             errs.extend(_pod_affinity(pod, labels, (*path, key)))
     return errs
 
@@ -445,7 +445,7 @@ def validate_topology_spread_constraints(
     SelectorMerge on (``ValidateMatchLabelKeysAndMismatchLabelKeys`` on the merged selector)."""
     labels = labels or {}
     errs: list[FieldError] = []
-    items = [c if isinstance(c, Mapping) else None for c in _list(constraints)]
+    items = [c if isinstance(c, dict) else None for c in _list(constraints)]
     for i, constraint in enumerate(items):
         if constraint is None:
             continue
@@ -562,7 +562,7 @@ def validate_scheduling(
     topologySpreadConstraints, tolerations (schedulingGates and nodeName are pod.py's). ``path``
     is the spec's path; ``labels`` the pod's labels, which PrepareForCreate merges into the
     selectors of terms and constraints with matchLabelKeys/mismatchLabelKeys."""
-    labels = labels if isinstance(labels, Mapping) else {}
+    labels = labels if isinstance(labels, dict) else {}
     errs = validate_labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
     errs.extend(validate_affinity(spec.get("affinity"), (*path, "affinity"), labels))
     errs.extend(
