@@ -277,25 +277,6 @@ _ENV_FIELD_PATHS = sorted(
     ]
 )
 _ENV_FIELD_PATH_SET = frozenset(_ENV_FIELD_PATHS)
-# ConvertDownwardAPIFieldLabel's accepted labels (v1)
-_DOWNWARD_LABELS = frozenset(
-    {
-        "metadata.annotations",
-        "metadata.labels",
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.uid",
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.serviceAccountName",
-        "spec.schedulerName",
-        "status.phase",
-        "status.hostIP",
-        "status.hostIPs",
-        "status.podIP",
-        "status.podIPs",
-    }
-)
 _RESOURCE_FIELD_PATHS = sorted(
     [
         "limits.cpu",
@@ -334,7 +315,7 @@ def _convert_downward_api_field_label(version: str, label: str) -> tuple[str, st
         if path in ("metadata.annotations", "metadata.labels"):
             return label, None
         return "", f"field label does not support subscript: {label}"
-    if label in _DOWNWARD_LABELS:
+    if label in volumes_module.DOWNWARD_API_LABELS:
         return label, None
     if label == "spec.host":
         return "spec.nodeName", None

@@ -344,7 +344,7 @@ def validate_seccomp_profile_annotation(value: str, path: Path) -> list[FieldErr
     if value in ("runtime/default", "docker/default", "unconfined"):
         return []
     if value.startswith("localhost/"):
-        return security.validate_local_descending_path(value[len("localhost/") :], path)
+        return volumes.validate_local_descending_path(value[len("localhost/") :], path)
     return [
         FieldError(
             path,

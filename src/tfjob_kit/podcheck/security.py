@@ -16,12 +16,12 @@ that tie the security context to the containers.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Any
 
 from tfjob_kit.podcheck import names
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
+from tfjob_kit.podcheck.volumes import validate_local_descending_path
 
 # The kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged). Its default is
 # false, but every usable cluster (kubeadm, kind, the local test cluster) sets it to true.
@@ -58,34 +58,6 @@ def _opt_bool(value: Any) -> bool | None:
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
-
-
-def validate_local_descending_path(target: str, path: Path) -> list[FieldError]:
-    """``validateLocalDescendingPath``: relative, no '..' element."""
-    errs: list[FieldError] = []
-    if posixpath.isabs(target):
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                target,
-                "must be a relative path",
-                "validateLocalDescendingPath",
-            )
-        )
-    errs.extend(validate_path_no_backsteps(target, path))
-    return errs
-
-
-def validate_path_no_backsteps(target: str, path: Path) -> list[FieldError]:
-    """``validatePathNoBacksteps``: one error however many '..' elements."""
-    if ".." in target.split("/"):
-        return [
-            FieldError(
-                path, ErrorType.INVALID, target, "must not contain '..'", "validatePathNoBacksteps"
-            )
-        ]
-    return []
 
 
 def _go_seccomp(sp: dict[str, Any]) -> dict[str, Any]:

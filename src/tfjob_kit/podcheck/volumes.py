@@ -111,8 +111,9 @@ _VOLUME_FIELD_PATHS = (
     "metadata.namespace",
     "metadata.uid",
 )
-# ConvertDownwardAPIFieldLabel's known labels (spec.host is converted to spec.nodeName).
-_DOWNWARD_API_LABELS = frozenset(
+# ConvertDownwardAPIFieldLabel's known labels (spec.host is converted to spec.nodeName); the
+# containers' env fieldRefs accept the same (podcheck.containers).
+DOWNWARD_API_LABELS = frozenset(
     {
         "metadata.annotations",
         "metadata.labels",
@@ -472,7 +473,7 @@ def mount_service_account_token(spec: dict[str, Any]) -> None:
 # --- shared path checks ---
 
 
-def _path_no_backsteps(target: str, path: Path) -> list[FieldError]:
+def validate_path_no_backsteps(target: str, path: Path) -> list[FieldError]:
     """``validatePathNoBacksteps``."""
     if ".." in target.split("/"):
         return [
@@ -483,7 +484,7 @@ def _path_no_backsteps(target: str, path: Path) -> list[FieldError]:
     return []
 
 
-def _local_descending_path(target: str, path: Path) -> list[FieldError]:
+def validate_local_descending_path(target: str, path: Path) -> list[FieldError]:
     """``validateLocalDescendingPath``."""
     errs = []
     if _is_abs(target):
@@ -496,13 +497,13 @@ def _local_descending_path(target: str, path: Path) -> list[FieldError]:
                 "validateLocalDescendingPath",
             )
         )
-    errs.extend(_path_no_backsteps(target, path))
+    errs.extend(validate_path_no_backsteps(target, path))
     return errs
 
 
 def _local_non_reserved_path(target: str, path: Path) -> list[FieldError]:
     """``ValidateLocalNonReservedPath``."""
-    errs = _local_descending_path(target, path)
+    errs = validate_local_descending_path(target, path)
     if target.startswith("..") and not target.startswith("../"):
         errs.append(
             FieldError(
@@ -552,7 +553,7 @@ def _host_path(src: dict[str, Any], path: Path) -> list[FieldError]:
     target = _str(src, "path")
     if target == "":
         return [_required((*path, "path"), origin)]
-    errs = _path_no_backsteps(target, (*path, "path")) if target else []
+    errs = validate_path_no_backsteps(target, (*path, "path")) if target else []
     kind = src.get("type")
     if isinstance(kind, str) and kind not in _HOST_PATH_TYPES:
         errs.append(
@@ -567,7 +568,7 @@ def _git_repo(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required((*path, "repository"), "validateGitRepoVolumeSource"))
     directory = _str(src, "directory")
     if directory is not None:
-        errs.extend(_local_descending_path(directory, (*path, "directory")))
+        errs.extend(validate_local_descending_path(directory, (*path, "directory")))
     return errs
 
 
@@ -1006,7 +1007,7 @@ def validate_object_field_selector(
             problem = f"field label does not support subscript: {field_path}"
     elif field_path == "spec.host":
         internal = "spec.nodeName"
-    elif field_path not in _DOWNWARD_API_LABELS:
+    elif field_path not in DOWNWARD_API_LABELS:
         problem = f"field label not supported: {field_path}"
     if problem:
         return [
@@ -1677,7 +1678,7 @@ def _volume_mounts(
             )
         sub_path = _str(mount, "subPath")
         if sub_path:
-            errs.extend(_local_descending_path(sub_path, (*path, "subPath")))
+            errs.extend(validate_local_descending_path(sub_path, (*path, "subPath")))
         sub_path_expr = _str(mount, "subPathExpr")
         if sub_path_expr:
             if sub_path:
@@ -1690,7 +1691,7 @@ def _volume_mounts(
                         origin,
                     )
                 )
-            errs.extend(_local_descending_path(sub_path_expr, (*path, "subPathExpr")))
+            errs.extend(validate_local_descending_path(sub_path_expr, (*path, "subPathExpr")))
         propagation = _opt_str(mount, "mountPropagation")
         if propagation is not None:
             prop_path = (*path, "mountPropagation")
