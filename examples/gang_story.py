@@ -49,6 +49,7 @@ class JobTimeline:
     held_gpu_s: float = 0.0  # GPUs held by placed pods while the job was only partly placed
     worst: str = ""  # the most pods placed while partly placed, and why the rest were not
     _worst_count: int = field(default=0, repr=False)
+    _partly_seen: bool = field(default=False, repr=False)  # partly placed at the last look
 
 
 def _gpus(pod: dict[str, Any]) -> int:
@@ -91,18 +92,22 @@ def _observe(
                 line.first_placed = elapsed
             if line.members and len(placed) >= line.members and line.all_placed is None:
                 line.all_placed = elapsed
-            if 0 < len(placed) < line.members and line.finished is None:
+            partly = 0 < len(placed) < line.members and line.finished is None
+            # Only time between two looks that both saw the job partly placed counts: a gang's
+            # pods are bound by one API call each, so a single look can land between the binds
+            # of a placement the scheduler made all at once. A real stall is seen look after look.
+            if partly and line._partly_seen:
                 line.partly_placed_s += dt
                 line.held_gpu_s += dt * sum(_gpus(p) for p in active)
-                if len(placed) > line._worst_count or not line.worst:
-                    line._worst_count = len(placed)
-                    waiting = _unschedulable([p for p in pods if p not in placed])
-                    line.worst = (
-                        f"{len(placed)} of {line.members} pods placed, holding "
-                        f"{sum(_gpus(p) for p in placed)} GPUs; the other "
-                        f"{line.members - len(placed)} Pending"
-                        + (f": {waiting}" if waiting else "")
-                    )
+            line._partly_seen = partly
+            if partly and (len(placed) > line._worst_count or not line.worst):
+                line._worst_count = len(placed)
+                waiting = _unschedulable([p for p in pods if p not in placed])
+                line.worst = (
+                    f"{len(placed)} of {line.members} pods placed, holding "
+                    f"{sum(_gpus(p) for p in placed)} GPUs; the other "
+                    f"{line.members - len(placed)} Pending" + (f": {waiting}" if waiting else "")
+                )
             if state.phase in ("Succeeded", "Failed") and line.finished is None:
                 line.finished, line.result = elapsed, state.phase
         if all(t.finished is not None for t in timelines.values()):

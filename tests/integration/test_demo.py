@@ -109,8 +109,13 @@ def check_story(output: str) -> None:
         r"Pending: 0/\d nodes are available: .*Insufficient nvidia.com/gpu",
         output,
     )
-    # with Volcano nothing was partly placed: the second job started after the first finished
-    assert all(seconds(row[6]) < 1.0 and row[7] == "0" for row in gang.values())
+    # with Volcano nothing was partly placed: the second job started after the first finished.
+    # A gang's binds are one API call per pod, so two looks in a row may still fall between them
+    # on a busy machine; that is well under a second of the job's GPUs, a stall is ten seconds.
+    gpus = {name: int(row[1].split(" / ")[1].split()[0]) for name, row in gang.items()}
+    assert all(
+        seconds(row[6]) < 1.0 and float(row[7]) < gpus[name] for name, row in gang.items()
+    ), gang
     first, second = sorted(gang.values(), key=lambda row: seconds(row[2]))
     assert seconds(second[2]) >= seconds(first[3]) + 5.0  # workers run 10 s
 
