@@ -15,20 +15,12 @@ client, whose models refuse some of the invalid pods before they are sent."""
 
 from __future__ import annotations
 
-import base64
 import copy
-import json
-import ssl
-import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from podcases import Mutation
 from podcases import containers as container_cases
@@ -37,6 +29,7 @@ from tfjob_kit.podcheck import containers
 from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
+from ._dryrun import PodDryRun, causes
 
 CASES: list[Mutation] = [*container_cases.MUTATIONS, *security_cases.MUTATIONS]
 NAMESPACE = "default"  # dry runs store nothing; its default ServiceAccount always exists
@@ -68,50 +61,6 @@ def _pod(case_index: int, case: Mutation) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
 
 
-class _Server:
-    """POST to the API server with the kubeconfig's current context (certificate or token)."""
-
-    def __init__(self, kubeconfig: Path, workdir: Path) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
-        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
-        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
-        self.server = cluster["cluster"]["server"].rstrip("/")
-
-        def material(entry: dict[str, Any], key: str) -> str | None:
-            if entry.get(key):
-                return str((kubeconfig.parent / entry[key]).resolve())
-            if entry.get(f"{key}-data"):
-                path = workdir / key
-                path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
-                return str(path)
-            return None
-
-        self.context = ssl.create_default_context(
-            cafile=material(cluster["cluster"], "certificate-authority")
-        )
-        cert = material(user["user"], "client-certificate")
-        if cert:
-            self.context.load_cert_chain(cert, material(user["user"], "client-key"))
-        token = user["user"].get("token")
-        self.headers = {"Content-Type": "application/json"}
-        if token:
-            self.headers["Authorization"] = f"Bearer {token}"
-
-    def dry_run(self, pod: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        request = urllib.request.Request(
-            f"{self.server}/api/v1/namespaces/{NAMESPACE}/pods?dryRun=All",
-            data=json.dumps(pod).encode(),
-            headers=self.headers,
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, context=self.context, timeout=60) as response:
-                return int(response.status), json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            return int(exc.code), json.loads(exc.read())
-
-
 Verdicts = dict[str, tuple[dict[str, Any], int, dict[str, Any]]]
 
 
@@ -119,21 +68,12 @@ Verdicts = dict[str, tuple[dict[str, Any], int, dict[str, Any]]]
 def verdicts(cluster: Cluster) -> Iterator[Verdicts]:
     """Each case's pod and the server's answer (status, body), all dry runs in parallel."""
     pods = [_pod(i, case) for i, case in enumerate(CASES)]
-    with tempfile.TemporaryDirectory() as tmp:
-        server = _Server(cluster.kubeconfig, Path(tmp))
-        with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(server.dry_run, copy.deepcopy(pods)))
+    with PodDryRun(cluster.kubeconfig) as server, ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(server, copy.deepcopy(pods)))
     yield {
         case.name: (pod, status, body)
         for case, pod, (status, body) in zip(CASES, pods, answers, strict=True)
     }
-
-
-def _causes(status: int, body: dict[str, Any]) -> list[tuple[str, str]]:
-    if status == 201:
-        return []
-    assert status == 422 and body.get("reason") == "Invalid", body
-    return sorted((c.get("field", ""), c.get("message", "")) for c in body["details"]["causes"])
 
 
 def test_case_names_are_unique() -> None:
@@ -144,7 +84,7 @@ def test_case_names_are_unique() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_same_errors_as_the_server(verdicts: Verdicts, case: Mutation) -> None:
     pod, status, body = verdicts[case.name]
-    want = _causes(status, body)
+    want = causes(status, body)
     got = sorted((e.field, e.body) for e in validate_pod(copy.deepcopy(pod), namespace=NAMESPACE))
     assert got == want
 

@@ -10,16 +10,11 @@ first and would refuse some invalid ones before the server sees them."""
 
 from __future__ import annotations
 
-import base64
 import copy
-import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
-import yaml
 
 from podcases import Mutation
 from podcases.meta import MUTATIONS as META
@@ -28,53 +23,15 @@ from tfjob_kit import pods
 from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
+from ._dryrun import Causes, PodDryRun
 
-Causes = list[tuple[str, str]]
 Pod = dict[str, Any]
 
 
-class DryRun:
-    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
-
-    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
-        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
-        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
-        self.server = cluster["cluster"]["server"]
-        self.session = requests.Session()
-        self.session.trust_env = False
-        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
-        cert = self._file(user["user"], "client-certificate", scratch)
-        key = self._file(user["user"], "client-key", scratch)
-        if cert and key:
-            self.session.cert = (cert, key)
-        if user["user"].get("token"):
-            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
-
-    @staticmethod
-    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
-        if entry.get(f"{key}-data"):
-            path = scratch / key
-            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
-            return str(path)
-        return entry.get(key, True if key == "certificate-authority" else None)
-
-    def causes(self, pod: Pod) -> Causes:
-        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
-        answer = self.session.post(url, json=pod, timeout=60).json()
-        if answer.get("kind") != "Status":
-            return []
-        assert answer.get("reason") == "Invalid", answer
-        return sorted(
-            (c.get("field", ""), c.get("message", "")) for c in answer["details"]["causes"]
-        )
-
-
 @pytest.fixture(scope="module")
-def dry_run(cluster: Cluster) -> Iterator[DryRun]:
-    with tempfile.TemporaryDirectory() as scratch:
-        yield DryRun(cluster.kubeconfig, Path(scratch))
+def dry_run(cluster: Cluster) -> Iterator[PodDryRun]:
+    with PodDryRun(cluster.kubeconfig) as server:
+        yield server
 
 
 def operator_pod(mutate: Callable[[dict[str, Any]], None]) -> Pod:
@@ -109,7 +66,7 @@ CASES = [*META, *POD]
 
 
 @pytest.mark.parametrize("mutation", CASES, ids=[m.name for m in CASES])
-def test_template_mutation_as_the_server_says(dry_run: DryRun, mutation: Mutation) -> None:
+def test_template_mutation_as_the_server_says(dry_run: PodDryRun, mutation: Mutation) -> None:
     pod = operator_pod(mutation.mutate)
     server = dry_run.causes(copy.deepcopy(pod))
     agree(server, offline(pod))
@@ -180,7 +137,7 @@ POD_CASES: list[tuple[str, Callable[[Pod], None], bool]] = [
 
 @pytest.mark.parametrize(("case", "mutate", "messages"), POD_CASES, ids=[c[0] for c in POD_CASES])
 def test_pod_metadata_as_the_server_says(
-    dry_run: DryRun, case: str, mutate: Callable[[Pod], None], messages: bool
+    dry_run: PodDryRun, case: str, mutate: Callable[[Pod], None], messages: bool
 ) -> None:
     pod = operator_pod(lambda _: None)
     mutate(pod)

@@ -10,23 +10,18 @@ For the pods the server accepts, the resource lists it returns (defaulted and ro
 quantity as ``Quantity.String`` prints it) must be what ``set_defaults`` and ``read_quantity``
 make of the template's.
 
-The pods are posted as raw JSON over HTTPS: the generated Python client checks bodies against
-its models first and would refuse the invalid ones before the server sees them."""
+The pods are posted as raw JSON (``_dryrun``): the generated Python client's models would refuse
+the invalid ones before the server sees them."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import random
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
-import yaml
 
 from podcases import Mutation
 from podcases.resources import MUTATIONS as RESOURCES
@@ -35,57 +30,14 @@ from tfjob_kit.podcheck import resources, scheduling
 from tfjob_kit.podcheck.errors import FieldError
 
 from ._cluster import Cluster
+from ._dryrun import DECODE, Causes, PodDryRun
 
 CASES: list[Mutation] = [*SCHEDULING, *RESOURCES]
 BASE: dict[str, Any] = {
     "metadata": {"labels": {"app": "podcheck"}},
     "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0"}]},
 }
-DECODE = "<decode>"
-Causes = list[tuple[str, str]]
 Answer = tuple[Causes, dict[str, Any]]
-
-
-class DryRun:
-    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
-
-    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
-        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
-        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
-        self.server = cluster["cluster"]["server"]
-        self.session = requests.Session()
-        self.session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the cluster's CA
-        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
-        cert = self._file(user["user"], "client-certificate", scratch)
-        key = self._file(user["user"], "client-key", scratch)
-        if cert and key:
-            self.session.cert = (cert, key)
-        if user["user"].get("token"):
-            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
-
-    @staticmethod
-    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
-        if entry.get(f"{key}-data"):
-            path = scratch / key
-            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
-            return str(path)
-        return entry.get(key, True if key == "certificate-authority" else None)
-
-    def answer(self, pod: dict[str, Any]) -> Answer:
-        """The server's causes, and the pod it would store (empty when it refuses)."""
-        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
-        body = self.session.post(url, json=pod, timeout=60).json()
-        if body.get("kind") != "Status":
-            return [], body
-        if body.get("reason") == "BadRequest":
-            return [(DECODE, body["message"])], {}
-        assert body.get("reason") == "Invalid", body
-        causes = sorted(
-            (c.get("field", ""), c.get("message", "")) for c in body["details"]["causes"]
-        )
-        return causes, {}
 
 
 def _requests(resource: str, text: str) -> Any:
@@ -123,10 +75,8 @@ def offline_errors(pod: dict[str, Any]) -> list[FieldError]:
 @pytest.fixture(scope="module")
 def answers(cluster: Cluster) -> Iterator[dict[str, tuple[dict[str, Any], Answer]]]:
     pods = [pod_of(case, i) for i, case in enumerate(CASES)]
-    with tempfile.TemporaryDirectory() as scratch:
-        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    with PodDryRun(cluster.kubeconfig) as dry_run, ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
     yield {case.name: (pod, answer) for case, pod, answer in zip(CASES, pods, got, strict=True)}
 
 
@@ -230,10 +180,8 @@ RANDOM = [
 @pytest.fixture(scope="module")
 def random_answers(cluster: Cluster) -> Iterator[dict[str, tuple[dict[str, Any], Answer]]]:
     pods = [pod_of(case, i) for i, case in enumerate(RANDOM)]
-    with tempfile.TemporaryDirectory() as scratch:
-        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    with PodDryRun(cluster.kubeconfig) as dry_run, ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
     yield {case.name: (pod, answer) for case, pod, answer in zip(RANDOM, pods, got, strict=True)}
 
 
@@ -399,10 +347,8 @@ def test_random_placements_as_the_server(cluster: Cluster) -> None:
     """Seeded random placement fields: the offline errors are the server's causes, with their
     multiplicity."""
     pods = [pod_of(case, i) for i, case in enumerate(PLACEMENTS)]
-    with tempfile.TemporaryDirectory() as scratch:
-        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    with PodDryRun(cluster.kubeconfig) as dry_run, ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
     refused = 0
     for case, pod, (server, _stored) in zip(PLACEMENTS, pods, got, strict=True):
         assert sorted((e.field, e.body) for e in offline_errors(pod)) == server, case.name
@@ -478,10 +424,8 @@ def test_random_resource_specs_as_the_server(cluster: Cluster) -> None:
     """Seeded random container, init, sidecar and pod-level resources: the server's causes, and
     for the pods it accepts the resource lists it would store."""
     pods = [pod_of(case, i) for i, case in enumerate(RESOURCE_SPECS)]
-    with tempfile.TemporaryDirectory() as scratch:
-        dry_run = DryRun(cluster.kubeconfig, Path(scratch))
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
+    with PodDryRun(cluster.kubeconfig) as dry_run, ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(dry_run.answer, copy.deepcopy(pods)))
     accepted = 0
     for case, pod, (server, stored) in zip(RESOURCE_SPECS, pods, got, strict=True):
         assert sorted((e.field, e.body) for e in offline_errors(pod)) == server, case.name

@@ -9,16 +9,11 @@ its models first and would refuse the invalid ones before the server sees them."
 
 from __future__ import annotations
 
-import base64
 import copy
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
-import yaml
 
 from podcases import Mutation
 from podcases.volumes import MUTATIONS, claim, vol
@@ -26,6 +21,7 @@ from tfjob_kit.podcheck import volumes
 from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
+from ._dryrun import Causes, PodDryRun
 
 BASE: dict[str, Any] = {
     "metadata": {"labels": {"app": "podcheck"}},
@@ -40,51 +36,12 @@ BASE: dict[str, Any] = {
         "volumes": [{"name": "scratch", "emptyDir": {}}],
     },
 }
-Causes = list[tuple[str, str]]
-
-
-class DryRun:
-    """POST /api/v1/namespaces/default/pods?dryRun=All with the kubeconfig's credentials."""
-
-    def __init__(self, kubeconfig: Path, scratch: Path) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        context = next(c for c in config["contexts"] if c["name"] == config["current-context"])
-        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
-        user = next(u for u in config["users"] if u["name"] == context["context"]["user"])
-        self.server = cluster["cluster"]["server"]
-        self.session = requests.Session()
-        self.session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the cluster's CA
-        self.session.verify = self._file(cluster["cluster"], "certificate-authority", scratch)
-        cert = self._file(user["user"], "client-certificate", scratch)
-        key = self._file(user["user"], "client-key", scratch)
-        if cert and key:
-            self.session.cert = (cert, key)
-        if user["user"].get("token"):
-            self.session.headers["Authorization"] = f"Bearer {user['user']['token']}"
-
-    @staticmethod
-    def _file(entry: dict[str, Any], key: str, scratch: Path) -> Any:
-        if entry.get(f"{key}-data"):
-            path = scratch / key
-            path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
-            return str(path)
-        return entry.get(key, True if key == "certificate-authority" else None)
-
-    def causes(self, pod: dict[str, Any]) -> Causes:
-        url = f"{self.server}/api/v1/namespaces/default/pods?dryRun=All"
-        answer = self.session.post(url, json=pod, timeout=60).json()
-        if answer.get("kind") != "Status":
-            return []
-        assert answer.get("reason") == "Invalid", answer
-        return sorted(
-            (c.get("field", ""), c.get("message", "")) for c in answer["details"]["causes"]
-        )
 
 
 @pytest.fixture(scope="module")
-def dry_run(cluster: Cluster) -> Iterator[DryRun]:
-    with tempfile.TemporaryDirectory() as scratch:
-        yield DryRun(cluster.kubeconfig, Path(scratch))
+def dry_run(cluster: Cluster) -> Iterator[PodDryRun]:
+    with PodDryRun(cluster.kubeconfig) as server:
+        yield server
 
 
 def pod_of(mutation: Mutation, name: str = "podcheck-volumes") -> dict[str, Any]:
@@ -106,7 +63,7 @@ def offline(pod: dict[str, Any]) -> Causes:
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
-def test_volume_mutation_as_the_server_says(dry_run: DryRun, mutation: Mutation) -> None:
+def test_volume_mutation_as_the_server_says(dry_run: PodDryRun, mutation: Mutation) -> None:
     pod = pod_of(mutation)
     server = dry_run.causes(pod)
     assert offline(pod) == server
@@ -138,7 +95,7 @@ NAMED = [
 
 @pytest.mark.parametrize(("case", "pod_name", "mutate"), NAMED, ids=[n[0] for n in NAMED])
 def test_claim_names_as_the_server_says(
-    dry_run: DryRun, case: str, pod_name: str, mutate: Any
+    dry_run: PodDryRun, case: str, pod_name: str, mutate: Any
 ) -> None:
     pod = pod_of(Mutation(case, mutate), pod_name)
     server = dry_run.causes(pod)
