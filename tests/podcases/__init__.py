@@ -38,6 +38,31 @@ class JobMutation:
     mutate: Callable[[dict[str, Any]], None]
 
 
+Template = dict[str, Any]
+"""A pod template: ``{"metadata": {...}, "spec": {...}}``."""
+Mutate = Callable[[Template], None]
+
+
+def all_of(*steps: Mutate) -> Mutate:
+    """One mutation made of several, applied in order."""
+
+    def mutate(t: Template) -> None:
+        for step in steps:
+            step(t)
+
+    return mutate
+
+
+def set_spec(**fields: Any) -> Mutate:
+    """Set fields of the pod spec, each case with a copy of its own (the offline validation
+    defaults pods in place)."""
+
+    def mutate(t: Template) -> None:
+        t.setdefault("spec", {}).update(copy.deepcopy(fields))
+
+    return mutate
+
+
 def area_mutations() -> dict[str, list[Mutation]]:
     """Each area module's MUTATIONS, for the modules that exist."""
     found: dict[str, list[Mutation]] = {}

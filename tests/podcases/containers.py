@@ -9,9 +9,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
+from . import Mutation, Template, all_of, set_spec
 
 
 def _c0(t: Template) -> dict[str, Any]:
@@ -24,21 +22,6 @@ def _set(**fields: Any) -> Callable[[Template], None]:
 
     def mutate(t: Template) -> None:
         _c0(t).update(copy.deepcopy(fields))
-
-    return mutate
-
-
-def _spec(**fields: Any) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        t["spec"].update(copy.deepcopy(fields))
-
-    return mutate
-
-
-def _all(*steps: Callable[[Template], None]) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        for step in steps:
-            step(t)
 
     return mutate
 
@@ -130,7 +113,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "container names: two empty",
-        _all(_set(name=""), _add_container({"name": "", "image": "busybox:1.36"})),
+        all_of(_set(name=""), _add_container({"name": "", "image": "busybox:1.36"})),
     ),
     Mutation("init container name: same as a container", _add_init(_init("tensorflow"))),
     Mutation("init container names: duplicate", _add_init(_init("a"), _init("a"))),
@@ -190,7 +173,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "host ports: same port, protocol and IP in two containers",
-        _all(
+        all_of(
             _ports({"containerPort": 80, "hostPort": 8080}),
             _add_container(
                 {
@@ -227,15 +210,15 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "host ports: an init container may reuse a container's",
-        _all(
+        all_of(
             _ports({"containerPort": 80, "hostPort": 8080}),
             _add_init(_init(ports=[{"containerPort": 80, "hostPort": 8080}])),
         ),
     ),
     Mutation(
         "hostNetwork: host ports default to container ports, and collide",
-        _all(
-            _spec(hostNetwork=True),
+        all_of(
+            set_spec(hostNetwork=True),
             _ports({"containerPort": 2222}),
             _add_container({"name": "b", "image": "busybox", "ports": [{"containerPort": 2222}]}),
         ),
@@ -454,8 +437,8 @@ MUTATIONS: list[Mutation] = [
     Mutation("lifecycle: postStart sleep -1", _lifecycle(postStart={"sleep": {"seconds": -1}})),
     Mutation(
         "lifecycle: sleep within a longer grace period",
-        _all(
-            _spec(terminationGracePeriodSeconds=120),
+        all_of(
+            set_spec(terminationGracePeriodSeconds=120),
             _lifecycle(preStop={"sleep": {"seconds": 100}}),
         ),
     ),
@@ -556,20 +539,20 @@ MUTATIONS: list[Mutation] = [
     Mutation("resizePolicy: empty entry", _set(resizePolicy=[{}])),
     Mutation(
         "resizePolicy: RestartContainer in a pod that never restarts",
-        _all(
-            _spec(restartPolicy="Never"),
+        all_of(
+            set_spec(restartPolicy="Never"),
             _set(resizePolicy=[{"resourceName": "memory", "restartPolicy": "RestartContainer"}]),
         ),
     ),
     # several containers, errors in each
     Mutation(
         "errors in the second container and an init container",
-        _all(
+        all_of(
             _add_container({"name": "ps", "image": "", "ports": [{"containerPort": -1}]}),
             _add_init(_init("init", imagePullPolicy="Sometimes", env=[{"name": "a=b"}])),
         ),
     ),
-    Mutation("containers: empty list", _spec(containers=[])),
+    Mutation("containers: empty list", set_spec(containers=[])),
     # ephemeral containers
     Mutation("ephemeral container: plain", _ephemeral(targetContainerName="tensorflow")),
     Mutation("ephemeral container: unknown target", _ephemeral(targetContainerName="nope")),
@@ -604,8 +587,8 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "ephemeral container: subPath mounts",
-        _all(
-            _spec(volumes=[{"name": "scratch", "emptyDir": {}}]),
+        all_of(
+            set_spec(volumes=[{"name": "scratch", "emptyDir": {}}]),
             _ephemeral(
                 volumeMounts=[
                     {"name": "scratch", "mountPath": "/a", "subPath": "x"},
@@ -618,5 +601,5 @@ MUTATIONS: list[Mutation] = [
         "ephemeral container: bad env and security context",
         _ephemeral(env=[{"name": ""}], securityContext={"runAsUser": -1}),
     ),
-    Mutation("ephemeral containers: duplicate names", _all(_ephemeral(), _ephemeral())),
+    Mutation("ephemeral containers: duplicate names", all_of(_ephemeral(), _ephemeral())),
 ]

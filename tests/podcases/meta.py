@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
+from . import Mutation, Template, all_of
 
 
 def _meta(key: str, values: dict[str, Any]) -> Callable[[Template], None]:
@@ -35,14 +33,6 @@ def _annotation(key: str, value: str) -> Callable[[Template], None]:
 def _finalizers(*names: str) -> Callable[[Template], None]:
     def mutate(t: Template) -> None:
         t.setdefault("metadata", {})["finalizers"] = list(names)
-
-    return mutate
-
-
-def _both(*mutations: Callable[[Template], None]) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        for m in mutations:
-            m(t)
 
     return mutate
 
@@ -179,35 +169,35 @@ MUTATIONS: list[Mutation] = [
     # seccomp annotations against fields: validateSeccompAnnotationsAndFields
     Mutation(
         "ok-seccomp pod annotation and field agree",
-        _both(
+        all_of(
             _annotation(SECCOMP_POD, "runtime/default"),
             _pod_security(seccompProfile={"type": "RuntimeDefault"}),
         ),
     ),
     Mutation(
         "seccomp pod annotation and field differ",
-        _both(
+        all_of(
             _annotation(SECCOMP_POD, "unconfined"),
             _pod_security(seccompProfile={"type": "RuntimeDefault"}),
         ),
     ),
     Mutation(
         "seccomp container annotation and field differ",
-        _both(
+        all_of(
             _annotation(SECCOMP_TF, "runtime/default"),
             _container_security(seccompProfile={"type": "Unconfined"}),
         ),
     ),
     Mutation(
         "seccomp localhost profiles differ",
-        _both(
+        all_of(
             _annotation(SECCOMP_TF, "localhost/a.json"),
             _container_security(seccompProfile={"type": "Localhost", "localhostProfile": "b.json"}),
         ),
     ),
     Mutation(
         "seccomp annotation localhost, field not",
-        _both(
+        all_of(
             _annotation(SECCOMP_TF, "localhost/a.json"),
             _container_security(seccompProfile={"type": "RuntimeDefault"}),
         ),
@@ -223,35 +213,35 @@ MUTATIONS: list[Mutation] = [
     # AppArmor annotations against fields (after the version skew the server applies)
     Mutation(
         "apparmor annotation and container field differ",
-        _both(
+        all_of(
             _annotation(APPARMOR_TF, "unconfined"),
             _container_security(appArmorProfile={"type": "RuntimeDefault"}),
         ),
     ),
     Mutation(
         "ok-apparmor annotation and pod field differ",
-        _both(
+        all_of(
             _annotation(APPARMOR_TF, "unconfined"),
             _pod_security(appArmorProfile={"type": "RuntimeDefault"}),
         ),
     ),
     Mutation(
         "apparmor localhost profiles differ",
-        _both(
+        all_of(
             _annotation(APPARMOR_TF, "localhost/a"),
             _container_security(appArmorProfile={"type": "Localhost", "localhostProfile": "b"}),
         ),
     ),
     Mutation(
         "apparmor annotation localhost, field not",
-        _both(
+        all_of(
             _annotation(APPARMOR_TF, "localhost/a"),
             _container_security(appArmorProfile={"type": "Unconfined"}),
         ),
     ),
     Mutation(
         "ok-apparmor annotation and field agree",
-        _both(
+        all_of(
             _annotation(APPARMOR_TF, "localhost/a"),
             _container_security(appArmorProfile={"type": "Localhost", "localhostProfile": "a"}),
         ),

@@ -6,13 +6,9 @@ server accepts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
-Mutate = Callable[[Template], None]
+from . import Mutate, Mutation, Template, all_of, set_spec
 
 
 def _res(
@@ -27,21 +23,6 @@ def _res(
 
     def mutate(t: Template) -> None:
         t["spec"]["containers"][0]["resources"] = resources
-
-    return mutate
-
-
-def _spec(**fields: Any) -> Mutate:
-    def mutate(t: Template) -> None:
-        t["spec"].update(fields)
-
-    return mutate
-
-
-def _all(*steps: Mutate) -> Mutate:
-    def mutate(t: Template) -> None:
-        for step in steps:
-            step(t)
 
     return mutate
 
@@ -204,117 +185,121 @@ MUTATIONS: list[Mutation] = [
     Mutation("hugepages-fractional-page", _res({"hugepages-1.5": "3", "memory": "1Gi"})),
     Mutation("hugepages-negative", _res({"hugepages-2Mi": "-2Mi", "memory": "1Gi"})),
     # claims
-    Mutation("ok-claim", _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}]))),
+    Mutation("ok-claim", all_of(set_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}]))),
     Mutation(
         "ok-claim-request",
-        _all(
-            _spec(resourceClaims=CLAIMS),
+        all_of(
+            set_spec(resourceClaims=CLAIMS),
             _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]),
         ),
     ),
     Mutation("claim-not-in-pod", _res(claims=[{"name": "gpu"}])),
     Mutation(
         "claim-not-in-pod-with-others",
-        _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "tpu"}])),
+        all_of(set_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "tpu"}])),
     ),
-    Mutation("claim-empty-name", _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": ""}]))),
+    Mutation(
+        "claim-empty-name", all_of(set_spec(resourceClaims=CLAIMS), _res(claims=[{"name": ""}]))
+    ),
     Mutation(
         "claim-duplicate",
-        _all(_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}, {"name": "gpu"}])),
+        all_of(set_spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu"}, {"name": "gpu"}])),
     ),
     Mutation(
         "claim-duplicate-request",
-        _all(
-            _spec(resourceClaims=CLAIMS),
+        all_of(
+            set_spec(resourceClaims=CLAIMS),
             _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "a"}]),
         ),
     ),
     Mutation(
         "claim-whole-after-request",
-        _all(
-            _spec(resourceClaims=CLAIMS),
+        all_of(
+            set_spec(resourceClaims=CLAIMS),
             _res(claims=[{"name": "gpu", "request": "a"}, {"name": "gpu"}]),
         ),
     ),
     Mutation(
         "claim-request-after-whole",
-        _all(
-            _spec(resourceClaims=CLAIMS),
+        all_of(
+            set_spec(resourceClaims=CLAIMS),
             _res(claims=[{"name": "gpu"}, {"name": "gpu", "request": "a"}]),
         ),
     ),
     Mutation(
         "claim-bad-request",
-        _all(
-            _spec(resourceClaims=CLAIMS), _res(claims=[{"name": "gpu", "request": "Bad_Request"}])
+        all_of(
+            set_spec(resourceClaims=CLAIMS),
+            _res(claims=[{"name": "gpu", "request": "Bad_Request"}]),
         ),
     ),
     # overhead (checked as container limits)
-    Mutation("overhead-negative", _spec(overhead={"cpu": "-1"})),
-    Mutation("overhead-unknown-name", _spec(overhead={"pods": "1", "example.com/x": "0.5"})),
-    Mutation("overhead-hugepages-alone", _spec(overhead={"hugepages-2Mi": "2Mi"})),
+    Mutation("overhead-negative", set_spec(overhead={"cpu": "-1"})),
+    Mutation("overhead-unknown-name", set_spec(overhead={"pods": "1", "example.com/x": "0.5"})),
+    Mutation("overhead-hugepages-alone", set_spec(overhead={"hugepages-2Mi": "2Mi"})),
     # pod-level resources
-    Mutation("ok-pod-resources", _spec(resources={"limits": {"cpu": "2", "memory": "4Gi"}})),
-    Mutation("ok-pod-resources-requests", _spec(resources={"requests": {"cpu": "1"}})),
+    Mutation("ok-pod-resources", set_spec(resources={"limits": {"cpu": "2", "memory": "4Gi"}})),
+    Mutation("ok-pod-resources-requests", set_spec(resources={"requests": {"cpu": "1"}})),
     Mutation(
         "pod-resources-unsupported",
-        _spec(resources={"limits": {"ephemeral-storage": "1Gi", "nvidia.com/gpu": "1"}}),
+        set_spec(resources={"limits": {"ephemeral-storage": "1Gi", "nvidia.com/gpu": "1"}}),
     ),
-    Mutation("pod-resources-bad-name", _spec(resources={"requests": {"bad name": "1"}})),
+    Mutation("pod-resources-bad-name", set_spec(resources={"requests": {"bad name": "1"}})),
     Mutation(
         "pod-resources-request-above-limit",
-        _spec(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}),
+        set_spec(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}),
     ),
-    Mutation("pod-resources-negative", _spec(resources={"requests": {"memory": "-1Gi"}})),
+    Mutation("pod-resources-negative", set_spec(resources={"requests": {"memory": "-1Gi"}})),
     Mutation(
         "pod-resources-claims",
-        _all(_spec(resourceClaims=CLAIMS, resources={"claims": [{"name": "gpu"}]})),
+        all_of(set_spec(resourceClaims=CLAIMS, resources={"claims": [{"name": "gpu"}]})),
     ),
-    Mutation("pod-resources-empty-claims", _spec(resources={"claims": []})),
-    Mutation("ok-pod-resources-empty", _spec(resources={})),
+    Mutation("pod-resources-empty-claims", set_spec(resources={"claims": []})),
+    Mutation("ok-pod-resources-empty", set_spec(resources={})),
     Mutation("ok-container-empty-claims", _res(claims=[])),
     Mutation(
-        "pod-resources-windows", _spec(os={"name": "windows"}, resources={"limits": {"cpu": "1"}})
+        "pod-resources-windows",
+        set_spec(os={"name": "windows"}, resources={"limits": {"cpu": "1"}}),
     ),
     Mutation(
         "pod-requests-below-containers",
-        _all(
-            _spec(resources={"requests": {"cpu": "1"}}),
+        all_of(
+            set_spec(resources={"requests": {"cpu": "1"}}),
             _containers({"requests": {"cpu": "700m"}}, {"requests": {"cpu": "0.5"}}),
         ),
     ),
     Mutation(
         "ok-pod-requests-cover-containers",
-        _all(
-            _spec(resources={"requests": {"cpu": "1200m"}}),
+        all_of(
+            set_spec(resources={"requests": {"cpu": "1200m"}}),
             _containers({"requests": {"cpu": "700m"}}, {"requests": {"cpu": "0.5"}}),
         ),
     ),
     Mutation(
         "pod-limits-default-requests-below-containers",
-        _all(
-            _spec(resources={"limits": {"memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"memory": "1Gi"}}),
             _containers({"requests": {"memory": "2Gi"}}),
         ),
     ),
     Mutation(
         "ok-pod-limits-default-requests-from-containers",
-        _all(
-            _spec(resources={"limits": {"cpu": "4", "memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"cpu": "4", "memory": "1Gi"}}),
             _containers({"requests": {"cpu": "1", "memory": "256Mi"}}, {"limits": {"cpu": "1"}}),
         ),
     ),
     Mutation(
         "pod-requests-defaulted-before-rounding",
-        _all(
-            _spec(resources={"limits": {"cpu": "1"}}),
+        all_of(
+            set_spec(resources={"limits": {"cpu": "1"}}),
             _containers({"requests": {"cpu": "1n"}}, {"requests": {"cpu": "1n"}}),
         ),
     ),
     Mutation(
         "ok-pod-requests-from-sidecars-and-init",
-        _all(
-            _spec(resources={"limits": {"cpu": "4", "memory": "2Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"cpu": "4", "memory": "2Gi"}}),
             _containers(
                 {"requests": {"cpu": "500m"}},
                 init=[
@@ -329,26 +314,26 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "container-limits-above-pod-limits",
-        _all(
-            _spec(resources={"limits": {"cpu": "1", "memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"cpu": "1", "memory": "1Gi"}}),
             _containers({"limits": {"cpu": "500m"}}, {"limits": {"cpu": "1500m", "memory": "2Gi"}}),
         ),
     ),
     Mutation(
         "pod-hugepage-request-without-pod-limit",
-        _all(
-            _spec(resources={"requests": {"hugepages-2Mi": "4Mi", "memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"requests": {"hugepages-2Mi": "4Mi", "memory": "1Gi"}}),
             _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
         ),
     ),
     Mutation(
         "container-limit-above-pod-limit",
-        _all(_spec(resources={"limits": {"cpu": "1"}}), _containers({"limits": {"cpu": "2"}})),
+        all_of(set_spec(resources={"limits": {"cpu": "1"}}), _containers({"limits": {"cpu": "2"}})),
     ),
     Mutation(
         "pod-requests-below-init-container",
-        _all(
-            _spec(resources={"requests": {"cpu": "1"}}),
+        all_of(
+            set_spec(resources={"requests": {"cpu": "1"}}),
             _containers(
                 {"requests": {"cpu": "500m"}}, init=[{"resources": {"requests": {"cpu": "2"}}}]
             ),
@@ -356,8 +341,8 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "pod-requests-below-sidecars",
-        _all(
-            _spec(resources={"requests": {"cpu": "1"}}),
+        all_of(
+            set_spec(resources={"requests": {"cpu": "1"}}),
             _containers(
                 {"requests": {"cpu": "500m"}},
                 init=[
@@ -369,15 +354,15 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "pod-hugepage-limit-below-containers",
-        _all(
-            _spec(resources={"limits": {"hugepages-2Mi": "2Mi", "memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"hugepages-2Mi": "2Mi", "memory": "1Gi"}}),
             _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
         ),
     ),
     Mutation(
         "ok-pod-hugepage-limit-defaulted",
-        _all(
-            _spec(resources={"limits": {"memory": "1Gi"}}),
+        all_of(
+            set_spec(resources={"limits": {"memory": "1Gi"}}),
             _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
         ),
     ),

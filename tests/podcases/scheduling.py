@@ -4,22 +4,11 @@ topology spread constraints; ``ok-`` mutations are edge values the server accept
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
-Mutate = Callable[[Template], None]
+from . import Mutate, Mutation, Template, all_of, set_spec
 
 LONG_PREFIX = "a" * 254 + "/x"
-
-
-def _spec(**fields: Any) -> Mutate:
-    def mutate(t: Template) -> None:
-        t["spec"].update(fields)
-
-    return mutate
 
 
 def _labels(**labels: str) -> Mutate:
@@ -29,20 +18,12 @@ def _labels(**labels: str) -> Mutate:
     return mutate
 
 
-def _all(*steps: Mutate) -> Mutate:
-    def mutate(t: Template) -> None:
-        for step in steps:
-            step(t)
-
-    return mutate
-
-
 # --- node affinity ---------------------------------------------------------------------------
 
 
 def _required(*terms: dict[str, Any]) -> Mutate:
     selector = {"nodeSelectorTerms": list(terms)}
-    return _spec(
+    return set_spec(
         affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}
     )
 
@@ -64,7 +45,7 @@ def _node_field(key: str, operator: str, values: list[str] | None = None) -> Mut
 
 def _preferred(weight: int, *exprs: dict[str, Any]) -> Mutate:
     term = {"weight": weight, "preference": {"matchExpressions": list(exprs)}}
-    return _spec(
+    return set_spec(
         affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}
     )
 
@@ -82,12 +63,14 @@ def _term(
 
 
 def _pod_required(term: dict[str, Any], kind: str = "podAffinity") -> Mutate:
-    return _spec(affinity={kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+    return set_spec(affinity={kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
 
 
 def _pod_preferred(weight: int, term: dict[str, Any], kind: str = "podAffinity") -> Mutate:
     weighted = {"weight": weight, "podAffinityTerm": term}
-    return _spec(affinity={kind: {"preferredDuringSchedulingIgnoredDuringExecution": [weighted]}})
+    return set_spec(
+        affinity={kind: {"preferredDuringSchedulingIgnoredDuringExecution": [weighted]}}
+    )
 
 
 APP = {"matchLabels": {"app": "podcheck"}}
@@ -97,11 +80,11 @@ APP = {"matchLabels": {"app": "podcheck"}}
 
 
 def _tolerate(*tolerations: dict[str, Any]) -> Mutate:
-    return _spec(tolerations=list(tolerations))
+    return set_spec(tolerations=list(tolerations))
 
 
 def _spread(*constraints: dict[str, Any]) -> Mutate:
-    return _spec(topologySpreadConstraints=list(constraints))
+    return set_spec(topologySpreadConstraints=list(constraints))
 
 
 def _constraint(**fields: Any) -> dict[str, Any]:
@@ -119,25 +102,25 @@ MUTATIONS: list[Mutation] = [
     # nodeSelector: unversionedvalidation.ValidateLabels at the map's path
     Mutation(
         "ok-node-selector",
-        _spec(nodeSelector={"kubernetes.io/os": "linux", "example.com/pool": ""}),
+        set_spec(nodeSelector={"kubernetes.io/os": "linux", "example.com/pool": ""}),
     ),
-    Mutation("node-selector-bad-key", _spec(nodeSelector={"bad key": "x"})),
-    Mutation("node-selector-bad-prefix", _spec(nodeSelector={"Example.com/pool": "a"})),
-    Mutation("node-selector-prefix-too-long", _spec(nodeSelector={LONG_PREFIX: "a"})),
-    Mutation("node-selector-bad-value", _spec(nodeSelector={"pool": "bad value!"})),
-    Mutation("node-selector-value-too-long", _spec(nodeSelector={"pool": "v" * 64})),
-    Mutation("ok-node-selector-value-63", _spec(nodeSelector={"pool": "v" * 63})),
-    Mutation("node-selector-empty-key", _spec(nodeSelector={"": "x"})),
+    Mutation("node-selector-bad-key", set_spec(nodeSelector={"bad key": "x"})),
+    Mutation("node-selector-bad-prefix", set_spec(nodeSelector={"Example.com/pool": "a"})),
+    Mutation("node-selector-prefix-too-long", set_spec(nodeSelector={LONG_PREFIX: "a"})),
+    Mutation("node-selector-bad-value", set_spec(nodeSelector={"pool": "bad value!"})),
+    Mutation("node-selector-value-too-long", set_spec(nodeSelector={"pool": "v" * 64})),
+    Mutation("ok-node-selector-value-63", set_spec(nodeSelector={"pool": "v" * 63})),
+    Mutation("node-selector-empty-key", set_spec(nodeSelector={"": "x"})),
     # required node affinity
     Mutation("node-affinity-no-terms", _required()),
     Mutation("ok-node-affinity-empty-term", _required({})),
     Mutation(
         "node-affinity-null-terms",
-        _spec(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}),
+        set_spec(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}),
     ),
     Mutation(
         "ok-empty-affinities",
-        _spec(affinity={"nodeAffinity": {}, "podAffinity": {}, "podAntiAffinity": {}}),
+        set_spec(affinity={"nodeAffinity": {}, "podAffinity": {}, "podAntiAffinity": {}}),
     ),
     Mutation("ok-node-affinity-in", _node_expr("kubernetes.io/arch", "In", ["amd64", "arm64"])),
     Mutation("node-affinity-in-no-values", _node_expr("kubernetes.io/arch", "In")),
@@ -182,7 +165,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("node-preferred-bad-key-and-operator", _preferred(5, _expr("a b", "Is", ["x"]))),
     Mutation(
         "ok-node-preferred-no-preference",
-        _spec(
+        set_spec(
             affinity={
                 "nodeAffinity": {
                     "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -245,7 +228,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "pod-preferred-no-term",
-        _spec(
+        set_spec(
             affinity={
                 "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1}]}
             }
@@ -302,7 +285,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "pod-affinity-match-label-key-bad-pod-label",
-        _all(
+        all_of(
             _labels(team="x"),
             _pod_required(_term({"matchLabels": {"team": "y"}}, matchLabelKeys=["team"])),
         ),

@@ -9,9 +9,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
+from . import Mutation, Template, all_of, set_spec
 
 
 def _pod_sc(**fields: Any) -> Callable[[Template], None]:
@@ -30,21 +28,6 @@ def _sc(**fields: Any) -> Callable[[Template], None]:
     return mutate
 
 
-def _spec(**fields: Any) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        t["spec"].update(copy.deepcopy(fields))
-
-    return mutate
-
-
-def _all(*steps: Callable[[Template], None]) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        for step in steps:
-            step(t)
-
-    return mutate
-
-
 def _sysctls(*pairs: tuple[str, str]) -> Callable[[Template], None]:
     return _pod_sc(sysctls=[{"name": n, "value": v} for n, v in pairs])
 
@@ -58,7 +41,7 @@ def _sidecar_sc(**fields: Any) -> Callable[[Template], None]:
     return mutate
 
 
-NO_HOST_USERS = _spec(hostUsers=False)
+NO_HOST_USERS = set_spec(hostUsers=False)
 LOCAL = "Localhost"
 
 MUTATIONS: list[Mutation] = [
@@ -79,12 +62,13 @@ MUTATIONS: list[Mutation] = [
         _pod_sc(runAsNonRoot=True, runAsUser=0),
     ),
     # pod: namespaces
-    Mutation("pod: shareProcessNamespace", _spec(shareProcessNamespace=True)),
+    Mutation("pod: shareProcessNamespace", set_spec(shareProcessNamespace=True)),
     Mutation(
-        "pod: shareProcessNamespace and hostPID", _spec(shareProcessNamespace=True, hostPID=True)
+        "pod: shareProcessNamespace and hostPID", set_spec(shareProcessNamespace=True, hostPID=True)
     ),
     Mutation(
-        "pod: hostPID, hostIPC and hostNetwork", _spec(hostPID=True, hostIPC=True, hostNetwork=True)
+        "pod: hostPID, hostIPC and hostNetwork",
+        set_spec(hostPID=True, hostIPC=True, hostNetwork=True),
     ),
     # pod: sysctls
     Mutation(
@@ -102,29 +86,31 @@ MUTATIONS: list[Mutation] = [
     Mutation("sysctls: duplicate", _sysctls(("kernel.msgmax", "1"), ("kernel.msgmax", "2"))),
     Mutation(
         "sysctls: net with hostNetwork",
-        _all(
-            _spec(hostNetwork=True),
+        all_of(
+            set_spec(hostNetwork=True),
             _sysctls(("net.core.somaxconn", "1024"), ("kernel.domainname", "x")),
         ),
     ),
     Mutation(
         "sysctls: slash form of net with hostNetwork",
-        _all(_spec(hostNetwork=True), _sysctls(("net/ipv4/ip_forward", "1"))),
+        all_of(set_spec(hostNetwork=True), _sysctls(("net/ipv4/ip_forward", "1"))),
     ),
     Mutation(
         "sysctls: ipc with hostIPC",
-        _all(
-            _spec(hostIPC=True),
+        all_of(
+            set_spec(hostIPC=True),
             _sysctls(("kernel.shmmax", "1"), ("fs.mqueue.msg_max", "10"), ("kernel.sem", "1")),
         ),
     ),
     Mutation(
         "sysctls: net with hostIPC is fine",
-        _all(_spec(hostIPC=True), _sysctls(("net.core.somaxconn", "1024"))),
+        all_of(set_spec(hostIPC=True), _sysctls(("net.core.somaxconn", "1024"))),
     ),
     Mutation(
         "sysctls: bad and duplicate with hostNetwork",
-        _all(_spec(hostNetwork=True), _sysctls(("net.x", "1"), ("net.x", "1"), ("net..y", "1"))),
+        all_of(
+            set_spec(hostNetwork=True), _sysctls(("net.x", "1"), ("net.x", "1"), ("net..y", "1"))
+        ),
     ),
     # pod: policies
     Mutation(
@@ -245,7 +231,7 @@ MUTATIONS: list[Mutation] = [
     # host process pods
     Mutation(
         "hostProcess pod: with hostNetwork",
-        _all(_spec(hostNetwork=True), _pod_sc(windowsOptions={"hostProcess": True})),
+        all_of(set_spec(hostNetwork=True), _pod_sc(windowsOptions={"hostProcess": True})),
     ),
     Mutation("hostProcess pod: without hostNetwork", _pod_sc(windowsOptions={"hostProcess": True})),
     Mutation(
@@ -254,26 +240,26 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "hostProcess: pod true, container false",
-        _all(
-            _spec(hostNetwork=True),
+        all_of(
+            set_spec(hostNetwork=True),
             _pod_sc(windowsOptions={"hostProcess": True}),
             _sc(windowsOptions={"hostProcess": False}),
         ),
     ),
     Mutation(
         "hostProcess: one of two containers",
-        _all(
-            _spec(hostNetwork=True),
+        all_of(
+            set_spec(hostNetwork=True),
             _sc(windowsOptions={"hostProcess": True}),
             _sidecar_sc(),
         ),
     ),
     # hostUsers
     Mutation("hostUsers false", NO_HOST_USERS),
-    Mutation("hostUsers true", _spec(hostUsers=True)),
+    Mutation("hostUsers true", set_spec(hostUsers=True)),
     Mutation(
         "hostUsers false with hostNetwork, hostPID and hostIPC",
-        _all(NO_HOST_USERS, _spec(hostNetwork=True, hostPID=True, hostIPC=True)),
+        all_of(NO_HOST_USERS, set_spec(hostNetwork=True, hostPID=True, hostIPC=True)),
     ),
     # container security context
     Mutation(
@@ -296,7 +282,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("container: procMount Unmasked with host users", _sc(procMount="Unmasked")),
     Mutation(
         "container: procMount Unmasked without host users",
-        _all(NO_HOST_USERS, _sc(procMount="Unmasked")),
+        all_of(NO_HOST_USERS, _sc(procMount="Unmasked")),
     ),
     Mutation(
         "container: privileged without privilege escalation",

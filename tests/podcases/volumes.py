@@ -11,9 +11,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation
-
-Template = dict[str, Any]
+from . import Mutation, Template, all_of, set_spec
 
 
 def _spec(t: Template) -> dict[str, Any]:
@@ -117,21 +115,6 @@ def _two_containers_same_path(t: Template) -> None:
     _spec(t)["containers"].append(second)
     for c in _spec(t)["containers"]:
         c["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
-
-
-def _spec_fields(**fields: Any) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        _spec(t).update(fields)
-
-    return mutate
-
-
-def _all(*steps: Callable[[Template], None]) -> Callable[[Template], None]:
-    def mutate(t: Template) -> None:
-        for step in steps:
-            step(t)
-
-    return mutate
 
 
 TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -959,9 +942,9 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "ok-device-at-token-path-without-automount",
-        _all(
+        all_of(
             vol(PVC, devices=[{"name": "block", "devicePath": TOKEN_PATH}]),
-            _spec_fields(automountServiceAccountToken=False),
+            set_spec(automountServiceAccountToken=False),
         ),
     ),
     # --- volume devices ---
