@@ -16,6 +16,8 @@ from typing import Any
 
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
 from tfjob_kit.podcheck.names import (
+    VALID_LABEL_VALUES,
+    VALID_QUALIFIED_NAMES,
     NameRule,
     byte_len,
     is_qualified_name,
@@ -35,6 +37,7 @@ STANDARD_FINALIZERS = frozenset(
 )
 # schema.GroupVersionKind of metav1validation's BannedOwners.
 _BANNED_OWNERS = frozenset({("", "v1", "Event")})
+_BANNED_OWNER_KINDS = frozenset(kind for _, _, kind in _BANNED_OWNERS)
 
 
 def _str(value: Any) -> str:
@@ -49,6 +52,11 @@ def _str_map(value: Any) -> dict[str, str]:
     return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+def _byte_total(annotations: dict[Any, Any]) -> int:
+    """The UTF-8 bytes of the string keys and values of the string entries."""
+    return sum(byte_len(key) + byte_len(value) for key, value in _str_map(annotations).items())
+
+
 def validate_label_name(name: str, path: Path) -> list[FieldError]:
     """``metav1validation.ValidateLabelName``: a qualified name."""
     return [
@@ -61,7 +69,13 @@ def validate_labels(labels: Any, path: Path) -> list[FieldError]:
     """``metav1validation.ValidateLabels``: qualified-name keys and label values (both errors
     are reported at the map's path, as Go does)."""
     errs: list[FieldError] = []
-    for key, value in _str_map(labels).items():
+    if not isinstance(labels, dict):
+        return errs
+    for key, value in labels.items():  # the entries _str_map keeps, in its order
+        if not isinstance(key, str) or not isinstance(value, str):
+            continue
+        if key in VALID_QUALIFIED_NAMES and value in VALID_LABEL_VALUES:
+            continue  # both remembered as valid: the checks would find nothing
         errs.extend(validate_label_name(key, path))
         errs.extend(
             FieldError(path, ErrorType.INVALID, value, msg, "ValidateLabels")
@@ -74,15 +88,24 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     """``ValidateAnnotations``: keys are qualified names once lower-cased, and keys plus values
     may not exceed 256 KiB in all."""
     errs: list[FieldError] = []
-    values = _str_map(annotations)
-    total = 0
-    for key, value in values.items():
-        errs.extend(
-            FieldError(path, ErrorType.INVALID, key, msg, "ValidateAnnotations")
-            for msg in is_qualified_name(key.lower())
-        )
-        total += byte_len(key) + byte_len(value)
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+    if not isinstance(annotations, dict):
+        return errs
+    chars = 0
+    for key, value in annotations.items():  # the entries _str_map keeps, in its order
+        if not isinstance(key, str) or not isinstance(value, str):
+            continue
+        lowered = key.lower()
+        if lowered not in VALID_QUALIFIED_NAMES:  # else remembered as valid
+            errs.extend(
+                FieldError(path, ErrorType.INVALID, key, msg, "ValidateAnnotations")
+                for msg in is_qualified_name(lowered)
+            )
+        chars += len(key) + len(value)
+    # A character is at most 4 UTF-8 bytes: within the limit / 4 in characters, the bytes need
+    # no counting.
+    if chars * 4 > TOTAL_ANNOTATION_SIZE_LIMIT_B and _byte_total(annotations) > (
+        TOTAL_ANNOTATION_SIZE_LIMIT_B
+    ):
         errs.append(
             FieldError(
                 path,
@@ -133,7 +156,16 @@ def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
             continue
         api_version = _str(ref.get("apiVersion"))
         kind = _str(ref.get("kind"))
+        name = _str(ref.get("name"))
+        uid = _str(ref.get("uid"))
         group, version = _group_version(api_version)
+        if version and kind and name and uid and kind not in _BANNED_OWNER_KINDS:
+            # the common case: every check below passes, bar a second controller's
+            if ref.get("controller") is not True:
+                continue
+            if not first_controller:
+                first_controller = f"{kind}/{name}"
+                continue
         if not version:
             errs.append(
                 FieldError(
@@ -148,12 +180,10 @@ def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
             errs.append(
                 FieldError((*path, "kind"), ErrorType.INVALID, kind, "must not be empty", origin)
             )
-        name = _str(ref.get("name"))
         if not name:
             errs.append(
                 FieldError((*path, "name"), ErrorType.INVALID, name, "must not be empty", origin)
             )
-        uid = _str(ref.get("uid"))
         if not uid:
             errs.append(
                 FieldError((*path, "uid"), ErrorType.INVALID, uid, "must not be empty", origin)
@@ -329,19 +359,18 @@ def validate_object_meta(
                 origin=origin,
             )
         )
-    else:
+    elif msgs := name_rule(name, False):
         errs.extend(
-            FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin)
-            for msg in name_rule(name, False)
+            FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin) for msg in msgs
         )
     namespace = _str(meta.get("namespace"))
     if namespaced:
         if not namespace:
             errs.append(FieldError((*path, "namespace"), ErrorType.REQUIRED, origin=origin))
-        else:
+        elif msgs := validate_namespace_name(namespace, False):
             errs.extend(
                 FieldError((*path, "namespace"), ErrorType.INVALID, namespace, msg, origin)
-                for msg in validate_namespace_name(namespace, False)
+                for msg in msgs
             )
     elif namespace:
         errs.append(
@@ -353,13 +382,21 @@ def validate_object_meta(
             )
         )
     generation = meta.get("generation")
-    if isinstance(generation, int) and not isinstance(generation, bool):
+    if isinstance(generation, int) and generation < 0 and not isinstance(generation, bool):
         errs.extend(validate_nonnegative_field(generation, (*path, "generation")))
-    errs.extend(validate_labels(meta.get("labels"), (*path, "labels")))
-    errs.extend(validate_annotations(meta.get("annotations"), (*path, "annotations")))
-    errs.extend(validate_owner_references(meta.get("ownerReferences"), (*path, "ownerReferences")))
-    errs.extend(validate_finalizers(meta.get("finalizers"), (*path, "finalizers")))
-    errs.extend(validate_managed_fields(meta.get("managedFields"), (*path, "managedFields")))
-    if kube_finalizers:
-        errs.extend(validate_kube_finalizer_names(meta.get("finalizers"), (*path, "finalizers")))
+    # Each check below finds nothing in an absent or empty field (nor in a false one, of the
+    # wrong type, which it skips): those are not looked at, nor their paths built.
+    if labels := meta.get("labels"):
+        errs.extend(validate_labels(labels, (*path, "labels")))
+    if annotations := meta.get("annotations"):
+        errs.extend(validate_annotations(annotations, (*path, "annotations")))
+    if refs := meta.get("ownerReferences"):
+        errs.extend(validate_owner_references(refs, (*path, "ownerReferences")))
+    finalizers = meta.get("finalizers")
+    if finalizers:
+        errs.extend(validate_finalizers(finalizers, (*path, "finalizers")))
+    if managed := meta.get("managedFields"):
+        errs.extend(validate_managed_fields(managed, (*path, "managedFields")))
+    if kube_finalizers and finalizers:
+        errs.extend(validate_kube_finalizer_names(finalizers, (*path, "finalizers")))
     return errs

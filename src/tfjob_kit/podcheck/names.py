@@ -164,34 +164,39 @@ _HTTP_PATH_RE = re.compile(_HTTP_PATH_FMT)
 
 _REMEMBERED_MAX = 4096
 
-
-def _remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    """``check`` (a pure check of a string) with the strings it accepted remembered, so that
-    a label key, a prefix or a name seen before is not checked again: a remembered string gets
-    a new empty list, anything else the check's answer. At most ``_REMEMBERED_MAX`` strings are
-    kept (then forgotten all at once)."""
-    valid: set[str] = set()
-
-    def remembered(value: str) -> list[str]:
-        if isinstance(value, str) and value in valid:
-            return []
-        errs = check(value)
-        if not errs and isinstance(value, str):
-            if len(valid) >= _REMEMBERED_MAX:
-                valid.clear()
-            valid.add(value)
-        return errs
-
-    remembered.__name__ = check.__name__
-    remembered.__qualname__ = check.__qualname__
-    remembered.__doc__ = check.__doc__
-    return remembered
+# The strings each remembered check accepted: a label key, a prefix or a name seen before is not
+# checked again (each check is a pure function of its string). A check looks its set up inline
+# (a decorator's extra call cost more than the lookup saves); callers in a hot loop may look it
+# up themselves before calling (a string in the set is valid: the check would return []). At
+# most ``_REMEMBERED_MAX`` strings are kept in each (then forgotten all at once). The sets are
+# never rebound, so a module that imported one sees it as it is.
+VALID_QUALIFIED_NAMES: set[str] = set()
+VALID_LABEL_VALUES: set[str] = set()
+VALID_DNS1123_LABELS: set[str] = set()
+VALID_DNS1123_SUBDOMAINS: set[str] = set()
+VALID_RELAXED_ENV_VAR_NAMES: set[str] = set()
+VALID_CONFIG_MAP_KEYS: set[str] = set()
 
 
-@_remember_valid
+def _remember(valid: set[str], value: str, errs: list[str]) -> list[str]:
+    """``errs``, the check's answer for ``value``; ``value`` goes into ``valid`` when it is
+    empty. (A remembered string gets a new empty list each time: callers may change it.)"""
+    if not errs:
+        if len(valid) >= _REMEMBERED_MAX:
+            valid.clear()
+        valid.add(value)
+    return errs
+
+
 def is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName``: an optional DNS subdomain prefix and '/', then a name of at most 63
     alphanumerics, '-', '_' or '.'."""
+    if value in VALID_QUALIFIED_NAMES:
+        return []
+    return _remember(VALID_QUALIFIED_NAMES, value, _qualified_name_errors(value))
+
+
+def _qualified_name_errors(value: str) -> list[str]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -220,20 +225,22 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
-@_remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``."""
+    if value in VALID_LABEL_VALUES:
+        return []
     errs: list[str] = []
     if byte_len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if _LABEL_VALUE_RE.fullmatch(value) is None:
         errs.append(regex_error(_LABEL_VALUE_ERR, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return _remember(VALID_LABEL_VALUES, value, errs)
 
 
-@_remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: a subdomain-shaped value is told it must not contain dots."""
+    if value in VALID_DNS1123_LABELS:
+        return []
     errs: list[str] = []
     if byte_len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
@@ -242,18 +249,19 @@ def is_dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(_DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
+    return _remember(VALID_DNS1123_LABELS, value, errs)
 
 
-@_remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
+    if value in VALID_DNS1123_SUBDOMAINS:
+        return []
     errs: list[str] = []
     if byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
         errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return _remember(VALID_DNS1123_SUBDOMAINS, value, errs)
 
 
 def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
@@ -326,21 +334,23 @@ def is_env_var_name(value: str) -> list[str]:
     return errs
 
 
-@_remember_valid
 def is_relaxed_env_var_name(value: str) -> list[str]:
     """``IsRelaxedEnvVarName``: non-empty, printable ASCII other than '=' (the check 1.34 makes,
     RelaxedEnvironmentVariableValidation being locked on)."""
+    if value in VALID_RELAXED_ENV_VAR_NAMES:
+        return []
     errs: list[str] = []
     if not value:
         errs.append("environment variable name " + empty_error())
     if _RELAXED_ENV_VAR_BAD_RE.search(value) is not None:
         errs.append(_RELAXED_ENV_VAR_NAME_ERR)
-    return errs
+    return _remember(VALID_RELAXED_ENV_VAR_NAMES, value, errs)
 
 
-@_remember_valid
 def is_config_map_key(value: str) -> list[str]:
     """``IsConfigMapKey``."""
+    if value in VALID_CONFIG_MAP_KEYS:
+        return []
     errs: list[str] = []
     if byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
@@ -351,7 +361,7 @@ def is_config_map_key(value: str) -> list[str]:
             )
         )
     errs.extend(_has_chdir_prefix(value))
-    return errs
+    return _remember(VALID_CONFIG_MAP_KEYS, value, errs)
 
 
 def is_valid_percent(value: str) -> list[str]:
@@ -682,12 +692,20 @@ def _mask_trailing_dash(name: str) -> str:
 
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     """``NameIsDNSSubdomain`` (pods, secrets, config maps, service accounts, ...)."""
-    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+    if prefix:
+        return is_dns1123_subdomain(_mask_trailing_dash(name))
+    if name in VALID_DNS1123_SUBDOMAINS:  # what is_dns1123_subdomain looks up first
+        return []
+    return is_dns1123_subdomain(name)
 
 
 def name_is_dns_label(name: str, prefix: bool) -> list[str]:
     """``NameIsDNSLabel`` (namespaces)."""
-    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+    if prefix:
+        return is_dns1123_label(_mask_trailing_dash(name))
+    if name in VALID_DNS1123_LABELS:  # what is_dns1123_label looks up first
+        return []
+    return is_dns1123_label(name)
 
 
 def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
@@ -705,6 +723,8 @@ validate_service_account_name = name_is_dns_subdomain
 
 def validate_dns1123_label(value: str, path: Path) -> list[FieldError]:
     """``ValidateDNS1123Label``."""
+    if value in VALID_DNS1123_LABELS:  # what is_dns1123_label looks up first
+        return []
     return [
         FieldError(path, ErrorType.INVALID, value, msg, "ValidateDNS1123Label")
         for msg in is_dns1123_label(value)
@@ -713,6 +733,8 @@ def validate_dns1123_label(value: str, path: Path) -> list[FieldError]:
 
 def validate_qualified_name(value: str, path: Path) -> list[FieldError]:
     """``ValidateQualifiedName``."""
+    if value in VALID_QUALIFIED_NAMES:  # what is_qualified_name looks up first
+        return []
     return [
         FieldError(path, ErrorType.INVALID, value, msg, "ValidateQualifiedName")
         for msg in is_qualified_name(value)
@@ -721,6 +743,8 @@ def validate_qualified_name(value: str, path: Path) -> list[FieldError]:
 
 def validate_dns1123_subdomain(value: str, path: Path) -> list[FieldError]:
     """``ValidateDNS1123Subdomain``."""
+    if value in VALID_DNS1123_SUBDOMAINS:  # what is_dns1123_subdomain looks up first
+        return []
     return [
         FieldError(path, ErrorType.INVALID, value, msg, "ValidateDNS1123Subdomain")
         for msg in is_dns1123_subdomain(value)
