@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from tfjob_kit.findings import json_path
+from tfjob_kit.findings import child_path, json_path
 
 GROUP = "kubeflow.org"
 API_VERSION = "kubeflow.org/v1"
@@ -64,9 +64,29 @@ def is_tfjob(content: Any) -> bool:
     return isinstance(api_version, str) and api_version.startswith(GROUP + "/")
 
 
-@dataclass(frozen=True)
+_SPECS_PATH = "$.spec.tfReplicaSpecs"  # json_path("spec", "tfReplicaSpecs")
+_TYPE_ORDER = {name: index for index, name in enumerate(REPLICA_TYPES)}
+
+
+def _containers_at(pod_spec: dict[str, Any], spec_path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(JSON path, container) for the init containers and containers of a pod spec."""
+    return [
+        (f"{spec_path}.{field}[{index}]", container)
+        for field in ("initContainers", "containers")
+        for index, container in enumerate(as_list(pod_spec.get(field)))
+        if isinstance(container, dict)
+    ]
+
+
+@dataclass(init=False)
 class Replica:
-    """One entry of spec.tfReplicaSpecs as the operator sees it."""
+    """One entry of spec.tfReplicaSpecs as the operator sees it.
+
+    What the rules read of it (template, pod spec, containers, the tensorflow container, the
+    port, the JSON path) is worked out once, in ``__init__``, as plain attributes: every rule
+    reads them for every replica, and a plain attribute is cheaper to read than a property or a
+    first cached_property. Read-only by convention; the six fields make its repr and equality.
+    """
 
     key: str  # as written
     type: str  # canonical (Chief, PS, ...) or the key itself when unknown
@@ -75,58 +95,60 @@ class Replica:
     spec: dict[str, Any]
     restart_policy: str  # effective replica policy (default Never)
 
+    def __init__(
+        self,
+        key: str,
+        type: str,
+        known: bool,
+        count: int,
+        spec: dict[str, Any],
+        restart_policy: str,
+    ) -> None:
+        self.key = key
+        self.type = type
+        self.known = known
+        self.count = count
+        self.spec = spec
+        self.restart_policy = restart_policy
+        self.lower: str = type.lower()
+        # The restartPolicy the operator writes into the pods.
+        self.pod_restart_policy: str = "Never" if restart_policy == "ExitCode" else restart_policy
+        self.template: dict[str, Any] = as_dict(spec.get("template"))
+        self.pod_spec: dict[str, Any] = as_dict(self.template.get("spec"))
+        self.containers: list[Any] = as_list(self.pod_spec.get("containers"))
+        self._tensorflow: tuple[int, dict[str, Any]] | None = None
+        for index, container in enumerate(self.containers):
+            if isinstance(container, dict) and container.get("name") == CONTAINER_NAME:
+                self._tensorflow = index, container
+                break
+        self.port: int = self._port()
+        if isinstance(key, str):
+            # The cached properties below, set now (a JSON key is always a string); any other
+            # key keeps computing them on first use, where json_path may refuse it.
+            self.path = child_path(_SPECS_PATH, key)
+            self.all_containers = _containers_at(self.pod_spec, self.path + ".template.spec")
+
     @cached_property
     def path(self) -> str:
         return json_path("spec", "tfReplicaSpecs", self.key)
 
-    @property
-    def lower(self) -> str:
-        return self.type.lower()
-
-    @cached_property
-    def template(self) -> dict[str, Any]:
-        return as_dict(self.spec.get("template"))
-
-    @cached_property
-    def pod_spec(self) -> dict[str, Any]:
-        return as_dict(self.template.get("spec"))
-
-    @cached_property
-    def containers(self) -> list[Any]:
-        return as_list(self.pod_spec.get("containers"))
-
     @cached_property
     def all_containers(self) -> list[tuple[str, dict[str, Any]]]:
         """(JSON path, container) for the init containers and containers of the replica."""
-        spec_path = self.path + ".template.spec"
-        return [
-            (f"{spec_path}.{field}[{index}]", container)
-            for field in ("initContainers", "containers")
-            for index, container in enumerate(as_list(self.pod_spec.get(field)))
-            if isinstance(container, dict)
-        ]
+        return _containers_at(self.pod_spec, self.path + ".template.spec")
 
     def tensorflow_container(self) -> tuple[int, dict[str, Any]] | None:
-        for index, container in enumerate(self.containers):
-            if isinstance(container, dict) and container.get("name") == CONTAINER_NAME:
-                return index, container
-        return None
+        """(index, container) of the first container named tensorflow, or None."""
+        return self._tensorflow
 
-    @property
-    def port(self) -> int:
+    def _port(self) -> int:
         """The tfjob-port of the tensorflow container, else 2222."""
-        found = self.tensorflow_container()
+        found = self._tensorflow
         if found is not None:
             for port in as_list(found[1].get("ports")):
                 if isinstance(port, dict) and port.get("name") == PORT_NAME:
-                    number = as_int(port.get("containerPort"), DEFAULT_PORT)
-                    return number
+                    return as_int(port.get("containerPort"), DEFAULT_PORT)
         return DEFAULT_PORT
-
-    @property
-    def pod_restart_policy(self) -> str:
-        """The restartPolicy the operator writes into the pods."""
-        return "Never" if self.restart_policy == "ExitCode" else self.restart_policy
 
 
 def replicas(content: Any) -> list[Replica]:
@@ -139,16 +161,16 @@ def replicas(content: Any) -> list[Replica]:
         policy = spec_dict.get("restartPolicy")
         found.append(
             Replica(
-                key=key,
-                type=canonical or key,
-                known=canonical is not None,
-                count=max(as_int(spec_dict.get("replicas"), 1), 0),
-                spec=spec_dict,
-                restart_policy=policy if isinstance(policy, str) and policy else "Never",
+                key,
+                canonical or key,
+                canonical is not None,
+                max(as_int(spec_dict.get("replicas"), 1), 0),
+                spec_dict,
+                policy if isinstance(policy, str) and policy else "Never",
             )
         )
-    order = {name: index for index, name in enumerate(REPLICA_TYPES)}
-    found.sort(key=lambda r: (order.get(r.type, len(order)), r.key))
+    last = len(_TYPE_ORDER)
+    found.sort(key=lambda r: (_TYPE_ORDER.get(r.type, last), r.key))
     return found
 
 
