@@ -34,6 +34,11 @@ _DECIMAL = {
 
 def parse(value: Any) -> Fraction | None:
     """Exact value of a quantity (str or number), or None when it is not one."""
+    kind = type(value)
+    if kind is str:
+        return _parse_text(value)
+    if kind is int:
+        return _parse_int(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -43,6 +48,13 @@ def parse(value: Any) -> Fraction | None:
     if not isinstance(value, str):
         return None
     return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_int(value: int) -> Fraction:
+    """``Fraction(value)``, remembered: one object for a repeated integer (only exact ints come
+    here, so True, 1 and 1.0, equal as keys, never share an answer)."""
+    return Fraction(value)
 
 
 @functools.lru_cache(maxsize=4096)

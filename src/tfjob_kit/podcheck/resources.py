@@ -14,7 +14,7 @@ with the decoder's message (origin ``resource.ParseQuantity``), so that it has a
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -129,25 +129,29 @@ def _read_text(text: str) -> Quantity | None:
 
 def _quantities(
     resources: Any, path: Path, errs: list[FieldError]
-) -> dict[str, tuple[Quantity, Path]]:
-    """The readable entries of a resource list; values the decoder would refuse are reported."""
-    out: dict[str, tuple[Quantity, Path]] = {}
+) -> dict[str, tuple[Quantity, str]]:
+    """The readable entries of a resource list, each with the text it was read from (the text
+    determines the quantity); values the decoder would refuse are reported."""
+    out: dict[str, tuple[Quantity, str]] = {}
     if not isinstance(resources, dict):
         return out
     for name, value in resources.items():
         if not isinstance(name, str):
             continue
-        quantity = read_quantity(value)
-        entry_path = (*path, Key(name))
-        if quantity is not None:
-            out[name] = (quantity, entry_path)
-            continue
         text = quantity_text(value)
-        error = None if text is None else quantity_error(text)
+        if text is None:  # too long to judge: neither read nor refused
+            continue
+        quantity = _read_text(text)  # read_quantity(value)
+        if quantity is not None:
+            out[name] = (quantity, text)
+            continue
+        error = quantity_error(text)
         if error is not None:
             shown = value if isinstance(value, str | int | float) else OMIT
             errs.append(
-                FieldError(entry_path, ErrorType.INVALID, shown, error, "resource.ParseQuantity")
+                FieldError(
+                    (*path, Key(name)), ErrorType.INVALID, shown, error, "resource.ParseQuantity"
+                )
             )
     return out
 
@@ -197,41 +201,30 @@ def _pod_name_problems(name: str) -> NameProblems:
     return ()
 
 
-def _validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
-    return [FieldError(path, t, name, d, o) for t, d, o in _container_name_problems(name)]
-
-
-def _validate_pod_resource_name(name: str, path: Path) -> list[FieldError]:
-    return [FieldError(path, t, name, d, o) for t, d, o in _pod_name_problems(name)]
-
-
 # --- quantity checks ------------------------------------------------------------------------
 
 
-def _validate_quantity_value(name: str, quantity: Quantity, path: Path) -> list[FieldError]:
+ValueProblems = tuple[tuple[ErrorType, str, str, str], ...]  # (type, value, detail, origin)
+
+
+def _quantity_value_problems(name: str, quantity: Quantity) -> ValueProblems:
     """``ValidateResourceQuantityValue``: not negative; integer resources whole."""
-    errs: list[FieldError] = []
+    found: ValueProblems = ()
     if quantity.value < 0:
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                quantity.string(),
-                IS_NEGATIVE_ERROR_MSG,
-                "ValidateNonnegativeQuantity",
-            )
-        )
+        origin = "ValidateNonnegativeQuantity"
+        found += ((ErrorType.INVALID, quantity.string(), IS_NEGATIVE_ERROR_MSG, origin),)
     if _is_integer(name) and scaled_value(quantity, -3) % 1000 != 0:  # MilliValue
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                quantity.string(),
-                "must be an integer",
-                "ValidateResourceQuantityValue",
-            )
-        )
-    return errs
+        origin = "ValidateResourceQuantityValue"
+        found += ((ErrorType.INVALID, quantity.string(), "must be an integer", origin),)
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_problems(name: str, text: str) -> ValueProblems:
+    """:func:`_quantity_value_problems` of the quantity ``text`` reads (as :func:`_read_text`
+    reads it: the text alone determines the quantity, so the answer can be remembered)."""
+    quantity = _read_text(text)
+    return () if quantity is None else _quantity_value_problems(name, quantity)
 
 
 _INT64 = 2**64
@@ -340,13 +333,28 @@ def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list
     return errs
 
 
+def _entry_errors(
+    name: str, text: str, name_problems: NameProblems, path: Path
+) -> list[FieldError]:
+    """A list entry's name and value errors, in the order validateResourceRequirements finds
+    them (the name's, then the value's)."""
+    value_problems = _value_problems(name, text)
+    if not name_problems and not value_problems:
+        return []
+    entry = (*path, Key(name))
+    errs = [FieldError(entry, t, name, d, o) for t, d, o in name_problems]
+    errs.extend(FieldError(entry, t, v, d, o) for t, v, d, o in value_problems)
+    return errs
+
+
 def _validate_requirements(
     requirements: Any,
-    name_check: Any,
+    name_problems: Callable[[str], NameProblems],
     pod_claims: set[str],
     path: Path,
 ) -> list[FieldError]:
-    """``validateResourceRequirements``."""
+    """``validateResourceRequirements``; ``name_problems`` is the resource name check
+    (:func:`_container_name_problems` or :func:`_pod_name_problems`)."""
     errs: list[FieldError] = []
     if not isinstance(requirements, dict):
         return errs
@@ -355,40 +363,49 @@ def _validate_requirements(
     limits = _quantities(requirements.get("limits"), lim_path, errs)
     requests = _quantities(requirements.get("requests"), req_path, errs)
     lim_qos = req_qos = lim_huge = req_huge = False
-    for name, (quantity, entry) in limits.items():
-        errs.extend(name_check(name, entry))
-        errs.extend(_validate_quantity_value(name, quantity, entry))
+    for name, (quantity, text) in limits.items():
+        found = _entry_errors(name, text, name_problems(name), lim_path)
+        if found:
+            errs.extend(found)
         if is_hugepage(name):
             lim_huge = True
-            errs.extend(_hugepage_errors(name, quantity, entry))
+            errs.extend(_hugepage_errors(name, quantity, (*lim_path, Key(name))))
         if name in _QOS:
             lim_qos = True
     origin = "validateResourceRequirements"
-    for name, (quantity, entry) in requests.items():
-        errs.extend(name_check(name, entry))
-        errs.extend(_validate_quantity_value(name, quantity, entry))
+    for name, (quantity, text) in requests.items():
+        found = _entry_errors(name, text, name_problems(name), req_path)
+        if found:
+            errs.extend(found)
         limit = limits.get(name)
         if limit is not None:
-            shown = quantity.string()
-            if quantity.value != limit[0].value and not is_overcommit_allowed(name):
-                detail = f"must be equal to {name} limit of {limit[0].string()}"
+            # The same text reads as the same quantity: equal values, neither error applies.
+            limit_quantity, limit_text = limit
+            if text == limit_text:
+                pass
+            elif quantity.value != limit_quantity.value and not is_overcommit_allowed(name):
+                detail = f"must be equal to {name} limit of {limit_quantity.string()}"
+                shown = quantity.string()
                 errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
-            elif quantity.value > limit[0].value:
-                detail = f"must be less than or equal to {name} limit of {limit[0].string()}"
+            elif quantity.value > limit_quantity.value:
+                detail = f"must be less than or equal to {name} limit of {limit_quantity.string()}"
+                shown = quantity.string()
                 errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
         elif not is_overcommit_allowed(name):
             detail = "Limit must be set for non overcommitable resources"
             errs.append(FieldError(lim_path, ErrorType.REQUIRED, OMIT, detail, origin))
         if is_hugepage(name):
             req_huge = True
-            errs.extend(_hugepage_errors(name, quantity, entry))
+            errs.extend(_hugepage_errors(name, quantity, (*req_path, Key(name))))
         if name in _QOS:
             req_qos = True
     if not lim_qos and not req_qos and (req_huge or lim_huge):
         errs.append(
             FieldError(path, ErrorType.FORBIDDEN, OMIT, "HugePages require cpu or memory", origin)
         )
-    errs.extend(_validate_claim_names(requirements.get("claims"), pod_claims, (*path, "claims")))
+    claims = requirements.get("claims")
+    if claims is not None:  # _validate_claim_names has nothing to say about a missing list
+        errs.extend(_validate_claim_names(claims, pod_claims, (*path, "claims")))
     return errs
 
 
@@ -402,7 +419,7 @@ def validate_container_resources(
     container's own path (``("spec", "containers", 0)``), errors are under its ``resources``."""
     return _validate_requirements(
         container.get("resources"),
-        _validate_container_resource_name,
+        _container_name_problems,
         pod_claims,
         (*path, "resources"),
     )
@@ -493,7 +510,7 @@ def validate_pod_resources(spec: Mapping[str, Any], path: Path) -> list[FieldErr
         errs.extend(
             _validate_requirements(
                 {"limits": overhead},
-                _validate_container_resource_name,
+                _container_name_problems,
                 set(),
                 (*path, "overhead"),
             )
@@ -539,7 +556,7 @@ def _validate_pod_level(
                 "validatePodResources",
             )
         )
-    errs.extend(_validate_requirements(resources, _validate_pod_resource_name, pod_claims, path))
+    errs.extend(_validate_requirements(resources, _pod_name_problems, pod_claims, path))
     errs.extend(_validate_consistency(spec, resources, path))
     return errs
 
