@@ -20,7 +20,6 @@ them). Every check names the Go function it mirrors in ``origin``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from tfjob_kit import quantity
@@ -43,12 +42,6 @@ def _str(value: Any) -> str:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _containers(spec: dict[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for i, ctr in enumerate(_list(spec.get(key))):
-        if isinstance(ctr, dict):
-            yield i, ctr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,30 +90,36 @@ def image_tag(image: str) -> str:
 
 
 def _default_http_get(handler: Any) -> None:
-    http = _dict(handler.get("httpGet")) if isinstance(handler, dict) else None
-    if http is not None:
+    http = handler.get("httpGet") if isinstance(handler, dict) else None
+    if isinstance(http, dict):
         if not http.get("path"):
             http["path"] = "/"
         if not http.get("scheme"):
             http["scheme"] = "HTTP"
 
 
-def _default_probe(probe: Any) -> None:
-    if not isinstance(probe, dict):
-        return
-    for key, value in (
-        ("timeoutSeconds", 1),
-        ("periodSeconds", 10),
-        ("successThreshold", 1),
-        ("failureThreshold", 3),
-    ):
+_PROBE_DEFAULTS = (
+    ("timeoutSeconds", 1),
+    ("periodSeconds", 10),
+    ("successThreshold", 1),
+    ("failureThreshold", 3),
+)
+
+
+def _default_probe(probe: dict[str, Any]) -> None:
+    for key, value in _PROBE_DEFAULTS:
         current = probe.get(key)
-        if current is None or (_int(current) == 0):
+        if current is None or (
+            current == 0 and isinstance(current, int) and not isinstance(current, bool)
+        ):
             probe[key] = value
     _default_http_get(probe)
-    grpc = _dict(probe.get("grpc"))
-    if grpc is not None and grpc.get("service") is None:
+    grpc = probe.get("grpc")
+    if isinstance(grpc, dict) and grpc.get("service") is None:
         grpc["service"] = ""
+
+
+_PROBE_KEYS = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
 def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
@@ -132,25 +131,31 @@ def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
         ctr["terminationMessagePath"] = "/dev/termination-log"
     if not ctr.get("terminationMessagePolicy"):
         ctr["terminationMessagePolicy"] = "File"
-    for port in _list(ctr.get("ports")):
-        if isinstance(port, dict):
-            if not port.get("protocol"):
-                port["protocol"] = "TCP"
-            if host_network and not port.get("hostPort"):
-                port["hostPort"] = port.get("containerPort")
-    for env in _list(ctr.get("env")):
-        value_from = _dict(env.get("valueFrom")) if isinstance(env, dict) else None
-        if value_from is None:
-            continue
-        field_ref = _dict(value_from.get("fieldRef"))
-        if field_ref is not None and not field_ref.get("apiVersion"):
-            field_ref["apiVersion"] = "v1"
-        # EnvFiles is off: dropFileKeyRefInUse
-        value_from.pop("fileKeyRef", None)
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _default_probe(ctr.get(key))
-    lifecycle = _dict(ctr.get("lifecycle"))
-    if lifecycle is not None:
+    ports = ctr.get("ports")
+    if isinstance(ports, list):
+        for port in ports:
+            if isinstance(port, dict):
+                if not port.get("protocol"):
+                    port["protocol"] = "TCP"
+                if host_network and not port.get("hostPort"):
+                    port["hostPort"] = port.get("containerPort")
+    env = ctr.get("env")
+    if isinstance(env, list):
+        for item in env:
+            value_from = item.get("valueFrom") if isinstance(item, dict) else None
+            if not isinstance(value_from, dict):
+                continue
+            field_ref = value_from.get("fieldRef")
+            if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+                field_ref["apiVersion"] = "v1"
+            # EnvFiles is off: dropFileKeyRefInUse
+            value_from.pop("fileKeyRef", None)
+    for key in _PROBE_KEYS:
+        probe = ctr.get(key)
+        if isinstance(probe, dict):
+            _default_probe(probe)
+    lifecycle = ctr.get("lifecycle")
+    if isinstance(lifecycle, dict):
         _default_http_get(lifecycle.get("postStart"))
         _default_http_get(lifecycle.get("preStop"))
         # ContainerStopSignals is off: dropContainerStopSignals
@@ -165,22 +170,34 @@ def set_defaults(spec: dict[str, Any]) -> None:
     place, as the server's decoding does (``SetDefaults_Container``, ``SetDefaults_Probe``,
     ``SetDefaults_HTTPGetAction``, ``SetDefaults_ObjectFieldSelector``, the generated port
     protocol default and, for a ``hostNetwork`` pod, ``defaultHostNetworkPorts``), then drop the
-    fields of the disabled alpha gates as ``dropDisabledFields`` does. Idempotent."""
+    fields of the disabled alpha gates as ``dropDisabledFields`` does. Idempotent.
+
+    One pass per list: a container's defaults never read ``restartPolicy`` or
+    ``restartPolicyRules``, so dropping them right after its defaults (rather than after every
+    container's) changes nothing, even for a container listed twice (a YAML alias)."""
     host_network = spec.get("hostNetwork") is True
-    for key in ("initContainers", "containers"):
-        for _i, ctr in _containers(spec, key):
-            _default_container(ctr, host_network)
-    for _i, ctr in _containers(spec, "ephemeralContainers"):
-        _default_container(ctr, False)  # defaultHostNetworkPorts skips ephemeral containers
-    # ContainerRestartRules is off: dropContainerRestartRules
-    for _i, ctr in _containers(spec, "initContainers"):
-        if ctr.get("restartPolicy") is not None and ctr.get("restartPolicy") != "Always":
-            del ctr["restartPolicy"]
-        ctr.pop("restartPolicyRules", None)
-    for key in ("containers", "ephemeralContainers"):
-        for _i, ctr in _containers(spec, key):
-            ctr.pop("restartPolicy", None)
-            ctr.pop("restartPolicyRules", None)
+    for key in _KINDS:
+        ctrs = spec.get(key)
+        if not isinstance(ctrs, list):
+            continue
+        init = key == "initContainers"
+        # defaultHostNetworkPorts skips ephemeral containers
+        ctr_host_network = host_network and key != "ephemeralContainers"
+        for ctr in ctrs:
+            if not isinstance(ctr, dict):
+                continue
+            _default_container(ctr, ctr_host_network)
+            # ContainerRestartRules is off: dropContainerRestartRules (an init container keeps
+            # restartPolicy: Always)
+            if "restartPolicy" in ctr:
+                policy = ctr["restartPolicy"]
+                if not init or (policy is not None and policy != "Always"):
+                    del ctr["restartPolicy"]
+            if "restartPolicyRules" in ctr:
+                del ctr["restartPolicyRules"]
+
+
+_KINDS = ("initContainers", "containers", "ephemeralContainers")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,40 +212,55 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
     for i, port in enumerate(ports):
         if not isinstance(port, dict):
             continue
-        idx = (*path, i)
-        name = _str(port.get("name"))
-        if name:
+        name = port.get("name")
+        if isinstance(name, str) and name:
             msgs = names.is_valid_port_name(name)
             if msgs:
                 errs.extend(
-                    FieldError((*idx, "name"), ErrorType.INVALID, name, m, origin) for m in msgs
+                    FieldError((*path, i, "name"), ErrorType.INVALID, name, m, origin) for m in msgs
                 )
             elif name in seen:
-                errs.append(FieldError((*idx, "name"), ErrorType.DUPLICATE, name, origin=origin))
+                errs.append(
+                    FieldError((*path, i, "name"), ErrorType.DUPLICATE, name, origin=origin)
+                )
             else:
                 seen.add(name)
-        container_port = _int(port.get("containerPort")) or 0
+        container_port = port.get("containerPort")
+        if type(container_port) is not int:  # an exact int is what _int returns
+            container_port = _int(container_port) or 0
         if container_port == 0:
-            errs.append(FieldError((*idx, "containerPort"), ErrorType.REQUIRED, origin=origin))
+            errs.append(FieldError((*path, i, "containerPort"), ErrorType.REQUIRED, origin=origin))
         else:
-            for msg in names.is_valid_port_num(container_port):
-                errs.append(
+            msgs = names.is_valid_port_num(container_port)
+            if msgs:
+                errs.extend(
                     FieldError(
-                        (*idx, "containerPort"), ErrorType.INVALID, container_port, msg, origin
+                        (*path, i, "containerPort"), ErrorType.INVALID, container_port, m, origin
                     )
+                    for m in msgs
                 )
-        host_port = _int(port.get("hostPort")) or 0
+        host_port = port.get("hostPort")
+        if type(host_port) is not int:
+            host_port = _int(host_port) or 0
         if host_port != 0:
-            for msg in names.is_valid_port_num(host_port):
-                errs.append(
-                    FieldError((*idx, "hostPort"), ErrorType.INVALID, host_port, msg, origin)
+            msgs = names.is_valid_port_num(host_port)
+            if msgs:
+                errs.extend(
+                    FieldError((*path, i, "hostPort"), ErrorType.INVALID, host_port, m, origin)
+                    for m in msgs
                 )
-        protocol = _str(port.get("protocol"))
-        if protocol == "":
-            errs.append(FieldError((*idx, "protocol"), ErrorType.REQUIRED, origin=origin))
-        elif protocol not in ("SCTP", "TCP", "UDP"):
-            errs.append(not_supported((*idx, "protocol"), protocol, ["SCTP", "TCP", "UDP"], origin))
+        protocol = port.get("protocol")
+        if protocol not in _PROTOCOLS:
+            protocol = _str(protocol)
+            if protocol == "":
+                errs.append(FieldError((*path, i, "protocol"), ErrorType.REQUIRED, origin=origin))
+            else:
+                errs.append(not_supported((*path, i, "protocol"), protocol, _PROTOCOL_LIST, origin))
     return errs
+
+
+_PROTOCOLS = ("SCTP", "TCP", "UDP")  # a tuple: `in` takes values of any JSON type
+_PROTOCOL_LIST = list(_PROTOCOLS)
 
 
 def accumulate_unique_host_ports(
@@ -239,10 +271,16 @@ def accumulate_unique_host_ports(
     ``containers`` are indexed from 0 under ``path``, as Go indexes the slice it is given."""
     errs: list[FieldError] = []
     for ci, ctr in enumerate(containers):
-        for pi, port in enumerate(_list(ctr.get("ports"))):
+        ports = ctr.get("ports")
+        if not isinstance(ports, list):
+            continue
+        for pi, port in enumerate(ports):
             if not isinstance(port, dict):
                 continue
-            host_port = _int(port.get("hostPort")) or 0
+            host_port = port.get("hostPort")
+            if not host_port:  # absent, null or 0 (or any other falsy value: _int(...) or 0)
+                continue
+            host_port = _int(host_port) or 0
             if host_port == 0:
                 continue
             key = f"{_str(port.get('protocol'))}/{_str(port.get('hostIP'))}/{host_port}"
@@ -440,42 +478,44 @@ def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) ->
     return errs
 
 
-def _validate_env_value_from(env: dict[str, Any], path: Path) -> list[FieldError]:
-    """``validateEnvVarValueFrom`` (EnvFiles off: fileKeyRef was dropped)."""
-    value_from = _dict(env.get("valueFrom"))
-    if value_from is None:
-        return []
+def _validate_env_value_from(
+    value_from: dict[str, Any], value: Any, path: Path
+) -> list[FieldError]:
+    """``validateEnvVarValueFrom`` (EnvFiles off: fileKeyRef was dropped); ``value`` is the
+    variable's."""
     origin = "validateEnvVarValueFrom"
     errs: list[FieldError] = []
     sources = 0
-    field_ref = _dict(value_from.get("fieldRef"))
-    if field_ref is not None:
+    field_ref = value_from.get("fieldRef")
+    if isinstance(field_ref, dict):
         sources += 1
         errs.extend(
             validate_object_field_selector(field_ref, _ENV_FIELD_PATHS, (*path, "fieldRef"))
         )
-    resource_ref = _dict(value_from.get("resourceFieldRef"))
-    if resource_ref is not None:
+    resource_ref = value_from.get("resourceFieldRef")
+    if isinstance(resource_ref, dict):
         sources += 1
         errs.extend(
             validate_container_resource_field_selector(
                 resource_ref, (*path, "resourceFieldRef"), False
             )
         )
-    config_ref = _dict(value_from.get("configMapKeyRef"))
-    if config_ref is not None:
+    config_ref = value_from.get("configMapKeyRef")
+    if isinstance(config_ref, dict):
         sources += 1
         errs.extend(
             _validate_key_selector(
                 config_ref, (*path, "configMapKeyRef"), "validateConfigMapKeySelector"
             )
         )
-    secret_ref = _dict(value_from.get("secretKeyRef"))
-    if secret_ref is not None:
+    secret_ref = value_from.get("secretKeyRef")
+    if isinstance(secret_ref, dict):
         sources += 1
         errs.extend(
             _validate_key_selector(secret_ref, (*path, "secretKeyRef"), "validateSecretKeySelector")
         )
+    if sources == 1 and not value:  # the usual case: one source, no value (_str(value) == "")
+        return errs
     if sources == 0:
         errs.append(
             FieldError(
@@ -487,7 +527,7 @@ def _validate_env_value_from(env: dict[str, Any], path: Path) -> list[FieldError
                 origin,
             )
         )
-    elif _str(env.get("value")):
+    elif _str(value):
         errs.append(
             FieldError(
                 path,
@@ -516,16 +556,21 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
     for i, item in enumerate(env):
         if not isinstance(item, dict):
             continue
-        name = _str(item.get("name"))
-        if name == "":
+        name = item.get("name")
+        if not isinstance(name, str) or name == "":  # _str(name) == ""
             errs.append(FieldError((*path, i, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
         else:
-            for msg in names.is_relaxed_env_var_name(name):
-                errs.append(
+            msgs = names.is_relaxed_env_var_name(name)
+            if msgs:
+                errs.extend(
                     FieldError((*path, i, "name"), ErrorType.INVALID, name, msg, "ValidateEnv")
+                    for msg in msgs
                 )
-        if item.get("valueFrom") is not None:  # else _validate_env_value_from finds nothing
-            errs.extend(_validate_env_value_from(item, (*path, i, "valueFrom")))
+        value_from = item.get("valueFrom")
+        if isinstance(value_from, dict):  # else validateEnvVarValueFrom finds nothing
+            errs.extend(
+                _validate_env_value_from(value_from, item.get("value"), (*path, i, "valueFrom"))
+            )
     return errs
 
 
@@ -596,23 +641,25 @@ def validate_env_from(env_from: list[Any], path: Path) -> list[FieldError]:
 # Probes and lifecycle handlers
 
 
-def validate_port_num_or_name(port: Any, path: Path) -> list[FieldError]:
-    """``ValidatePortNumOrName`` on an IntOrString (a missing port decodes as the number 0)."""
+def validate_port_num_or_name(port: Any, parent: Path) -> list[FieldError]:
+    """``ValidatePortNumOrName`` on an IntOrString (a missing port decodes as the number 0):
+    the errors of ``parent``'s ``port``."""
     origin = "ValidatePortNumOrName"
     if isinstance(port, str):
-        return [
-            FieldError(path, ErrorType.INVALID, port, m, origin)
-            for m in names.is_valid_port_name(port)
-        ]
-    number = _int(port)
-    if number is None:
-        if port is not None:
-            return []
-        number = 0
-    return [
-        FieldError(path, ErrorType.INVALID, number, m, origin)
-        for m in names.is_valid_port_num(number)
-    ]
+        msgs = names.is_valid_port_name(port)
+        value: str | int = port
+    else:
+        number = _int(port)
+        if number is None:
+            if port is not None:
+                return []
+            number = 0
+        msgs = names.is_valid_port_num(number)
+        value = number
+    if not msgs:
+        return []
+    path = (*parent, "port")
+    return [FieldError(path, ErrorType.INVALID, value, m, origin) for m in msgs]
 
 
 def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
@@ -621,7 +668,7 @@ def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if not _str(http.get("path")):
         errs.append(FieldError((*path, "path"), ErrorType.REQUIRED, origin=origin))
-    errs.extend(validate_port_num_or_name(http.get("port"), (*path, "port")))
+    errs.extend(validate_port_num_or_name(http.get("port"), path))
     scheme = _str(http.get("scheme"))
     if scheme not in ("HTTP", "HTTPS"):
         errs.append(not_supported((*path, "scheme"), scheme, ["HTTP", "HTTPS"], origin))
@@ -667,8 +714,8 @@ def validate_handler(
     errs: list[FieldError] = []
     count = 0
     for kind in kinds:
-        action = _dict(handler.get(kind))
-        if action is None:
+        action = handler.get(kind)
+        if not isinstance(action, dict):
             continue
         if count > 0:
             errs.append(
@@ -681,21 +728,22 @@ def validate_handler(
             )
             continue
         count += 1
-        sub = (*path, kind)
         if kind == "exec":
             if not _list(action.get("command")):
                 errs.append(
-                    FieldError((*sub, "command"), ErrorType.REQUIRED, origin="validateExecAction")
+                    FieldError(
+                        (*path, kind, "command"), ErrorType.REQUIRED, origin="validateExecAction"
+                    )
                 )
         elif kind == "httpGet":
-            errs.extend(_validate_http_get(action, sub))
+            errs.extend(_validate_http_get(action, (*path, kind)))
         elif kind == "tcpSocket":
-            errs.extend(validate_port_num_or_name(action.get("port"), (*sub, "port")))
+            errs.extend(validate_port_num_or_name(action.get("port"), (*path, kind)))
         elif kind == "grpc":
             port = _int(action.get("port"))
-            errs.extend(validate_port_num_or_name(port if port is not None else 0, (*sub, "port")))
+            errs.extend(validate_port_num_or_name(port if port is not None else 0, (*path, kind)))
         else:
-            errs.extend(_validate_sleep(action, grace_period, sub))
+            errs.extend(_validate_sleep(action, grace_period, (*path, kind)))
     if count == 0:
         errs.append(
             FieldError(
@@ -705,20 +753,24 @@ def validate_handler(
     return errs
 
 
+_NONNEGATIVE_PROBE_FIELDS = (
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+)
+
+
 def _validate_probe(
     probe: dict[str, Any], grace_period: int | None, path: Path
 ) -> list[FieldError]:
     """``validateProbe``."""
     errs = validate_handler(probe, _PROBE_HANDLERS, grace_period, path)
-    for key in (
-        "initialDelaySeconds",
-        "timeoutSeconds",
-        "periodSeconds",
-        "successThreshold",
-        "failureThreshold",
-    ):
-        value = _int(probe.get(key))
-        if value is not None:
+    for key in _NONNEGATIVE_PROBE_FIELDS:
+        value = probe.get(key)
+        # a bool is never below 0, so this is `_int(value) is not None and value < 0`
+        if isinstance(value, int) and value < 0:
             errs.extend(names.validate_nonnegative_field(value, (*path, key)))
     grace = _int(probe.get("terminationGracePeriodSeconds"))
     if grace is not None and grace <= 0:
@@ -737,9 +789,9 @@ def _validate_probe(
 def validate_probes(ctr: dict[str, Any], grace_period: int | None, path: Path) -> list[FieldError]:
     """``validateLivenessProbe``, ``validateReadinessProbe`` and ``validateStartupProbe``."""
     errs: list[FieldError] = []
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        probe = _dict(ctr.get(key))
-        if probe is None:
+    for key in _PROBE_KEYS:
+        probe = ctr.get(key)
+        if not isinstance(probe, dict):
             continue
         probe_path = (*path, key)
         errs.extend(_validate_probe(probe, grace_period, probe_path))
@@ -839,6 +891,10 @@ def validate_resize_policy(
     return errs
 
 
+_PULL_POLICIES = ("Always", "IfNotPresent", "Never")  # tuples: `in` takes any JSON value
+_TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
+
+
 def validate_container_common(
     ctr: dict[str, Any],
     volumes: dict[str, dict[str, Any]],
@@ -848,47 +904,76 @@ def validate_container_common(
     host_users: bool,
 ) -> list[FieldError]:
     """``validateContainerCommon``: what every container kind gets (``path`` is the
-    container's)."""
+    container's). A list field that is absent or empty is not walked: its checks find nothing
+    there."""
     origin = "validateContainerCommon"
     errs: list[FieldError] = []
-    name = _str(ctr.get("name"))
-    if name == "":
+    name = ctr.get("name")
+    if not isinstance(name, str) or name == "":  # _str(name) == ""
         errs.append(FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin))
-    else:
+    elif names.is_dns1123_label(name):  # the path is built only for an error
         errs.extend(names.validate_dns1123_label(name, (*path, "name")))
     if _str(ctr.get("image")) == "":
         errs.append(FieldError((*path, "image"), ErrorType.REQUIRED, origin=origin))
-    policy = _str(ctr.get("terminationMessagePolicy"))
-    if policy == "":
-        errs.append(
-            FieldError((*path, "terminationMessagePolicy"), ErrorType.REQUIRED, origin=origin)
-        )
-    elif policy not in ("File", "FallbackToLogsOnError"):
-        errs.append(
-            not_supported(
-                (*path, "terminationMessagePolicy"),
-                policy,
-                ["File", "FallbackToLogsOnError"],
-                origin,
+    policy = ctr.get("terminationMessagePolicy")
+    if policy not in _TERMINATION_MESSAGE_POLICIES:
+        policy = _str(policy)
+        if policy == "":
+            errs.append(
+                FieldError((*path, "terminationMessagePolicy"), ErrorType.REQUIRED, origin=origin)
             )
-        )
-    errs.extend(validate_container_ports(_list(ctr.get("ports")), (*path, "ports")))
-    errs.extend(validate_env(_list(ctr.get("env")), (*path, "env")))
-    errs.extend(validate_env_from(_list(ctr.get("envFrom")), (*path, "envFrom")))
+        else:
+            errs.append(
+                not_supported(
+                    (*path, "terminationMessagePolicy"),
+                    policy,
+                    list(_TERMINATION_MESSAGE_POLICIES),
+                    origin,
+                )
+            )
+    ports = ctr.get("ports")
+    if isinstance(ports, list) and ports:
+        errs.extend(validate_container_ports(ports, (*path, "ports")))
+    env = ctr.get("env")
+    if isinstance(env, list) and env:
+        errs.extend(validate_env(env, (*path, "env")))
+    env_from = ctr.get("envFrom")
+    if isinstance(env_from, list) and env_from:
+        errs.extend(validate_env_from(env_from, (*path, "envFrom")))
     errs.extend(volumes_module.validate_volume_mounts(ctr, volumes, path))
-    errs.extend(_validate_pull_policy(_str(ctr.get("imagePullPolicy")), (*path, "imagePullPolicy")))
+    pull_policy = ctr.get("imagePullPolicy")
+    if pull_policy not in _PULL_POLICIES:
+        errs.extend(_validate_pull_policy(_str(pull_policy), (*path, "imagePullPolicy")))
     errs.extend(resources.validate_container_resources(ctr, pod_claims, path))
-    errs.extend(
-        validate_resize_policy(
-            _list(ctr.get("resizePolicy")), (*path, "resizePolicy"), pod_restart_policy
-        )
-    )
-    errs.extend(
-        security.validate_security_context(
-            ctr.get("securityContext"), (*path, "securityContext"), host_users
-        )
-    )
+    resize = ctr.get("resizePolicy")
+    if isinstance(resize, list) and resize:
+        errs.extend(validate_resize_policy(resize, (*path, "resizePolicy"), pod_restart_policy))
+    sc = ctr.get("securityContext")
+    if isinstance(sc, dict):  # else ValidateSecurityContext finds nothing
+        errs.extend(security.validate_security_context(sc, (*path, "securityContext"), host_users))
     return errs
+
+
+_LIFECYCLE_AND_PROBES = ("lifecycle", *_PROBE_KEYS)
+
+
+def _validate_lifecycle_and_probes(
+    ctr: dict[str, Any], grace_period: int | None, path: Path
+) -> list[FieldError]:
+    """``validateLifecycle`` and the probes' checks of a container (or a sidecar)."""
+    errs: list[FieldError] = []
+    lifecycle = ctr.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        errs.extend(validate_lifecycle(lifecycle, grace_period, (*path, "lifecycle")))
+    errs.extend(validate_probes(ctr, grace_period, path))
+    return errs
+
+
+def _indexed(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The containers of a container list with their indexes (items not objects skipped)."""
+    if not isinstance(value, list):
+        return []
+    return [(i, ctr) for i, ctr in enumerate(value) if isinstance(ctr, dict)]
 
 
 def validate_containers(
@@ -904,13 +989,13 @@ def validate_containers(
 
     # validateContainers
     containers_path = (*path, "containers")
-    regular = [c for _i, c in _containers(spec, "containers")]
     raw = spec.get("containers")
+    regular = _indexed(raw)
     if raw is None or raw == []:
         errs.append(FieldError(containers_path, ErrorType.REQUIRED, origin="validateContainers"))
     else:
         seen: set[str] = set()
-        for i, ctr in _containers(spec, "containers"):
+        for i, ctr in regular:
             ctr_path = (*containers_path, i)
             errs.extend(
                 validate_container_common(
@@ -926,16 +1011,14 @@ def validate_containers(
                 )
             else:
                 seen.add(name)
-            lifecycle = _dict(ctr.get("lifecycle"))
-            if lifecycle is not None:
-                errs.extend(validate_lifecycle(lifecycle, grace_period, (*ctr_path, "lifecycle")))
-            errs.extend(validate_probes(ctr, grace_period, ctr_path))
-        errs.extend(accumulate_unique_host_ports(regular, set(), containers_path))
+            errs.extend(_validate_lifecycle_and_probes(ctr, grace_period, ctr_path))
+        errs.extend(accumulate_unique_host_ports([c for _i, c in regular], set(), containers_path))
 
     # validateInitContainers
     init_path = (*path, "initContainers")
-    all_names = {_str(c.get("name")) for c in regular}
-    for i, ctr in _containers(spec, "initContainers"):
+    init = _indexed(spec.get("initContainers"))
+    all_names = {_str(c.get("name")) for _i, c in regular} if init else set()
+    for i, ctr in init:
         ctr_path = (*init_path, i)
         errs.extend(
             validate_container_common(
@@ -969,13 +1052,10 @@ def validate_containers(
         # Go checks each init container alone, as the slice [ctr]: its index is always 0
         errs.extend(accumulate_unique_host_ports([ctr], set(), init_path))
         if restart_always:
-            lifecycle = _dict(ctr.get("lifecycle"))
-            if lifecycle is not None:
-                errs.extend(validate_lifecycle(lifecycle, grace_period, (*ctr_path, "lifecycle")))
-            errs.extend(validate_probes(ctr, grace_period, ctr_path))
+            errs.extend(_validate_lifecycle_and_probes(ctr, grace_period, ctr_path))
         else:
-            for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
-                if _dict(ctr.get(key)) is not None:
+            for key in _LIFECYCLE_AND_PROBES:
+                if isinstance(ctr.get(key), dict):
                     errs.append(
                         FieldError(
                             (*ctr_path, key),
@@ -1027,10 +1107,10 @@ def validate_ephemeral_containers(
     other = {
         _str(c.get("name"))
         for key in ("containers", "initContainers")
-        for _i, c in _containers(spec, key)
+        for _i, c in _indexed(spec.get(key))
     }
     all_names = set(other)
-    for i, ctr in _containers(spec, "ephemeralContainers"):
+    for i, ctr in _indexed(spec.get("ephemeralContainers")):
         ctr_path = (*path, "ephemeralContainers", i)
         errs.extend(
             validate_container_common(
@@ -1098,6 +1178,15 @@ def validate_containers_only_for_pod(spec: dict[str, Any], path: Path) -> list[F
     the spec's; ``validatePodMetadataAndSpec`` runs it after ``ValidatePodSpec``."""
     errs: list[FieldError] = []
     for key in ("containers", "initContainers"):
-        for i, ctr in _containers(spec, key):
-            errs.extend(_image_whitespace(ctr, (*path, key, i)))
+        ctrs = spec.get(key)
+        if not isinstance(ctrs, list):
+            continue
+        for i, ctr in enumerate(ctrs):
+            if isinstance(ctr, dict):
+                image = ctr.get("image")
+                # every character validateContainerOnlyForPod strips is a str.isspace one:
+                # an image with none at either end passes without the full check
+                if isinstance(image, str) and not (image[:1].isspace() or image[-1:].isspace()):
+                    continue
+                errs.extend(_image_whitespace(ctr, (*path, key, i)))
     return errs
