@@ -18,19 +18,9 @@ from typing import Any
 
 import yaml
 
-from tfjob_kit import (
-    __version__,
-    config,
-    convert,
-    crd,
-    explain,
-    gpu,
-    model,
-    redact,
-    report,
-    rules,
-    schema,
-)
+# What `validate` does not use is imported by the command that does (convert, crd, gpu, the
+# cluster commands): a validate run starts without them.
+from tfjob_kit import __version__, config, explain, model, redact, report, rules, schema
 from tfjob_kit.findings import Severity
 from tfjob_kit.manifests import Document, InputError, load_paths
 from tfjob_kit.report.text import summary_line
@@ -163,6 +153,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _tfjobs(paths: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
     """(source, document, v1 TFJob) for every TFJob-like document; others are ignored."""
+    from tfjob_kit import convert
+
     try:
         docs = load_paths(paths)
     except InputError as exc:
@@ -198,6 +190,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from tfjob_kit import convert
+
     try:
         docs = load_paths(args.paths)
     except InputError as exc:
@@ -257,6 +251,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from tfjob_kit import crd
+
     if args.what == "crd":
         text = (
             _dump_yaml([crd.crd()])
@@ -275,6 +271,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_gpu_preflight(args: argparse.Namespace) -> int:
+    from tfjob_kit import gpu
+
     try:
         facts = gpu.collect(args.nvidia_smi)
     except gpu.PreflightError as exc:
@@ -300,7 +298,9 @@ def cmd_gpu_preflight(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only_validate: bool = False) -> argparse.ArgumentParser:
+    """The command line. `only_validate`: with the validate command alone, which parses a
+    validate command line the same (the others' modules, the cluster commands', not imported)."""
     parser = argparse.ArgumentParser(
         prog="tfjob-kit",
         description="Validate, explain and convert Kubeflow TFJobs; run a local cluster.",
@@ -347,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespace of TFJobs that name none (default: the context's, else 'default')",
     )
     validate.set_defaults(func=cmd_validate)
+    if only_validate:
+        return parser
 
     explain_parser = sub.add_parser(
         "explain",
@@ -418,7 +420,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    # A sub-command's name must be given in full, so a first argument `validate` is that command
+    # and the rest is its subparser's (or, unrecognised, the top parser's, whose usage names no
+    # command): the other commands' parsers are not needed.
+    parser = build_parser(only_validate=bool(argv) and argv[0] == "validate")
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

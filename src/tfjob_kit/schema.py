@@ -9,10 +9,8 @@ into one self-contained 2020-12 schema, which the validator, the CRD generator a
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,9 @@ INT_OR_STRING_DEF = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 
 def schemas_dir() -> Path:
     """schemas/ of the installed wheel, or of the source tree (editable installs)."""
-    packaged = Path(str(resources.files("tfjob_kit"))) / "schemas"
+    # The package's folder: what importlib.resources.files("tfjob_kit") gives for a package on
+    # disk, without importing importlib.resources (and tempfile, shutil...) at every start.
+    packaged = Path(__file__).parent / "schemas"
     if (packaged / TFJOB_SCHEMA).is_file():
         return packaged
     return Path(__file__).resolve().parents[2] / "schemas"
@@ -122,6 +122,8 @@ def _describe(error: Any) -> tuple[str, str]:
         unexpected = list(kind.unexpected)
         if len(unexpected) == 1:
             name = unexpected[0]
+            import difflib  # only for an unknown field: not at every start
+
             known = sorted(_properties_at(tuple(error.schema_path)))
             hint = difflib.get_close_matches(name, known, n=1)
             message = f"unknown field {name!r}"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
@@ -227,6 +225,10 @@ def validate_paths(
     workers = _worker_count(jobs, len(files))
     if workers <= 1 or "-" in files:
         return Report([r for path in files for r in _validate_file(path, config, limits)])
+    # Imported here: a run in one process (every `-j 1`, and few files) starts without them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     )
