@@ -22,7 +22,14 @@ def tfjob(
     chief: bool = False,
     annotations: dict[str, str] | None = None,
     chief_annotations: dict[str, str] | None = None,
+    pod_spec: dict[str, Any] | None = None,
+    container: dict[str, Any] | None = None,
+    scheduling_policy: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """A small TFJob: `workers` workers (and a chief), `annotations` on the workers' template
+    (`chief_annotations` on the chief's); `pod_spec` and `container` fields merged into every
+    template's pod spec and container, `scheduling_policy` in the runPolicy."""
+
     def replica(count: int, notes: dict[str, str] | None) -> dict[str, Any]:
         template: dict[str, Any] = {
             "spec": {
@@ -34,8 +41,10 @@ def tfjob(
                             "requests": {"cpu": "100m", "memory": "128Mi"},
                             "limits": {"cpu": "100m", "memory": "128Mi"},
                         },
+                        **copy.deepcopy(container or {}),
                     }
-                ]
+                ],
+                **copy.deepcopy(pod_spec or {}),
             }
         }
         if notes:
@@ -49,7 +58,13 @@ def tfjob(
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
         "metadata": {"name": name, "namespace": namespace, "labels": {"suite": "module"}},
-        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": specs},
+        "spec": {
+            "runPolicy": {
+                "cleanPodPolicy": "None",
+                **({"schedulingPolicy": scheduling_policy} if scheduling_policy else {}),
+            },
+            "tfReplicaSpecs": specs,
+        },
     }
 
 

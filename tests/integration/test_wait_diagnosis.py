@@ -11,7 +11,6 @@ PodGroup events) comes from the real component.
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
@@ -20,54 +19,14 @@ from typing import Any
 
 from ._ansible import PlayResult, run_tasks
 from ._cluster import Cluster
+from .test_module_tfjob import tfjob as module_tfjob
 
 IMAGE = "registry.example.com/mnist:1.0"
 
 
-def tfjob(
-    name: str,
-    namespace: str,
-    workers: int = 1,
-    chief: bool = False,
-    pod_spec: dict[str, Any] | None = None,
-    container: dict[str, Any] | None = None,
-    worker_annotations: dict[str, str] | None = None,
-    chief_annotations: dict[str, str] | None = None,
-    scheduling_policy: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    def replica(count: int, annotations: dict[str, str] | None) -> dict[str, Any]:
-        template: dict[str, Any] = {
-            "spec": {
-                "containers": [
-                    {
-                        "name": "tensorflow",
-                        "image": IMAGE,
-                        "resources": {"limits": {"cpu": "100m", "memory": "128Mi"}},
-                        **copy.deepcopy(container or {}),
-                    }
-                ],
-                **copy.deepcopy(pod_spec or {}),
-            }
-        }
-        if annotations:
-            template["metadata"] = {"annotations": annotations}
-        return {"replicas": count, "restartPolicy": "Never", "template": template}
-
-    specs = {"Worker": replica(workers, worker_annotations)}
-    if chief:
-        specs["Chief"] = replica(1, chief_annotations)
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "TFJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "runPolicy": {
-                "cleanPodPolicy": "None",
-                **({"schedulingPolicy": scheduling_policy} if scheduling_policy else {}),
-            },
-            "tfReplicaSpecs": specs,
-        },
-    }
+def tfjob(name: str, namespace: str, workers: int = 1, **options: Any) -> dict[str, Any]:
+    """test_module_tfjob's job, one worker unless told."""
+    return module_tfjob(name, namespace, workers, **options)
 
 
 def apply_and_wait(
@@ -141,7 +100,7 @@ def test_an_image_that_cannot_be_pulled_fails_the_wait(
         "no-image",
         namespace,
         workers=2,
-        worker_annotations={"tfjob-kit.dev/kubelet-failure": "image-pull"},
+        annotations={"tfjob-kit.dev/kubelet-failure": "image-pull"},
     )
     result, _ = apply_and_wait(cluster, tmp_path, job)
     applied, info = result.results
@@ -162,7 +121,7 @@ def test_an_invalid_image_name_fails_the_wait(
         "bad-image",
         namespace,
         container={"image": "registry.example.com/mnist:1.0:x"},
-        worker_annotations={"tfjob-kit.dev/kubelet-failure": "invalid-image"},
+        annotations={"tfjob-kit.dev/kubelet-failure": "invalid-image"},
     )
     result, _ = apply_and_wait(cluster, tmp_path, job)
     applied = result[0]
@@ -200,7 +159,7 @@ def test_a_crash_loop_of_worker_0_without_a_chief_fails_the_wait(
         "worker-crashes",
         namespace,
         workers=1,
-        worker_annotations={"tfjob-kit.dev/kubelet-failure": "crash-loop"},
+        annotations={"tfjob-kit.dev/kubelet-failure": "crash-loop"},
     )
     result, _ = apply_and_wait(cluster, tmp_path, job)
     applied = result[0]
