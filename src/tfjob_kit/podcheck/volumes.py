@@ -307,50 +307,95 @@ def _set_default(obj: dict[str, Any], key: str, value: Any) -> None:
 _SOURCE_KEY_SET = frozenset(SOURCE_KEYS)
 
 
-def _default_volume(volume: dict[str, Any]) -> None:
-    # every source nil (the volume's keys looked at, not the 30 sources)
-    if all(volume[key] is None for key in volume if key in _SOURCE_KEY_SET):
-        volume["emptyDir"] = {}  # SetDefaults_Volume
-    if (src := _dict(volume.get("hostPath"))) is not None:
-        _set_default(src, "type", "")
-    for key in ("secret", "configMap", "downwardAPI", "projected"):
-        if (src := _dict(volume.get(key))) is not None:
-            _set_default(src, "defaultMode", 0o644)
-    if (src := _dict(volume.get("downwardAPI"))) is not None:
-        for item in _list(src.get("items")):
-            _default_field_ref(item)
-    if (src := _dict(volume.get("iscsi"))) is not None and not src.get("iscsiInterface"):
+def _default_host_path(src: dict[str, Any]) -> None:
+    _set_default(src, "type", "")
+
+
+def _default_mode(src: dict[str, Any]) -> None:
+    _set_default(src, "defaultMode", 0o644)
+
+
+def _default_downward_api(src: dict[str, Any]) -> None:
+    _set_default(src, "defaultMode", 0o644)
+    for item in _list(src.get("items")):
+        _default_field_ref(item)
+
+
+def _default_projected(src: dict[str, Any]) -> None:
+    _set_default(src, "defaultMode", 0o644)
+    for source in _list(src.get("sources")):
+        if (source := _dict(source)) is None:
+            continue
+        if (dapi := _dict(source.get("downwardAPI"))) is not None:
+            for item in _list(dapi.get("items")):
+                _default_field_ref(item)
+        if (token := _dict(source.get("serviceAccountToken"))) is not None:
+            _set_default(token, "expirationSeconds", 3600)
+        # ClusterTrustBundleProjection and PodCertificateRequest are off: dropped
+        source.pop("clusterTrustBundle", None)
+        source.pop("podCertificate", None)
+
+
+def _default_iscsi(src: dict[str, Any]) -> None:
+    if not src.get("iscsiInterface"):
         src["iscsiInterface"] = "default"
-    if (src := _dict(volume.get("rbd"))) is not None:
-        for key, value in (("pool", "rbd"), ("user", "admin"), ("keyring", "/etc/ceph/keyring")):
-            if not src.get(key):
-                src[key] = value
-    if (src := _dict(volume.get("azureDisk"))) is not None:
-        _set_default(src, "cachingMode", "ReadWrite")
-        _set_default(src, "fsType", "ext4")
-        _set_default(src, "readOnly", False)
-        _set_default(src, "kind", "Shared")
-    if (src := _dict(volume.get("projected"))) is not None:
-        for source in _list(src.get("sources")):
-            if (source := _dict(source)) is None:
-                continue
-            if (dapi := _dict(source.get("downwardAPI"))) is not None:
-                for item in _list(dapi.get("items")):
-                    _default_field_ref(item)
-            if (token := _dict(source.get("serviceAccountToken"))) is not None:
-                _set_default(token, "expirationSeconds", 3600)
-            # ClusterTrustBundleProjection and PodCertificateRequest are off: dropped
-            source.pop("clusterTrustBundle", None)
-            source.pop("podCertificate", None)
-    if (src := _dict(volume.get("scaleIO"))) is not None:
-        for key, value in (("storageMode", "ThinProvisioned"), ("fsType", "xfs")):
-            if not src.get(key):
-                src[key] = value
-    if (src := _dict(volume.get("ephemeral"))) is not None:
-        template = _dict(src.get("volumeClaimTemplate"))
-        spec = _dict(template.get("spec")) if template is not None else None
-        if spec is not None:
-            _set_default(spec, "volumeMode", "Filesystem")
+
+
+def _default_rbd(src: dict[str, Any]) -> None:
+    for key, value in (("pool", "rbd"), ("user", "admin"), ("keyring", "/etc/ceph/keyring")):
+        if not src.get(key):
+            src[key] = value
+
+
+def _default_azure_disk(src: dict[str, Any]) -> None:
+    _set_default(src, "cachingMode", "ReadWrite")
+    _set_default(src, "fsType", "ext4")
+    _set_default(src, "readOnly", False)
+    _set_default(src, "kind", "Shared")
+
+
+def _default_scale_io(src: dict[str, Any]) -> None:
+    for key, value in (("storageMode", "ThinProvisioned"), ("fsType", "xfs")):
+        if not src.get(key):
+            src[key] = value
+
+
+def _default_ephemeral(src: dict[str, Any]) -> None:
+    template = _dict(src.get("volumeClaimTemplate"))
+    spec = _dict(template.get("spec")) if template is not None else None
+    if spec is not None:
+        _set_default(spec, "volumeMode", "Filesystem")
+
+
+# The defaults of each source that has some (the sources' SetDefaults_*), in the order they are
+# applied: two sources of one (invalid) volume may be one aliased YAML map, and azureDisk and
+# scaleIO both default fsType. Each changes only its own source's fields otherwise.
+_SOURCE_DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "hostPath": _default_host_path,
+    "secret": _default_mode,
+    "configMap": _default_mode,
+    "downwardAPI": _default_downward_api,
+    "projected": _default_projected,
+    "iscsi": _default_iscsi,
+    "rbd": _default_rbd,
+    "azureDisk": _default_azure_disk,
+    "scaleIO": _default_scale_io,
+    "ephemeral": _default_ephemeral,
+}
+
+
+def _default_volume(volume: dict[str, Any]) -> None:
+    # the sources the volume has (its keys looked at, not the 30 sources)
+    present = [key for key in volume if key in _SOURCE_KEY_SET and volume[key] is not None]
+    if not present:
+        volume["emptyDir"] = {}  # SetDefaults_Volume: every source nil
+        return
+    if len(present) > 1:  # in _SOURCE_DEFAULTS' order
+        present = [key for key in _SOURCE_DEFAULTS if key in present]
+    for key in present:
+        default = _SOURCE_DEFAULTS.get(key)
+        if default is not None and isinstance(src := volume[key], dict):
+            default(src)
 
 
 def set_defaults(spec: dict[str, Any]) -> None:
@@ -431,6 +476,13 @@ def _is_token_projection(src: dict[str, Any]) -> bool:
     )
 
 
+def _mounts_token_path(mounts: list[Any]) -> bool:
+    for mount in mounts:
+        if isinstance(mount, dict) and mount.get("mountPath") == SERVICE_ACCOUNT_TOKEN_PATH:
+            return True
+    return False
+
+
 def mount_service_account_token(spec: dict[str, Any]) -> None:
     """What the ServiceAccount admission plugin (``mountServiceAccountToken``) adds to a pod
     before it is validated, in place: unless ``automountServiceAccountToken`` is false, every
@@ -458,10 +510,7 @@ def mount_service_account_token(spec: dict[str, Any]) -> None:
             mounts = container.get("volumeMounts")
             if mounts is not None and not isinstance(mounts, list):
                 continue
-            if any(
-                isinstance(m, dict) and m.get("mountPath") == SERVICE_ACCOUNT_TOKEN_PATH
-                for m in mounts or []
-            ):
+            if mounts and _mounts_token_path(mounts):
                 continue
             entry = {"name": token_name, "readOnly": True, "mountPath": SERVICE_ACCOUNT_TOKEN_PATH}
             container["volumeMounts"] = [*(mounts or []), entry]
@@ -1475,6 +1524,9 @@ _SOURCES: tuple[tuple[str, str, SourceCheck, str], ...] = (
 
 
 _SOURCE_INDEX = {entry[0]: index for index, entry in enumerate(_SOURCES)}
+_SOURCE_CHECKS = {
+    key: (forbidden, check, check_name) for key, forbidden, check, check_name in _SOURCES
+}
 
 
 def _volume_source(
@@ -1489,7 +1541,7 @@ def _volume_source(
         count += 1
         if isinstance(empty_dir, dict) and empty_dir.get("sizeLimit") is not None:
             limit = parse_quantity(empty_dir["sizeLimit"])
-            if limit is not None and limit < 0:
+            if limit is not None and limit.numerator < 0:  # a Fraction's sign
                 errs.append(
                     FieldError(
                         (*path, "emptyDir", "sizeLimit"),
@@ -1500,8 +1552,11 @@ def _volume_source(
                     )
                 )
     # The sources the volume has, in _SOURCES' order (not a lookup of each of the 30 sources).
-    for index in sorted(_SOURCE_INDEX[key] for key in volume if key in _SOURCE_INDEX):
-        key, forbidden_name, check, check_name = _SOURCES[index]
+    present = [key for key in volume if key in _SOURCE_INDEX]
+    if len(present) > 1:
+        present.sort(key=_SOURCE_INDEX.__getitem__)
+    for key in present:
+        forbidden_name, check, check_name = _SOURCE_CHECKS[key]
         src = volume[key]
         if src is None:
             continue
@@ -1558,6 +1613,7 @@ def validate_volumes(
             if isinstance(volume, dict) and isinstance(volume.get("ephemeral"), dict):
                 created.add(f"{pod_name}-{_str(volume, 'name') or ''}")
     errs: list[FieldError] = []
+    valid_labels = names.VALID_DNS1123_LABELS
     for i, volume in enumerate(volumes):
         if not isinstance(volume, dict):
             continue
@@ -1568,7 +1624,7 @@ def validate_volumes(
         found = _volume_source(volume, idx_path, name, pod_name)
         if name == "":
             found.append(_required((*idx_path, "name"), "ValidateVolumes"))
-        else:
+        elif name not in valid_labels:  # else remembered as a valid label
             found.extend(names.validate_dns1123_label(name, (*idx_path, "name")))
         if name in valid:
             found.append(
@@ -1578,6 +1634,8 @@ def validate_volumes(
             errs.extend(found)
         else:
             valid[name] = volume
+        if not created:
+            continue
         claim = _dict(volume.get("persistentVolumeClaim"))
         if claim is not None and _str(claim, "claimName") in created:
             errs.append(
@@ -1598,7 +1656,10 @@ def validate_volumes(
 def _path_map(container: dict[str, Any], key: str, path_key: str) -> dict[str, str]:
     """Go's name -> path map of the mounts or devices (``GetVolumeMountMap``, ...DeviceMap)."""
     by_name: dict[str, str] = {}
-    for entry in _list(container.get(key)):
+    entries = container.get(key)
+    if not entries or not isinstance(entries, list):
+        return by_name
+    for entry in entries:
         if isinstance(entry, dict):
             name, target = _str(entry, "name"), _str(entry, path_key)
             if name is not None and target is not None:
@@ -1612,110 +1673,161 @@ def validate_volume_mounts(
     """``ValidateVolumeMounts`` then ``ValidateVolumeDevices`` of one container; ``path`` is the
     container's (``("spec", "containers", 0)``), ``volumes`` what :func:`validate_volumes`
     returned."""
-    mount_map = _path_map(container, "volumeMounts", "mountPath")
     device_map = _path_map(container, "volumeDevices", "devicePath")
-    security = _dict(container.get("securityContext")) or {}
-    privileged = security.get("privileged") is True
-    errs = _volume_mounts(container, device_map, volumes, privileged, (*path, "volumeMounts"))
-    errs.extend(_volume_devices(container, mount_map, volumes, (*path, "volumeDevices")))
+    errs = _volume_mounts(container, device_map, volumes, path)
+    if _list(container.get("volumeDevices")):  # else _volume_devices finds nothing
+        mount_map = _path_map(container, "volumeMounts", "mountPath")
+        errs.extend(_volume_devices(container, mount_map, volumes, (*path, "volumeDevices")))
     return errs
+
+
+def _privileged(container: dict[str, Any]) -> bool:
+    security = _dict(container.get("securityContext")) or {}
+    return security.get("privileged") is True
 
 
 def _volume_mounts(
     container: dict[str, Any],
     device_map: dict[str, str],
     volumes: dict[str, dict[str, Any]],
-    privileged: bool,
-    path: Path,
+    container_path: Path,
 ) -> list[FieldError]:
-    origin = "ValidateVolumeMounts"
     errs: list[FieldError] = []
+    mounts = container.get("volumeMounts")
+    if not mounts or not isinstance(mounts, list):
+        return errs
+    path = (*container_path, "volumeMounts")
     mount_points: set[str] = set()
     device_paths = set(device_map.values())
-    for i, mount in enumerate(_list(container.get("volumeMounts"))):
+    for i, mount in enumerate(mounts):
         if not isinstance(mount, dict):
             continue
-        idx_path = (*path, i)
-        name = _str(mount, "name")
-        target = _str(mount, "mountPath")
-        if name == "":
-            errs.append(_required((*idx_path, "name"), origin))
-        if name is not None and name not in volumes:
-            errs.append(FieldError((*idx_path, "name"), ErrorType.NOT_FOUND, name, "", origin))
-        if target == "":
-            errs.append(_required((*idx_path, "mountPath"), origin))
-        if target is not None:
-            if target in mount_points:
-                errs.append(
-                    FieldError(
-                        (*idx_path, "mountPath"),
-                        ErrorType.INVALID,
-                        target,
-                        "must be unique",
-                        origin,
-                    )
-                )
-            mount_points.add(target)
-        if name is not None and name in device_map:
-            errs.append(
-                FieldError(
-                    (*idx_path, "name"),
-                    ErrorType.INVALID,
-                    name,
-                    "must not already exist in volumeDevices",
-                    origin,
-                )
+        name = mount.get("name")
+        target = mount.get("mountPath")
+        sub_path = mount.get("subPath")
+        if (
+            isinstance(name, str)
+            and name
+            and name in volumes
+            and name not in device_map
+            and isinstance(target, str)
+            and target
+            and target not in mount_points
+            and target not in device_paths
+            and (
+                sub_path is None
+                or (isinstance(sub_path, str) and ".." not in sub_path and sub_path[:1] != "/")
             )
-        if target is not None and target in device_paths:
+            and mount.get("subPathExpr") is None
+            and mount.get("mountPropagation") is None
+            and mount.get("recursiveReadOnly") is None
+        ):
+            # the common case: every check of _volume_mount passes (a subPath with no '..' at
+            # all, so none between slashes, that does not start with '/' is a local
+            # descending path)
+            mount_points.add(target)
+            continue
+        errs.extend(
+            _volume_mount(
+                container, mount, device_map, device_paths, volumes, mount_points, path, i
+            )
+        )
+    return errs
+
+
+def _volume_mount(
+    container: dict[str, Any],
+    mount: dict[str, Any],
+    device_map: dict[str, str],
+    device_paths: set[str],
+    volumes: dict[str, dict[str, Any]],
+    mount_points: set[str],
+    path: Path,
+    i: int,
+) -> list[FieldError]:
+    """The checks of one mount, ``i`` of those at ``path``; its path joins ``mount_points``."""
+    origin = "ValidateVolumeMounts"
+    errs: list[FieldError] = []
+    idx_path = (*path, i)
+    name = _str(mount, "name")
+    target = _str(mount, "mountPath")
+    if name == "":
+        errs.append(_required((*idx_path, "name"), origin))
+    if name is not None and name not in volumes:
+        errs.append(FieldError((*idx_path, "name"), ErrorType.NOT_FOUND, name, "", origin))
+    if target == "":
+        errs.append(_required((*idx_path, "mountPath"), origin))
+    if target is not None:
+        if target in mount_points:
             errs.append(
                 FieldError(
                     (*idx_path, "mountPath"),
                     ErrorType.INVALID,
                     target,
-                    "must not already exist as a path in volumeDevices",
+                    "must be unique",
                     origin,
                 )
             )
-        sub_path = _str(mount, "subPath")
+        mount_points.add(target)
+    if name is not None and name in device_map:
+        errs.append(
+            FieldError(
+                (*idx_path, "name"),
+                ErrorType.INVALID,
+                name,
+                "must not already exist in volumeDevices",
+                origin,
+            )
+        )
+    if target is not None and target in device_paths:
+        errs.append(
+            FieldError(
+                (*idx_path, "mountPath"),
+                ErrorType.INVALID,
+                target,
+                "must not already exist as a path in volumeDevices",
+                origin,
+            )
+        )
+    sub_path = _str(mount, "subPath")
+    if sub_path:
+        errs.extend(validate_local_descending_path(sub_path, (*path, "subPath")))
+    sub_path_expr = _str(mount, "subPathExpr")
+    if sub_path_expr:
         if sub_path:
-            errs.extend(validate_local_descending_path(sub_path, (*path, "subPath")))
-        sub_path_expr = _str(mount, "subPathExpr")
-        if sub_path_expr:
-            if sub_path:
-                errs.append(
-                    FieldError(
-                        (*idx_path, "subPathExpr"),
-                        ErrorType.INVALID,
-                        sub_path_expr,
-                        "subPathExpr and subPath are mutually exclusive",
-                        origin,
-                    )
+            errs.append(
+                FieldError(
+                    (*idx_path, "subPathExpr"),
+                    ErrorType.INVALID,
+                    sub_path_expr,
+                    "subPathExpr and subPath are mutually exclusive",
+                    origin,
                 )
-            errs.extend(validate_local_descending_path(sub_path_expr, (*path, "subPathExpr")))
-        propagation = _opt_str(mount, "mountPropagation")
-        if propagation is not None:
-            prop_path = (*path, "mountPropagation")
-            if propagation not in _MOUNT_PROPAGATIONS:
-                errs.append(
-                    not_supported(
-                        prop_path,
-                        Named(propagation),
-                        _MOUNT_PROPAGATIONS,
-                        "validateMountPropagation",
-                    )
+            )
+        errs.extend(validate_local_descending_path(sub_path_expr, (*path, "subPathExpr")))
+    propagation = _opt_str(mount, "mountPropagation")
+    if propagation is not None:
+        prop_path = (*path, "mountPropagation")
+        if propagation not in _MOUNT_PROPAGATIONS:
+            errs.append(
+                not_supported(
+                    prop_path,
+                    Named(propagation),
+                    _MOUNT_PROPAGATIONS,
+                    "validateMountPropagation",
                 )
-            if propagation == "Bidirectional" and not privileged:
-                errs.append(
-                    FieldError(
-                        prop_path,
-                        ErrorType.FORBIDDEN,
-                        OMIT,
-                        "Bidirectional mount propagation is available only to privileged "
-                        "containers",
-                        "validateMountPropagation",
-                    )
+            )
+        if propagation == "Bidirectional" and not _privileged(container):
+            errs.append(
+                FieldError(
+                    prop_path,
+                    ErrorType.FORBIDDEN,
+                    OMIT,
+                    "Bidirectional mount propagation is available only to privileged containers",
+                    "validateMountPropagation",
                 )
-        errs.extend(_recursive_read_only(mount, propagation, (*path, "recursiveReadOnly")))
+            )
+    errs.extend(_recursive_read_only(mount, propagation, (*path, "recursiveReadOnly")))
     return errs
 
 
