@@ -166,12 +166,15 @@ def canonical(value: Fraction, fmt: str) -> str:
     return f"{mantissa}{_DECIMAL_SUFFIXES.get(exponent, '')}"
 
 
+JSON_SPACE = " \t\n\r\v\f"  # what quantity_text trims from a string
+
+
 def quantity_text(value: Any) -> str | None:
     """The text resource.Quantity's UnmarshalJSON reads for a decoded JSON value: a string's
     content or any other value's JSON spelling (as Python's json writes it), trimmed; null reads
     as the zero quantity. None for an integer too long to judge (see MAX_NUMBER_CHARS)."""
     if isinstance(value, str):
-        return value.strip(" \t\n\r\v\f")
+        return value.strip(JSON_SPACE)
     if value is None:
         return "0"
     if isinstance(value, int) and not isinstance(value, bool):

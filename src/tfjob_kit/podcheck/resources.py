@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from tfjob_kit.quantity import (
+    JSON_SPACE,
     Quantity,
     add,
     parse_quantity,
@@ -138,7 +139,8 @@ def _quantities(
     for name, value in resources.items():
         if not isinstance(name, str):
             continue
-        text = quantity_text(value)
+        # quantity_text(value), a string's case written out: nearly every value is a string
+        text = value.strip(JSON_SPACE) if type(value) is str else quantity_text(value)
         if text is None:  # too long to judge: neither read nor refused
             continue
         quantity = _read_text(text)  # read_quantity(value)
@@ -334,13 +336,10 @@ def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list
 
 
 def _entry_errors(
-    name: str, text: str, name_problems: NameProblems, path: Path
+    name: str, name_problems: NameProblems, value_problems: ValueProblems, path: Path
 ) -> list[FieldError]:
     """A list entry's name and value errors, in the order validateResourceRequirements finds
     them (the name's, then the value's)."""
-    value_problems = _value_problems(name, text)
-    if not name_problems and not value_problems:
-        return []
     entry = (*path, Key(name))
     errs = [FieldError(entry, t, name, d, o) for t, d, o in name_problems]
     errs.extend(FieldError(entry, t, v, d, o) for t, v, d, o in value_problems)
@@ -364,9 +363,10 @@ def _validate_requirements(
     requests = _quantities(requirements.get("requests"), req_path, errs)
     lim_qos = req_qos = lim_huge = req_huge = False
     for name, (quantity, text) in limits.items():
-        found = _entry_errors(name, text, name_problems(name), lim_path)
-        if found:
-            errs.extend(found)
+        found = name_problems(name)
+        value_found = _value_problems(name, text)
+        if found or value_found:
+            errs.extend(_entry_errors(name, found, value_found, lim_path))
         if is_hugepage(name):
             lim_huge = True
             errs.extend(_hugepage_errors(name, quantity, (*lim_path, Key(name))))
@@ -374,9 +374,10 @@ def _validate_requirements(
             lim_qos = True
     origin = "validateResourceRequirements"
     for name, (quantity, text) in requests.items():
-        found = _entry_errors(name, text, name_problems(name), req_path)
-        if found:
-            errs.extend(found)
+        found = name_problems(name)
+        value_found = _value_problems(name, text)
+        if found or value_found:
+            errs.extend(_entry_errors(name, found, value_found, req_path))
         limit = limits.get(name)
         if limit is not None:
             # The same text reads as the same quantity: equal values, neither error applies.
@@ -642,11 +643,10 @@ def set_defaults(spec: dict[str, Any]) -> None:
                 continue
             requests = resources.get("requests")
             if requests is None:
-                requests = resources["requests"] = {}
-            if not isinstance(requests, dict):
-                continue
-            for name, value in limits.items():
-                requests.setdefault(name, value)
+                resources["requests"] = dict(limits)  # every limit, in order
+            elif isinstance(requests, dict) and not requests.keys() >= limits.keys():
+                for name, value in limits.items():
+                    requests.setdefault(name, value)
     resources = spec.get("resources")
     if isinstance(resources, dict):
         _default_hugepage_pod_limits(spec, resources)

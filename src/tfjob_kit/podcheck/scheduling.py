@@ -443,9 +443,11 @@ def validate_topology_spread_constraints(
 ) -> list[FieldError]:
     """``validateTopologySpreadConstraints`` with MatchLabelKeysInPodTopologySpread and its
     SelectorMerge on (``ValidateMatchLabelKeysAndMismatchLabelKeys`` on the merged selector)."""
+    if not isinstance(constraints, list) or not constraints:
+        return []
     labels = labels or {}
     errs: list[FieldError] = []
-    items = [c if isinstance(c, dict) else None for c in _list(constraints)]
+    items = [c if isinstance(c, dict) else None for c in constraints]
     for i, constraint in enumerate(items):
         if constraint is None:
             continue
