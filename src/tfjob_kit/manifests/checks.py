@@ -31,6 +31,22 @@ _WORDS = gate.YAML11_WORDS
 _NUMBER_START = gate.NUMBER_START
 _NUMBER = gate.YAML11_NUMBER.fullmatch
 
+# Strings (keys and values) known to read the same in YAML 1.1 and 1.2: whether one does (gate
+# rule 5b, gate.reads_differently) depends on the string alone, and manifests repeat their keys and
+# many values, so each is checked once. Bounded: short strings only, and at most so many.
+_READS_SAME: set[str] = set()
+_READS_SAME_MAX = 20_000
+_READS_SAME_LONGEST = 100
+
+
+def _reads_same(text: str) -> bool:
+    """not gate.reads_differently(text), remembered (see _READS_SAME)."""
+    if text in _WORDS or (text[:1] in _NUMBER_START and _NUMBER(text) is not None):
+        return False
+    if len(text) <= _READS_SAME_LONGEST and len(_READS_SAME) < _READS_SAME_MAX:
+        _READS_SAME.add(text)
+    return True
+
 
 def _scan(
     node: Any,
@@ -41,8 +57,9 @@ def _scan(
 ) -> tuple[list[str | int], str] | None:
     """First problem under node as (reversed path, message); raises NeedsCareful (fast only).
 
-    The hot loop of loading: ``gate.reads_differently`` and the common case of
-    ``number_problem`` (an int within range) are written out in it."""
+    Every key is checked where it comes, so the first problem in document order is the one
+    found. On the fast path this is only the way for mappings with keys not known to be fine;
+    :func:`_scan_fast` does the rest."""
     if depth > limits.max_depth:
         return [], too_deep(limits)
     is_dict = type(node) is dict
@@ -54,18 +71,14 @@ def _scan(
                     raise gate.NeedsCareful  # 5a: YAML 1.1 may read the key differently
                 shown = shorten(key if type(key) is OutOfRange else repr(key))
                 return [], f"mapping key {shown} is not a string (quote it)"
-            # 5b: gate.reads_differently(key)
-            if fast and (key in _WORDS or (key[:1] in _NUMBER_START and _NUMBER(key) is not None)):
-                raise gate.NeedsCareful
+            if fast and key not in _READS_SAME and not _reads_same(key):
+                raise gate.NeedsCareful  # 5b
         kind = type(child)
         if kind is str:
-            # 5b: gate.reads_differently(child)
-            if fast and (
-                child in _WORDS or (child[:1] in _NUMBER_START and _NUMBER(child) is not None)
-            ):
-                raise gate.NeedsCareful
+            if fast and child not in _READS_SAME and not _reads_same(child):
+                raise gate.NeedsCareful  # 5b
         elif kind is dict or kind is list:
-            found = _scan(child, depth + 1, fast, limits, saw_float)
+            found = (_scan_fast if fast else _scan)(child, depth + 1, fast, limits, saw_float)
             if found is not None:
                 found[0].append(key)
                 return found
@@ -75,6 +88,52 @@ def _scan(
             problem = number_problem(child)
             if problem is not None:
                 if fast and child == child:  # 5c: out of range; the careful path keeps its text
+                    raise gate.NeedsCareful
+                return [key], problem
+            if kind is float:
+                saw_float[0] = True
+        elif kind not in _SCALAR_TYPES:
+            return [key], f"value of YAML type {kind.__name__} cannot be sent to Kubernetes"
+    return None
+
+
+def _scan_fast(
+    node: Any,
+    depth: int,
+    fast: bool,
+    limits: Limits,
+    saw_float: list[bool],
+) -> tuple[list[str | int], str] | None:
+    """_scan(node, depth, True, limits, saw_float), the hot loop of loading: a mapping whose keys
+    are all in _READS_SAME (so all strings that read the same; the ``<=`` runs in C) needs no key
+    checks, and only its values are looked at, as _scan looks at them; any other mapping goes to
+    _scan. ``gate.reads_differently`` and the common case of ``number_problem`` (an int within
+    range) are written out. (``fast`` is always True: the signature is _scan's.)"""
+    if depth > limits.max_depth:
+        return [], too_deep(limits)
+    reads_same = _READS_SAME
+    if type(node) is dict:
+        if not node.keys() <= reads_same:
+            return _scan(node, depth, True, limits, saw_float)
+        pairs: Iterable[tuple[Any, Any]] = node.items()
+    else:
+        pairs = enumerate(node)
+    for key, child in pairs:
+        kind = type(child)
+        if kind is str:
+            if child not in reads_same and not _reads_same(child):
+                raise gate.NeedsCareful  # 5b
+        elif kind is dict or kind is list:
+            found = _scan_fast(child, depth + 1, True, limits, saw_float)
+            if found is not None:
+                found[0].append(key)
+                return found
+        elif kind is int and -MAX_NUMBER <= child <= MAX_NUMBER:
+            pass  # number_problem(child) is None
+        elif kind is float or kind is int or kind is OutOfRange:
+            problem = number_problem(child)
+            if problem is not None:
+                if child == child:  # 5c: out of range; the careful path keeps its text
                     raise gate.NeedsCareful
                 return [key], problem
             if kind is float:
@@ -98,7 +157,8 @@ def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None
         )
         return
     saw_float = [False]
-    problem = _scan(content, 1, fast_text is not None, limits, saw_float)
+    fast = fast_text is not None
+    problem = (_scan_fast if fast else _scan)(content, 1, fast, limits, saw_float)
     if fast_text is not None and saw_float[0] and gate.exponent_in(fast_text):  # 5d
         raise gate.NeedsCareful
     if problem is not None:

@@ -20,12 +20,15 @@ except ImportError:  # pragma: no cover - exercised where yaml_rs has no wheel
 def load_fast(text: str, source: str, limits: Limits) -> list[Document] | None:
     """Every document of the text, parsed by yaml_rs and checked, or None when the gate sends the
     text the careful way (which also produces every located error)."""
-    if yaml_rs is None or not gate.text_may_go_fast(text):  # rules 1 and 2
+    if yaml_rs is None:  # rule 1
+        return None
+    may_go_fast, shallow = gate.text_may_go_fast(text, limits)
+    if not may_go_fast:  # rule 2
         return None
     docs: list[Document] = []
     for begin, end, line in split_documents(text):
         chunk = text[begin:end]
-        if not gate.document_may_go_fast(chunk, limits):  # rule 3
+        if not gate.document_may_go_fast(chunk, limits, shallow):  # rule 3
             return None
         try:
             content = yaml_rs.loads(chunk, parse_datetime=False)

@@ -27,7 +27,8 @@ applied; every step is linear in the text:
    b. it does not end in a block scalar that is empty or has no final line break (the parsers
       disagree on its line breaks);
    c. it cannot nest deeper than ``Limits.max_depth`` (yaml_rs recurses once per level; 30,000
-      levels of ``- `` end the process).
+      levels of ``- `` end the process). Most texts are found shallow as a whole by
+      :func:`text_may_go_fast`, which then holds for each of their documents.
 
 4. **Parsing**: yaml_rs accepts the document, and it is a mapping (a scalar or sequence goes the
    careful way, which reads it the YAML 1.1 way for the message).
@@ -65,7 +66,6 @@ class NeedsCareful(Exception):  # noqa: N818 - a signal, not an error
 _CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%", "\x85", "\u2028", "\u2029")
 # 2b: characters YAML does not allow; yaml_rs reads some of them as nothing.
 _NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
-_ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 # 2c: integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
 # octal in 1.2 only.
 # Found as a zero and its follower, then the characters before it are looked at: zeros with a
@@ -74,25 +74,73 @@ _ZERO_AND_FOLLOWER = re.compile("0[0-9_bo]")
 _NUMBER_BEFORE = frozenset(" \n[{,")
 # 2d: a run of digits too long for a 64-bit float. The look-behind tries each run once: linear.
 _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
-# ... and for ASCII text, every digit made "0" and everything else "x" by bytes.translate, then a
-# substring search for the run: the same answer, about 15 times faster than the regex.
-_DIGITS_AS_ZERO = bytes(ord("0") if chr(c).isdigit() and c < 128 else ord("x") for c in range(256))
-_LONG_RUN = b"0" * MAX_DECIMAL_DIGITS
 # 2e: underscores, then a digit or a dot; found from an underscore and its follower (a literal
 # first character keeps the search fast), the run and the characters before it looked at then.
 _UNDERSCORE_AND_FOLLOWER = re.compile("_[_0-9.]")
 _DIGITS_AND_DOT = frozenset("0123456789.")
 _UNDERSCORES = re.compile("_+")  # the whole run, skipped at once: linear
 
+# For ASCII text (nearly every manifest), 2a but '<<' and '%', 2b, 2d and the first looks of 3c
+# come from one bytes.translate of the whole text into classes of characters, then substring
+# searches in it (each a fast C loop), instead of a pass over the text for each:
+#   "!": a character 2a or 2b refuses (a tab, '&', '*', '!', a control character);
+#   "0": a digit (2d: a run of MAX_DECIMAL_DIGITS of them);
+#   " ": one of " ?:-", which 3c counts before a line's content (_INDENT_AS_ZERO);
+#   "[": a flow opener, '[' or '{' (3c);
+#   "<", "%" and the line break stand for themselves (2a: '<<', '%' at the start of a line);
+#   "x": anything else ('\r' included: YAML allows it).
 
-def text_may_go_fast(text: str) -> bool:
-    """Rule 2: nothing in the text reads differently in YAML 1.1 before it is parsed."""
+
+def _ascii_class(char: str) -> str:
+    if char in "\t&*!" or not (char.isascii() and (char.isprintable() or char in "\n\r")):
+        return "!"
+    if char in "0123456789":
+        return "0"
+    if char in " ?:-":
+        return " "
+    if char in "[{":
+        return "["
+    return char if char in "<%\n" else "x"
+
+
+_ASCII_CLASSES = "".join(_ascii_class(chr(byte)) for byte in range(256)).encode("ascii")
+_LONG_RUN = b"0" * MAX_DECIMAL_DIGITS
+
+
+def text_may_go_fast(text: str, limits: Limits) -> tuple[bool, bool]:
+    """Rule 2: nothing in the text reads differently in YAML 1.1 before it is parsed; and
+    whether rule 3c holds for every document of the text already (the whole text has no line
+    that could nest too deep: see :func:`_may_nest_too_deep`), so that no document needs that look
+    on its own. (rule 2 holds, rule 3c holds for all documents)"""
+    if not text.isascii():
+        return _text_may_go_fast_unicode(text), False
+    classes = text.encode("ascii").translate(_ASCII_CLASSES)
+    # A search for one byte is a memchr, many times faster than one for two: '<' and '%' are rare.
+    if (
+        b"!" in classes  # 2a (tab, &, *, !) and 2b
+        or (b"<" in classes and b"<<" in classes)  # 2a
+        or (b"%" in classes and (classes.startswith(b"%") or b"\n%" in classes))  # 2a
+        or _LONG_RUN in classes  # 2d
+        or _has_leading_zero_number(text)  # 2c
+        or _has_underscore_number(text)  # 2e
+    ):
+        return False, False
+    # 3c, for every document at once: each document is part of the text, so it has no run of
+    # max_depth indentation characters and no more flow openers than the whole text has.
+    shallow = b" " * limits.max_depth not in classes and (
+        b"[" not in classes or classes.count(b"[") <= _FAST_MAX_FLOW_OPENERS
+    )
+    return True, shallow
+
+
+def _text_may_go_fast_unicode(text: str) -> bool:
+    """Rule 2 for a text that is not ASCII (the line breaks of 2a only occur in such texts)."""
     if text.startswith("%") or any(marker in text for marker in _CAREFUL_MARKERS):
         return False
     return not (
         _has_leading_zero_number(text)
-        or _has_non_printable(text)
-        or _has_long_digits(text)
+        or _NON_PRINTABLE.search(text) is not None
+        or _LONG_DIGITS.search(text) is not None
         or _has_underscore_number(text)
     )
 
@@ -131,32 +179,24 @@ def _has_underscore_number(text: str) -> bool:
     return False
 
 
-def _has_long_digits(text: str) -> bool:
-    if text.isascii():
-        return _LONG_RUN in text.encode("ascii").translate(_DIGITS_AS_ZERO)
-    return _LONG_DIGITS.search(text) is not None
-
-
-def _has_non_printable(text: str) -> bool:
-    if text.isascii():
-        return bool(text.encode("ascii").translate(None, _ASCII_PRINTABLE))
-    return _NON_PRINTABLE.search(text) is not None
-
-
 # --------------------------------------------------------------------------- 3: each document
 
 
-def document_may_go_fast(doc: str, limits: Limits) -> bool:
-    """Rule 3: one document chunk is small, shallow and free of a trailing block scalar."""
+def document_may_go_fast(doc: str, limits: Limits, text_is_shallow: bool = False) -> bool:
+    """Rule 3: one document chunk is small, shallow and free of a trailing block scalar.
+    text_is_shallow: text_may_go_fast found 3c true for every document of the text."""
     return not (
         len(doc) > limits.max_document_bytes
         or _block_scalar_at_end(doc)
-        or _may_nest_too_deep(doc, limits)
+        or (not text_is_shallow and _may_nest_too_deep(doc, limits))
     )
 
 
-# A line that ends with a block scalar header (`|`, `>-`, `|+2 # comment`, ...).
+# A line that ends with a block scalar header (`|`, `>-`, `|+2 # comment`, ...); a match cannot
+# span lines (no part of it takes a line break), so a multi-line search of the document finds one
+# exactly where some line has one.
 _BLOCK_HEADER = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?$")
+_BLOCK_HEADER_IN_LINES = re.compile(_BLOCK_HEADER.pattern, re.MULTILINE)
 
 
 def _block_scalar_at_end(doc: str) -> bool:
@@ -165,10 +205,21 @@ def _block_scalar_at_end(doc: str) -> bool:
     YAML 1.2's spec, '\n' to yaml_rs)."""
     if "|" not in doc and ">" not in doc:
         return False
-    lines = [line for line in doc.split("\n") if line.strip()]
-    if not any(_BLOCK_HEADER.search(line) for line in lines):
+    if _BLOCK_HEADER_IN_LINES.search(doc) is None:
         return False
-    return not doc.endswith("\n") or bool(lines and _BLOCK_HEADER.search(lines[-1]))
+    return not doc.endswith("\n") or _BLOCK_HEADER.search(_last_content_line(doc)) is not None
+
+
+def _last_content_line(doc: str) -> str:
+    """The last line (split at line breaks) that is not all white space, or ''."""
+    end = len(doc)
+    while True:
+        start = doc.rfind("\n", 0, end) + 1
+        if doc[start:end].strip():
+            return doc[start:end]
+        if start == 0:
+            return ""
+        end = start - 1
 
 
 # 3c: yaml_rs recurses once per level of nesting, and only bounds flow nesting itself (at 256).
