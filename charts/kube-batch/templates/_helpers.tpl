@@ -64,3 +64,17 @@ Name of the leader-election lock (a ConfigMap): kube-batch hard-codes "kube-batc
 {{- define "kube-batch.lockName" -}}
 kube-batch
 {{- end }}
+
+{{/*
+The image reference: [registry/]repository, then @digest when a digest is given, else :tag (empty:
+the chart's appVersion).
+*/}}
+{{- define "kube-batch.image" -}}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.image.registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}

@@ -56,10 +56,17 @@ ServiceAccount has no role and no token is mounted.
 {{- end }}
 
 {{/*
-Full image reference.
+The image reference: [registry/]repository, then @digest when a digest is given, else :tag (empty:
+the chart's appVersion).
 */}}
 {{- define "nvidia-device-plugin.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.image.registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/*

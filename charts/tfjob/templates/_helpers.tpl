@@ -62,6 +62,20 @@ ServiceAccount of the pods; empty means the namespace's default account.
 {{- end }}
 
 {{/*
+An image reference from an image value (image or tensorboard.image): [registry/]repository, then
+@digest when a digest is given, else :tag.
+*/}}
+{{- define "tfjob.image" -}}
+{{- $repository := .repository }}
+{{- with .registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end }}
+{{- if .digest }}
+{{- printf "%s@%s" $repository .digest }}
+{{- else }}
+{{- printf "%s:%s" $repository .tag }}
+{{- end }}
+{{- end }}
+
+{{/*
 Name of the TFJob: the name value, else the release name.
 */}}
 {{- define "tfjob.jobName" -}}
@@ -178,7 +192,7 @@ template:
       {{- toYaml $v.podSecurityContext | nindent 6 }}
     containers:
       - name: tensorflow
-        image: {{ printf "%s:%s" $v.image.repository $v.image.tag | quote }}
+        image: {{ include "tfjob.image" $v.image | quote }}
         imagePullPolicy: {{ $v.image.pullPolicy }}
         {{- with $v.command }}
         command:

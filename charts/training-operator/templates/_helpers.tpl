@@ -83,13 +83,15 @@ validator.training-operator.kubeflow.org
 {{- end }}
 
 {{/*
-The image reference: repository@digest when a digest is given, else repository:tag.
+The image reference: [registry/]repository, then @digest when a digest is given, else :tag.
 */}}
 {{- define "training-operator.image" -}}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.image.registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end }}
 {{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{- printf "%s:%s" $repository .Values.image.tag }}
 {{- end }}
 {{- end }}
 

@@ -85,11 +85,18 @@ key of a component is the component name (scheduler, controllers, admission).
 {{- end }}
 
 {{/*
-Full image reference of a component. Takes (dict "root" $ "component" "scheduler").
+Full image reference of a component. Takes (dict "root" $ "component" "scheduler"): registry (the
+component's, else image.registry) / repository, then @digest when the component has one, else :tag
+(the component's, else image.tag, else the chart's appVersion).
 */}}
 {{- define "volcano.image" -}}
-{{- $repository := (index .root.Values .component).repository }}
-{{- printf "%s/%s:%s" .root.Values.image.registry $repository (default .root.Chart.AppVersion .root.Values.image.tag) }}
+{{- $image := (index .root.Values .component).image }}
+{{- $repository := printf "%s/%s" (default .root.Values.image.registry $image.registry) $image.repository }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $repository $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default (default .root.Chart.AppVersion .root.Values.image.tag) $image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/*
