@@ -229,3 +229,33 @@ def test_validate_pod_never_raises_on_wrong_types() -> None:
     for value in odd:
         errs = pod.validate_pod(value)
         assert all(e.message for e in errs)
+
+
+@pytest.mark.parametrize(
+    "check",
+    [names.is_valid_port_name, names.is_dns1123_label, names.is_qualified_name],
+)
+def test_remembered_check_twice_and_its_set(check: object) -> None:
+    """A remembered check answers the same the second time; a string in its set is one the
+    check accepts (callers look the set up in place of the call)."""
+    assert callable(check)
+    values = ["http", "tfjob-port", "a--b", "-a", "8080", "x" * 16, "Bad", "a.b", "", "a/b"]
+    first = [check(v) for v in values]
+    assert [check(v) for v in values] == first
+    remembered = {
+        names.is_valid_port_name: names.VALID_PORT_NAMES,
+        names.is_dns1123_label: names.VALID_DNS1123_LABELS,
+        names.is_qualified_name: names.VALID_QUALIFIED_NAMES,
+    }[check]
+    for value, errs in zip(values, first, strict=True):
+        assert (value in remembered) == (not errs)
+
+
+def test_annotation_bytes_counted_past_a_quarter_of_the_limit() -> None:
+    limit = meta.TOTAL_ANNOTATION_SIZE_LIMIT_B
+    quarter = "x" * (limit // 4 - 1)
+    assert meta.validate_annotations({"k": quarter}, ("a",)) == []
+    wide = "é" * (limit // 2 - 1)  # 2 bytes a character: one byte under the limit with "k"
+    assert meta.validate_annotations({"k": wide}, ("a",)) == []
+    (too_long,) = meta.validate_annotations({"k": wide + "é"}, ("a",))
+    assert too_long.message == f"a: Too long: may not be more than {limit} bytes"

@@ -176,6 +176,7 @@ VALID_DNS1123_LABELS: set[str] = set()
 VALID_DNS1123_SUBDOMAINS: set[str] = set()
 VALID_RELAXED_ENV_VAR_NAMES: set[str] = set()
 VALID_CONFIG_MAP_KEYS: set[str] = set()
+VALID_PORT_NAMES: set[str] = set()
 
 
 def _remember(valid: set[str], value: str, errs: list[str]) -> list[str]:
@@ -406,6 +407,8 @@ def is_valid_user_id(uid: int) -> list[str]:
 
 def is_valid_port_name(port: str) -> list[str]:
     """``IsValidPortName``: an IANA service name (at most 15, a letter, no '--', no edge '-')."""
+    if port in VALID_PORT_NAMES:
+        return []
     errs: list[str] = []
     if byte_len(port) > 15:
         errs.append(max_len_error(15))
@@ -417,7 +420,7 @@ def is_valid_port_name(port: str) -> list[str]:
         errs.append("must not contain consecutive hyphens")
     if port and (port[0] == "-" or port[-1] == "-"):
         errs.append("must not begin or end with a hyphen")
-    return errs
+    return _remember(VALID_PORT_NAMES, port, errs)
 
 
 # ---------------------------------------------------------------------------------------------

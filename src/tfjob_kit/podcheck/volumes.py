@@ -1617,10 +1617,12 @@ def validate_volumes(
     for i, volume in enumerate(volumes):
         if not isinstance(volume, dict):
             continue
+        name = volume.get("name")  # _str inline: "" when absent or null, skipped when no string
+        if not isinstance(name, str):
+            if name is not None:
+                continue
+            name = ""
         idx_path = (*vol_path, i)
-        name = _str(volume, "name")
-        if name is None:
-            continue
         found = _volume_source(volume, idx_path, name, pod_name)
         if name == "":
             found.append(_required((*idx_path, "name"), "ValidateVolumes"))
