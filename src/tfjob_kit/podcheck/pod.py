@@ -171,7 +171,11 @@ def _apparmor_field_for_annotation(annotation: str) -> dict[str, Any] | None:
 def _any_key_with(annotations: dict[str, Any], prefix: str) -> bool:
     """Some annotation key starts with ``prefix``: else no container's annotation under it
     (``prefix + name``) can be there, and the per-container lookups are skipped."""
-    return any(isinstance(key, str) and key.startswith(prefix) for key in annotations)
+    # a loop, not any() over a generator: that costs more for a pod's few annotations
+    for key in annotations:  # noqa: SIM110
+        if isinstance(key, str) and key.startswith(prefix):
+            return True
+    return False
 
 
 def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
@@ -361,11 +365,13 @@ def _validate_apparmor_annotations(
 ) -> list[FieldError]:
     """``ValidateAppArmorPodAnnotations``: the container exists, the profile is well formed."""
     origin = "ValidateAppArmorPodAnnotations"
-    names = {_str(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
+    names: set[str] | None = None  # the containers' names, once an AppArmor key needs them
     errs: list[FieldError] = []
     for key, value in annotations.items():
         if not key.startswith(APPARMOR_CONTAINER_ANNOTATION_PREFIX):
             continue
+        if names is None:
+            names = {_str(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
         name = key[len(APPARMOR_CONTAINER_ANNOTATION_PREFIX) :]
         if name not in names:
             errs.append(
@@ -387,6 +393,8 @@ def validate_pod_specific_annotations(
 ) -> list[FieldError]:
     """``ValidatePodSpecificAnnotations`` (``path`` is ``metadata.annotations``)."""
     values = _dict(annotations)
+    if not values:  # no annotation: nothing to check
+        return []
     errs: list[FieldError] = []
     if MIRROR_POD_ANNOTATION in values and _unset(spec.get("nodeName")):
         errs.append(
@@ -729,8 +737,14 @@ def _validate_os(spec: dict[str, Any]) -> list[FieldError]:
     return _validate_linux(spec) if name == "linux" else _validate_windows(spec)
 
 
+_RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+
+
 def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldError]:
-    """``ValidatePodSpec`` of a prepared pod, in Go's order."""
+    """``ValidatePodSpec`` of a prepared pod, in Go's order. A check of an optional field that
+    is absent is not called: it finds nothing there."""
     path = _SPEC
     errs: list[FieldError] = []
     if spec.get("terminationGracePeriodSeconds") is None:
@@ -744,48 +758,58 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=_str(meta.get("name")))
     errs.extend(vol_errs)
     claims = resources.pod_claim_names(spec)
-    errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
+    if spec.get("resourceClaims"):
+        errs.extend(_validate_resource_claims(meta, spec, (*path, "resourceClaims")))
     errs.extend(containers.validate_containers(spec, vols, claims, path))
     errs.extend(resources.validate_pod_resources(spec, path))
-    errs.extend(_validate_host_network_deps(spec))
-    errs.extend(
-        _validate_choice(
-            spec.get("restartPolicy"),
-            (*path, "restartPolicy"),
-            ("Always", "OnFailure", "Never"),
-            "validateRestartPolicy",
+    if spec.get("hostNetwork") is True:
+        errs.extend(_validate_host_network_deps(spec))
+    restart_policy = spec.get("restartPolicy")
+    if restart_policy not in _RESTART_POLICIES:
+        errs.extend(
+            _validate_choice(
+                restart_policy,
+                (*path, "restartPolicy"),
+                _RESTART_POLICIES,
+                "validateRestartPolicy",
+            )
         )
-    )
-    errs.extend(
-        _validate_choice(
-            spec.get("dnsPolicy"),
-            (*path, "dnsPolicy"),
-            ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"),
-            "validateDNSPolicy",
+    dns_policy = spec.get("dnsPolicy")
+    if dns_policy not in _DNS_POLICIES:
+        errs.extend(
+            _validate_choice(dns_policy, (*path, "dnsPolicy"), _DNS_POLICIES, "validateDNSPolicy")
         )
-    )
     errs.extend(scheduling.validate_scheduling(spec, path, _dict(meta.get("labels"))))
     errs.extend(security.validate_pod_security_context(spec, path))
     # validateImagePullSecrets ("only name may be set") cannot fail for a v1 pod: name is the
     # only field of a v1 LocalObjectReference, and decoding drops the others.
-    errs.extend(_validate_dns_config(spec, (*path, "dnsConfig")))
-    errs.extend(_validate_readiness_gates(spec.get("readinessGates"), (*path, "readinessGates")))
-    errs.extend(_validate_scheduling_gates(spec.get("schedulingGates"), (*path, "schedulingGates")))
+    if dns_policy == "None" or spec.get("dnsConfig") is not None:
+        errs.extend(_validate_dns_config(spec, (*path, "dnsConfig")))
+    gates = spec.get("readinessGates")
+    if gates:
+        errs.extend(_validate_readiness_gates(gates, (*path, "readinessGates")))
+    gates = spec.get("schedulingGates")
+    if gates:
+        errs.extend(_validate_scheduling_gates(gates, (*path, "schedulingGates")))
     errs.extend(security.validate_windows_host_process_pod(spec, path))
-    errs.extend(security.validate_host_users(spec, path))
+    if spec.get("hostUsers") is False:  # else validateHostUsers finds nothing
+        errs.extend(security.validate_host_users(spec, path))
     service_account = _str(spec.get("serviceAccountName"))
     if service_account:
-        errs.extend(
-            FieldError(
-                (*path, "serviceAccountName"),
-                ErrorType.INVALID,
-                service_account,
-                msg,
-                "ValidatePodSpec",
+        msgs = validate_service_account_name(service_account, False)
+        if msgs:
+            errs.extend(
+                FieldError(
+                    (*path, "serviceAccountName"),
+                    ErrorType.INVALID,
+                    service_account,
+                    msg,
+                    "ValidatePodSpec",
+                )
+                for msg in msgs
             )
-            for msg in validate_service_account_name(service_account, False)
-        )
-    errs.extend(_named(spec, "nodeName", "ValidatePodSpec"))
+    if spec.get("nodeName"):
+        errs.extend(_named(spec, "nodeName", "ValidatePodSpec"))
     deadline = _int(spec.get("activeDeadlineSeconds"))
     if deadline is not None and not 1 <= deadline <= MAX_INT32:
         errs.append(
@@ -801,8 +825,11 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         value = _str(spec.get(key))
         if value:
             errs.extend(validate_dns1123_label(value, (*path, key)))
-    errs.extend(_validate_host_aliases(spec.get("hostAliases"), (*path, "hostAliases")))
-    errs.extend(_named(spec, "priorityClassName", "ValidatePodSpec"))
+    aliases = spec.get("hostAliases")
+    if aliases:
+        errs.extend(_validate_host_aliases(aliases, (*path, "hostAliases")))
+    if spec.get("priorityClassName"):
+        errs.extend(_named(spec, "priorityClassName", "ValidatePodSpec"))
     runtime_class = spec.get("runtimeClassName")
     if isinstance(runtime_class, str):
         errs.extend(
@@ -815,15 +842,18 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
             )
             for msg in name_is_dns_subdomain(runtime_class, False)
         )
-    errs.extend(
-        _validate_choice(
-            spec.get("preemptionPolicy"),
-            (*path, "preemptionPolicy"),
-            ("PreemptLowerPriority", "Never"),
-            "ValidatePreemptionPolicy",
+    preemption = spec.get("preemptionPolicy")
+    if preemption is not None:
+        errs.extend(
+            _validate_choice(
+                preemption,
+                (*path, "preemptionPolicy"),
+                _PREEMPTION_POLICIES,
+                "ValidatePreemptionPolicy",
+            )
         )
-    )
-    errs.extend(_validate_os(spec))
+    if spec.get("os") is not None:
+        errs.extend(_validate_os(spec))
     return errs
 
 
@@ -992,8 +1022,9 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
                 origin="ValidatePodCreate",
             )
         )
-    errs.extend(_validate_seccomp_annotations_and_fields(annotations, spec))
-    errs.extend(_validate_apparmor_annotations_and_fields(annotations, spec))
+    if annotations:  # else neither finds an annotation to compare with a field
+        errs.extend(_validate_seccomp_annotations_and_fields(annotations, spec))
+        errs.extend(_validate_apparmor_annotations_and_fields(annotations, spec))
     return errs
 
 

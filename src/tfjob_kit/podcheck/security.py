@@ -380,8 +380,10 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
                     origin,
                 )
             )
-    errs.extend(validate_seccomp_profile_field(sc.get("seccompProfile"), (*path, "seccompProfile")))
-    if _opt_bool(sc.get("allowPrivilegeEscalation")) is False:
+    seccomp = sc.get("seccompProfile")
+    if isinstance(seccomp, dict):  # else validateSeccompProfileField finds nothing
+        errs.extend(validate_seccomp_profile_field(seccomp, (*path, "seccompProfile")))
+    if sc.get("allowPrivilegeEscalation") is False:
         if privileged:
             errs.append(
                 FieldError(
@@ -406,15 +408,20 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
                             origin,
                         )
                     )
-    errs.extend(
-        validate_windows_security_context_options(
-            sc.get("windowsOptions"), (*path, "windowsOptions")
-        )
-    )
-    errs.extend(
-        validate_apparmor_profile_field(sc.get("appArmorProfile"), (*path, "appArmorProfile"))
-    )
+    _validate_options_and_apparmor(sc, path, errs)
     return errs
+
+
+def _validate_options_and_apparmor(sc: dict[str, Any], path: Path, errs: list[FieldError]) -> None:
+    """The Windows options and the AppArmor profile of a security context (the pod's or a
+    container's, at ``path``), added to ``errs``; absent ones are not looked at (their checks
+    find nothing)."""
+    options = sc.get("windowsOptions")
+    if isinstance(options, dict):
+        errs.extend(validate_windows_security_context_options(options, (*path, "windowsOptions")))
+    profile = sc.get("appArmorProfile")
+    if isinstance(profile, dict):
+        errs.extend(validate_apparmor_profile_field(profile, (*path, "appArmorProfile")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -573,15 +580,10 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
                 "validateFSGroupChangePolicy",
             )
         )
-    errs.extend(validate_seccomp_profile_field(sc.get("seccompProfile"), (*fld, "seccompProfile")))
-    errs.extend(
-        validate_windows_security_context_options(
-            sc.get("windowsOptions"), (*fld, "windowsOptions")
-        )
-    )
-    errs.extend(
-        validate_apparmor_profile_field(sc.get("appArmorProfile"), (*fld, "appArmorProfile"))
-    )
+    seccomp = sc.get("seccompProfile")
+    if isinstance(seccomp, dict):
+        errs.extend(validate_seccomp_profile_field(seccomp, (*fld, "seccompProfile")))
+    _validate_options_and_apparmor(sc, fld, errs)
     sg_policy = sc.get("supplementalGroupsPolicy")
     if isinstance(sg_policy, str) and sg_policy not in ("Merge", "Strict"):
         errs.append(
@@ -622,13 +624,19 @@ def host_users(spec: dict[str, Any]) -> bool:
     return spec.get("hostUsers") is not False
 
 
-def _all_containers(spec: dict[str, Any], path: Path) -> list[tuple[dict[str, Any], Path]]:
-    """``VisitContainersWithPath``: init containers, containers, ephemeral containers."""
-    out: list[tuple[dict[str, Any], Path]] = []
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        for i, ctr in enumerate(_list(spec.get(key))):
-            if isinstance(ctr, dict):
-                out.append((ctr, (*path, key, i)))
+_KINDS = ("initContainers", "containers", "ephemeralContainers")  # VisitContainersWithPath
+
+
+def _all_containers(spec: dict[str, Any]) -> list[tuple[dict[str, Any], str, int]]:
+    """``VisitContainersWithPath``: init containers, containers, ephemeral containers, each with
+    its list's key and its index (its path is ``(*spec_path, key, index)``)."""
+    out: list[tuple[dict[str, Any], str, int]] = []
+    for key in _KINDS:
+        ctrs = spec.get(key)
+        if isinstance(ctrs, list):
+            for i, ctr in enumerate(ctrs):
+                if isinstance(ctr, dict):
+                    out.append((ctr, key, i))
     return out
 
 
@@ -653,11 +661,11 @@ def validate_host_users(spec: dict[str, Any], path: Path) -> list[FieldError]:
                     origin=origin,
                 )
             )
-    for ctr, ctr_path in _all_containers(spec, path):
+    for ctr, key, i in _all_containers(spec):
         if _list(ctr.get("volumeDevices")):
             errs.append(
                 FieldError(
-                    (*ctr_path, "volumeDevices"),
+                    (*path, key, i, "volumeDevices"),
                     ErrorType.FORBIDDEN,
                     detail="when `hostUsers` is false",
                     origin=origin,
@@ -675,15 +683,15 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
     pod_hp = _opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
     host_network = spec.get("hostNetwork") is True
     count = hp_count = 0
-    for ctr, ctr_path in _all_containers(spec, path):
+    for ctr, key, i in _all_containers(spec):
         count += 1
-        sc = _dict(ctr.get("securityContext"))
-        win = _dict(sc.get("windowsOptions")) if sc is not None else None
-        ctr_hp = _opt_bool(win.get("hostProcess")) if win is not None else None
+        sc = ctr.get("securityContext")
+        win = sc.get("windowsOptions") if isinstance(sc, dict) else None
+        ctr_hp = _opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
         if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
             errs.append(
                 FieldError(
-                    (*ctr_path, "securityContext", "windowsOptions", "hostProcess"),
+                    (*path, key, i, "securityContext", "windowsOptions", "hostProcess"),
                     ErrorType.INVALID,
                     ctr_hp,
                     "pod hostProcess value must be identical if both are specified, was "
