@@ -83,9 +83,13 @@ def is_distributed(reps: list[Replica]) -> bool:
     return sum(r.count for r in reps if r.known) != 1
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` builds on each call."""
+
+
 def _go_json(value: Any) -> str:
     """Go's json.Marshal: compact, and <, >, & escaped."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _ENCODER.encode(value)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -140,11 +144,33 @@ def tf_config(
     return task_tf_config(cluster, is_sparse(content), rtype, index)
 
 
-def task_tf_config(cluster: dict[str, list[str]], sparse: bool, rtype: str, index: int) -> str:
+def task_tf_config(
+    cluster: dict[str, list[str]],
+    sparse: bool,
+    rtype: str,
+    index: int,
+    encoded_cluster: str | None = None,
+) -> str:
     """The TF_CONFIG value of task `index` of `rtype`, given the job's :func:`cluster_spec` and
     whether it is sparse (enableDynamicWorker): what :func:`tf_config` returns for a distributed
-    job, without recomputing the cluster for each pod."""
-    return _go_json(_pod_config(cluster, sparse, rtype.lower(), index))
+    job, without recomputing the cluster for each pod. `encoded_cluster`: the job's
+    :func:`encode_cluster` of `cluster`, to encode it once for all the job's pods."""
+    kind = rtype.lower()
+    if sparse or encoded_cluster is None or type(index) is not int:
+        return _go_json(_pod_config(cluster, sparse, kind, index))
+    # _go_json of {"cluster": cluster, "task": {"type": kind, "index": index}, "environment":
+    # "cloud"}: the compact encoder writes an object member after member (no spaces), an int as
+    # its decimal digits, and Go's escapes replace single characters (none in the fixed text),
+    # so the encoded cluster is spliced in as it would be encoded in place.
+    return (
+        f'{{"cluster":{encoded_cluster},"task":{{"type":{_go_json(kind)},"index":{index}}},'
+        '"environment":"cloud"}'
+    )
+
+
+def encode_cluster(cluster: dict[str, list[str]]) -> str:
+    """The cluster spec as it appears in every non-sparse TF_CONFIG (for :func:`task_tf_config`)."""
+    return _go_json(cluster)
 
 
 def tf_config_summary(

@@ -40,17 +40,64 @@ PLACEHOLDER_UID = "00000000-0000-4000-8000-000000000000"
 
 
 def _copy(value: Any) -> Any:
-    """A deep copy of JSON data without its nulls (Go's unmarshal leaves a null field unset)."""
+    """A deep copy of JSON data without its nulls (Go's unmarshal leaves a null field unset);
+    nulls in a list stay. Dicts and lists become plain dicts and lists."""
+    kind = type(value)
+    if kind is dict:
+        return _copy_dict(value)
+    if kind is list:
+        return _copy_list(value)
+    return _copy_other(value)
+
+
+# The exact dicts and lists of parsed JSON/YAML take the fast way below: dict.copy and
+# list.copy copy the scalars at C speed (in order), then each nested value is replaced by its
+# copy (a key keeps its place) and each null key deleted, which is what building the copy item
+# by item gives. Anything else (a subclass) takes the generic way, by isinstance.
+
+
+def _copy_dict(value: dict[str, Any]) -> dict[str, Any]:
+    out = value.copy()
+    for k, v in value.items():
+        kind = type(v)
+        if kind is str:
+            continue
+        if kind is dict:
+            out[k] = _copy_dict(v)
+        elif kind is list:
+            out[k] = _copy_list(v)
+        elif v is None:
+            del out[k]
+        elif kind not in _SCALARS and isinstance(v, _NESTED):
+            out[k] = _copy_other(v)
+    return out
+
+
+def _copy_list(value: list[Any]) -> list[Any]:
+    out = value.copy()
+    for i, v in enumerate(value):
+        kind = type(v)
+        if kind is str:
+            continue
+        if kind is dict:
+            out[i] = _copy_dict(v)
+        elif kind is list:
+            out[i] = _copy_list(v)
+        elif kind not in _SCALARS and isinstance(v, _NESTED):
+            out[i] = _copy_other(v)
+    return out
+
+
+def _copy_other(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: _copy(v) if isinstance(v, _NESTED) else v for k, v in value.items() if v is not None
-        }
+        return {k: _copy(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_copy(v) if isinstance(v, _NESTED) else v for v in value]
+        return [_copy(v) for v in value]
     return value
 
 
 _NESTED = (dict, list)
+_SCALARS = frozenset((str, int, bool, float, type(None)))
 
 
 def owner_reference(content: dict[str, Any]) -> dict[str, Any]:
@@ -104,8 +151,9 @@ def _set_tf_config(spec: dict[str, Any], value: str) -> None:
             return
 
 
-def _string_map(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
+def _fresh_map(value: Any) -> dict[str, Any]:
+    """A copy of a map of the template's metadata ({} when it is not a map)."""
+    return _copy(value) if isinstance(value, dict) else {}
 
 
 def operator_pod(
@@ -146,6 +194,12 @@ class _JobPods:
             else None
         )
         self.sparse = explain.is_sparse(content)
+        self.encoded_cluster = (
+            explain.encode_cluster(self.cluster)
+            if self.cluster is not None and not self.sparse
+            else None
+        )
+        self.owner = owner_reference(content)  # its values are scalars: a dict() is a copy
 
     def pod(self, replica: Replica, index: int) -> dict[str, Any]:
         job, gang_scheduler = self.job, self.gang_scheduler
@@ -153,11 +207,13 @@ class _JobPods:
         template_meta = as_dict(template.get("metadata"))
         spec = _copy(as_dict(template.get("spec")))
         _default_port(spec)
-        labels = _string_map(_copy(template_meta.get("labels")))
+        labels = _fresh_map(template_meta.get("labels"))
         labels.update(explain.pod_labels(job, replica, index, self.has_chief))
-        annotations = _string_map(_copy(template_meta.get("annotations")))
+        annotations = _fresh_map(template_meta.get("annotations"))
         if self.cluster is not None:
-            tf_config = explain.task_tf_config(self.cluster, self.sparse, replica.type, index)
+            tf_config = explain.task_tf_config(
+                self.cluster, self.sparse, replica.type, index, self.encoded_cluster
+            )
             _set_tf_config(spec, tf_config)
         spec["restartPolicy"] = replica.pod_restart_policy
         if gang_scheduler:
@@ -178,7 +234,7 @@ class _JobPods:
         finalizers = template_meta.get("finalizers")
         if isinstance(finalizers, list) and finalizers:
             meta["finalizers"] = _copy(finalizers)
-        meta["ownerReferences"] = [owner_reference(self.content)]
+        meta["ownerReferences"] = [dict(self.owner)]
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit import explain
+from tfjob_kit import explain, model
 
 
 def job(replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -111,3 +111,42 @@ def test_huge_jobs_are_refused_not_listed() -> None:
         explain.plan(job({"Worker": 2**31 - 1}))
     with pytest.raises(explain.ExplainError):
         explain.tf_config(job({"Worker": 10**6}), "Worker", 0)
+
+
+def _reference_tf_config(cluster: dict[str, list[str]], sparse: bool, rtype: str, i: int) -> str:
+    """TF_CONFIG as the pod config encoded whole, with a fresh json.dumps (the encoding the
+    cluster-once splice of task_tf_config must equal)."""
+    config = explain._pod_config(cluster, sparse, rtype.lower(), i)
+    text = json.dumps(config, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+@pytest.mark.parametrize(
+    ("replicas", "name", "namespace", "domain", "sparse"),
+    [
+        ({"Worker": 3, "PS": 2, "Chief": 1, "Evaluator": 1}, "mnist", "ml", "", False),
+        ({"Worker": 3, "PS": 2}, "mnist", "ml", "", True),
+        ({"Worker": 2}, "mnist", "ml", "", True),
+        ({"PS": 2, "Chief": 1}, "mnist", "ml", "", True),
+        ({"Master": 1, "Worker": 2}, "a<b>&c", 'ns"q\\', "cluster.local", False),
+        ({"Worker": (2, 4000), "Evaluator": 1}, "jöb\u2028é", "ml", "", False),
+        ({"worker": 2, "Custom<&>": 2, "Ünïcode\u00e9": 1}, "x/y", "ml", "", False),
+        ({"Worker": 0, "PS": 2}, "z", "ml", "", False),
+        ({"Worker": None, "Chief": 1}, "mnist", "ml", "", False),
+    ],
+)
+def test_task_tf_config_with_encoded_cluster_is_the_whole_encoding(
+    replicas: dict[str, Any], name: str, namespace: str, domain: str, sparse: bool
+) -> None:
+    content = job(replicas, enableDynamicWorker=sparse)
+    content["metadata"] = {"name": name, "namespace": namespace}
+    reps = model.replicas(content)
+    cluster = explain.cluster_spec(name, namespace, reps, domain)
+    encoded = explain.encode_cluster(cluster)
+    for replica in reps:
+        for i in range(replica.count):
+            expected = _reference_tf_config(cluster, sparse, replica.type, i)
+            assert explain.task_tf_config(cluster, sparse, replica.type, i, encoded) == expected
+            assert explain.task_tf_config(cluster, sparse, replica.type, i) == expected
+            if not domain:
+                assert explain.tf_config(content, replica.type, i) == expected

@@ -74,3 +74,48 @@ def test_pod_group_sums_requests_else_limits_of_min_member_pods() -> None:
         "minResources": {"cpu": "2500m", "memory": str(2 * 2**30)},
     }
     assert pods.pod_group(_job()) is None
+
+
+def test_copy_is_fresh_plain_and_null_free() -> None:
+    from collections import OrderedDict
+
+    class Tagged(list[Any]):
+        pass
+
+    ordered: OrderedDict[str, Any] = OrderedDict(b=1, a=None, c={"d": None})
+    ordered.move_to_end("b")
+    source: dict[str, Any] = {
+        "s": "x",
+        "n": None,
+        "i": 3,
+        "f": 1.5,
+        "t": True,
+        "list": [None, "a", {"x": None, "y": [1, None, []]}, [None, {}]],
+        "nested": {"a": {"b": None, "c": ["q"]}},
+        "ordered": ordered,
+        "tagged": Tagged([{"z": None}, None]),
+    }
+    shared = {"k": None, "v": [1]}
+    source["one"] = source["two"] = shared
+    before = json.dumps(source)
+    copied = pods._copy(source)
+    assert json.dumps(source) == before
+    assert copied == {
+        "s": "x",
+        "i": 3,
+        "f": 1.5,
+        "t": True,
+        "list": [None, "a", {"y": [1, None, []]}, [None, {}]],
+        "nested": {"a": {"c": ["q"]}},
+        "ordered": {"c": {}, "b": 1},
+        "tagged": [{}, None],
+        "one": {"v": [1]},
+        "two": {"v": [1]},
+    }
+    assert list(copied) == ["s", "i", "f", "t", "list", "nested", "ordered", "tagged", "one", "two"]
+    assert list(copied["ordered"]) == ["c", "b"]
+    assert type(copied["ordered"]) is dict and type(copied["tagged"]) is list
+    assert copied["one"] is not copied["two"] and copied["one"]["v"] is not shared["v"]
+    assert copied["list"][2] is not source["list"][2]
+    assert pods._copy([None, {"a": None}]) == [None, {}]
+    assert pods._copy("s") == "s" and pods._copy(None) is None
