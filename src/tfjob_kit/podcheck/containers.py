@@ -371,6 +371,12 @@ def validate_object_field_selector(
         return [FieldError((*path, "apiVersion"), ErrorType.REQUIRED, origin=origin)]
     if field_path == "":
         return [FieldError((*path, "fieldPath"), ErrorType.REQUIRED, origin=origin)]
+    if (
+        api_version == "v1"
+        and field_path in volumes_module.DOWNWARD_API_LABELS
+        and field_path in expressions
+    ):
+        return []  # a known label is converted to itself, unsubscripted: it is checked as is
     internal, error = _convert_downward_api_field_label(api_version, field_path)
     if error is not None:
         return [

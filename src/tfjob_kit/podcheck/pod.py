@@ -168,7 +168,7 @@ def _apparmor_field_for_annotation(annotation: str) -> dict[str, Any] | None:
     return None
 
 
-def _any_key_with(annotations: dict[str, Any], prefix: str) -> bool:
+def _any_key_with(annotations: dict[str, Any], prefix: str | tuple[str, ...]) -> bool:
     """Some annotation key starts with ``prefix``: else no container's annotation under it
     (``prefix + name``) can be there, and the per-container lookups are skipped."""
     # a loop, not any() over a generator: that costs more for a pod's few annotations
@@ -916,6 +916,13 @@ def _seccomp_match(annotation: str, profile: Any, path: Path) -> list[FieldError
     return []
 
 
+_FIELD_MATCH_ANNOTATIONS = (
+    SECCOMP_POD_ANNOTATION,
+    SECCOMP_CONTAINER_ANNOTATION_PREFIX,
+    APPARMOR_CONTAINER_ANNOTATION_PREFIX,
+)
+
+
 def _validate_seccomp_annotations_and_fields(
     annotations: dict[str, Any], spec: dict[str, Any]
 ) -> list[FieldError]:
@@ -1022,7 +1029,8 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
                 origin="ValidatePodCreate",
             )
         )
-    if annotations:  # else neither finds an annotation to compare with a field
+    # both compare a field with an annotation that these keys start: none, nothing to compare
+    if annotations and _any_key_with(annotations, _FIELD_MATCH_ANNOTATIONS):
         errs.extend(_validate_seccomp_annotations_and_fields(annotations, spec))
         errs.extend(_validate_apparmor_annotations_and_fields(annotations, spec))
     return errs

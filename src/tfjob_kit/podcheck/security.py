@@ -532,6 +532,8 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
     if not isinstance(sc, dict):
         return []
     fld = (*path, "securityContext")
+    if not sc:  # the defaulted {}: only the check that reads the spec can fail
+        return _validate_share_process_namespace(spec, fld)
     errs: list[FieldError] = []
     fs_group = _int(sc.get("fsGroup"))
     if fs_group is not None:
@@ -557,16 +559,7 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
             errs.append(
                 FieldError((*fld, "supplementalGroups", g), ErrorType.INVALID, gid_int, msg, origin)
             )
-    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
-        errs.append(
-            FieldError(
-                (*fld, "shareProcessNamespace"),
-                ErrorType.INVALID,
-                True,
-                "ShareProcessNamespace and HostPID cannot both be enabled",
-                origin,
-            )
-        )
+    errs.extend(_validate_share_process_namespace(spec, fld))
     sysctls = _list(sc.get("sysctls"))
     if sysctls:
         errs.extend(_validate_sysctls(sysctls, spec, (*fld, "sysctls")))
@@ -616,6 +609,22 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
                 )
             )
     return errs
+
+
+def _validate_share_process_namespace(spec: dict[str, Any], fld: Path) -> list[FieldError]:
+    """``validatePodSpecSecurityContext``'s shareProcessNamespace check (``fld`` is the pod
+    security context's path)."""
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        return [
+            FieldError(
+                (*fld, "shareProcessNamespace"),
+                ErrorType.INVALID,
+                True,
+                "ShareProcessNamespace and HostPID cannot both be enabled",
+                "validatePodSpecSecurityContext",
+            )
+        ]
+    return []
 
 
 def host_users(spec: dict[str, Any]) -> bool:
