@@ -102,3 +102,17 @@ def test_a_server_finding_gives_way_where_the_schema_reports_the_field_missing()
     [(rule, path, message)] = [f for f in found if f[1].startswith(f"{at}[2]")]
     assert (rule, path) == (server.POD_RULE, f"{at}[2].ports[0].containerPort")
     assert "spec.containers[2].ports[0].containerPort: Required value" in message
+
+
+def test_pod_errors_from_the_jobs_metadata_once_and_not_where_the_tfjob_is_rejected() -> None:
+    job = _job()
+    job["metadata"]["name"] = "a" * 64  # the job-name label: too long, in both pods
+    reps = model.replicas(job)
+    found = list(server._pods_rejected(job, reps))
+    assert [path for path, _ in found] == ["$.metadata.name"]
+    assert "must be no more than 63 characters" in found[0][1]
+    assert "in the TFJob's metadata" in found[0][1]
+    job = _job()
+    job["metadata"]["namespace"] = "Bad_NS"  # every pod's namespace too: the metadata rule's
+    assert [e.field for e in server.validate_job_metadata(job)] == ["metadata.namespace"]
+    assert list(server._pods_rejected(job, model.replicas(job))) == []

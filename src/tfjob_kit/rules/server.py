@@ -140,8 +140,9 @@ def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
     if not any(r.count > 0 for r in reps):
         return
     # Pod fields made from the job's name or namespace: reported once, and not at all when the
-    # TFJob's own metadata is rejected there (server-rejects-metadata says it).
-    rejected = {json_path(*e.path) for e in validate_job_metadata(job)}
+    # TFJob's own metadata is rejected there (server-rejects-metadata says it). The metadata is
+    # validated only when such a field is (most pods have no error at all).
+    rejected: set[str] | None = None
     seen: set[tuple[str, str]] = set()
     for replica, pod in pods.operator_pods(job, replicas=reps):
         name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
@@ -156,6 +157,8 @@ def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
                 )
             else:
                 key = (path, error.body)
+                if rejected is None:
+                    rejected = {json_path(*e.path) for e in validate_job_metadata(job)}
                 if path in rejected or key in seen:
                     continue
                 seen.add(key)
