@@ -68,9 +68,9 @@ _CAREFUL_MARKERS = ("\t", "<<", "&", "*", "!", "\n%", "\x85", "\u2028", "\u2029"
 _NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
 # 2c: integers with a leading zero are octal in YAML 1.1 (0644 == 420) and decimal in 1.2; 0o17 is
 # octal in 1.2 only.
-# Found as a zero and its follower, then the characters before it are looked at: zeros with a
-# follower are rare in manifests, spaces (where a search for " 0" would start) are everywhere.
-_ZERO_AND_FOLLOWER = re.compile("0[0-9_bo]")
+# Searched from the zero (a literal first character keeps the search fast: spaces, where a search
+# for " 0" would start, are everywhere), the characters before it looked at by look-behinds.
+_LEADING_ZERO = re.compile(r"0(?:(?<=[ \n\[{,]0)|(?<=[ \n\[{,][-+]0))[0-9_bo]")
 _NUMBER_BEFORE = frozenset(" \n[{,")
 # 2d: a run of digits too long for a 64-bit float. The look-behind tries each run once: linear.
 _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
@@ -148,14 +148,7 @@ def _text_may_go_fast_unicode(text: str) -> bool:
 def _has_leading_zero_number(text: str) -> bool:
     """A zero followed by a digit, ``_``, ``b`` or ``o`` that starts a plain scalar: after a
     space, a line break, ``[``, ``{`` or ``,``, with a sign or without."""
-    for match in _ZERO_AND_FOLLOWER.finditer(text):
-        index = match.start()
-        before = text[index - 1 : index] if index else ""
-        if before in ("-", "+"):
-            before = text[index - 2 : index - 1] if index > 1 else ""
-        if before and before in _NUMBER_BEFORE:
-            return True
-    return False
+    return _LEADING_ZERO.search(text) is not None
 
 
 def _has_underscore_number(text: str) -> bool:
