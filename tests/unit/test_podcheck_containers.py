@@ -36,6 +36,16 @@ from tfjob_kit.podcheck.errors import ErrorType
 )
 def test_image_tag(image: str, tag: str) -> None:
     assert containers.image_tag(image) == tag
+    assert containers.image_tag(image) == tag  # remembered: the same answer again
+    assert containers._image_tag(image) == tag
+
+
+def test_remembered_image_tags_are_forgotten_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(containers, "_IMAGE_TAGS", {})
+    monkeypatch.setattr(containers, "_IMAGE_TAGS_MAX", 2)
+    images = ["a:1", "b", "Busybox", "a:1", "c@sha256:" + "d" * 64]
+    assert [containers.image_tag(i) for i in images] == ["1", "latest", "", "1", ""]
+    assert len(containers._IMAGE_TAGS) <= 2
 
 
 def test_pull_policy_default_follows_the_tag() -> None:

@@ -58,9 +58,25 @@ _REFERENCE_RE = re.compile(rf"({_NAME})(?::({_TAG}))?(?:@({_DIGEST}))?", re.ASCI
 _HEX64_RE = re.compile(r"[a-f0-9]{64}")
 
 
+_IMAGE_TAGS: dict[str, str] = {}  # image_tag's answers by image (a job's pods share theirs)
+_IMAGE_TAGS_MAX = 4096
+
+
 def image_tag(image: str) -> str:
     """The tag ``parsers.ParseImageName`` finds: "latest" where the reference has neither tag
-    nor digest, "" where it does not parse (``dockerref.ParseNormalizedNamed``)."""
+    nor digest, "" where it does not parse (``dockerref.ParseNormalizedNamed``). Remembered by
+    image (a pure function of the string; at most ``_IMAGE_TAGS_MAX``, then forgotten all at
+    once)."""
+    tag = _IMAGE_TAGS.get(image)
+    if tag is None:
+        tag = _image_tag(image)
+        if len(_IMAGE_TAGS) >= _IMAGE_TAGS_MAX:
+            _IMAGE_TAGS.clear()
+        _IMAGE_TAGS[image] = tag
+    return tag
+
+
+def _image_tag(image: str) -> str:
     if _HEX64_RE.fullmatch(image):
         return ""
     slash = image.find("/")
