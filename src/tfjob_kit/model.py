@@ -70,12 +70,14 @@ _TYPE_ORDER = {name: index for index, name in enumerate(REPLICA_TYPES)}
 
 def _containers_at(pod_spec: dict[str, Any], spec_path: str) -> list[tuple[str, dict[str, Any]]]:
     """(JSON path, container) for the init containers and containers of a pod spec."""
-    return [
-        (f"{spec_path}.{field}[{index}]", container)
-        for field in ("initContainers", "containers")
-        for index, container in enumerate(as_list(pod_spec.get(field)))
-        if isinstance(container, dict)
-    ]
+    found = []
+    for field in ("initContainers", "containers"):
+        items = pod_spec.get(field)
+        if isinstance(items, list):
+            for index, container in enumerate(items):
+                if isinstance(container, dict):
+                    found.append((f"{spec_path}.{field}[{index}]", container))
+    return found
 
 
 @dataclass(init=False)
@@ -113,9 +115,12 @@ class Replica:
         self.lower: str = type.lower()
         # The restartPolicy the operator writes into the pods.
         self.pod_restart_policy: str = "Never" if restart_policy == "ExitCode" else restart_policy
-        self.template: dict[str, Any] = as_dict(spec.get("template"))
-        self.pod_spec: dict[str, Any] = as_dict(self.template.get("spec"))
-        self.containers: list[Any] = as_list(self.pod_spec.get("containers"))
+        template = spec.get("template")
+        self.template: dict[str, Any] = template if isinstance(template, dict) else {}
+        pod_spec = self.template.get("spec")
+        self.pod_spec: dict[str, Any] = pod_spec if isinstance(pod_spec, dict) else {}
+        containers = self.pod_spec.get("containers")
+        self.containers: list[Any] = containers if isinstance(containers, list) else []
         self._tensorflow: tuple[int, dict[str, Any]] | None = None
         for index, container in enumerate(self.containers):
             if isinstance(container, dict) and container.get("name") == CONTAINER_NAME:
@@ -195,19 +200,26 @@ def pod_name(job: str, replica_type: str, index: int) -> str:
     return f"{job}-{replica_type.lower()}-{index}"
 
 
+def deciders(reps: list[Replica]) -> list[str]:
+    """The replica types whose completion decides success (:func:`success_decider`'s list)."""
+    counted = {r.type for r in reps if r.count > 0}
+    chiefs = [t for t in CHIEF_TYPES if t in counted]
+    if chiefs:
+        return chiefs
+    return ["Worker"] if "Worker" in counted else []
+
+
 def success_decider(content: Any, reps: list[Replica] | None = None) -> tuple[str, list[str]]:
     """(explanation, replica types whose completion decides success). `reps`: the content's
     :func:`replicas` when the caller has them."""
-    counted = {r.type: r for r in (replicas(content) if reps is None else reps) if r.count > 0}
-    policy = as_dict(as_dict(content).get("spec")).get("successPolicy")
-    chiefs = [t for t in CHIEF_TYPES if t in counted]
-    if chiefs:
-        return (f"the job succeeds when every {'/'.join(chiefs)} replica succeeds", chiefs)
-    if "Worker" in counted:
-        if policy == "AllWorkers":
+    types = deciders(replicas(content) if reps is None else reps)
+    if types == ["Worker"]:
+        if as_dict(as_dict(content).get("spec")).get("successPolicy") == "AllWorkers":
             return (
                 "the job succeeds when all workers succeed (successPolicy AllWorkers)",
-                ["Worker"],
+                types,
             )
-        return ("the job succeeds when worker 0 succeeds (no Chief/Master)", ["Worker"])
+        return ("the job succeeds when worker 0 succeeds (no Chief/Master)", types)
+    if types:
+        return (f"the job succeeds when every {'/'.join(types)} replica succeeds", types)
     return ("nothing can decide success: there is no Chief, Master or Worker replica", [])

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfjob_kit.findings import Severity
-from tfjob_kit.model import Replica, as_list
+from tfjob_kit.model import Replica
 from tfjob_kit.rules.registry import rule
 
 
@@ -62,7 +62,10 @@ _PLACEHOLDER_PARTS = ("<", ">", "${", "$(", "{{", "your-", "your_", "changeme", 
 def _is_placeholder(image: str) -> bool:
     if image.isascii():
         lower = image.lower()
-        return any(part in lower for part in _PLACEHOLDER_PARTS)
+        for part in _PLACEHOLDER_PARTS:  # noqa: SIM110 (a loop makes no generator, as any() does)
+            if part in lower:
+                return True
+        return False
     return _PLACEHOLDER.search(image) is not None
 
 
@@ -108,7 +111,10 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
         if found is None:
             continue
         index, container = found
-        for env_index, env in enumerate(as_list(container.get("env"))):
+        entries = container.get("env")
+        if not isinstance(entries, list):
+            continue
+        for env_index, env in enumerate(entries):
             if isinstance(env, dict) and env.get("name") == "TF_CONFIG":
                 yield (
                     f"{replica.path}.template.spec.containers[{index}].env[{env_index}]",
@@ -142,6 +148,10 @@ def _duplicate_env(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
             entries = container.get("env")
             if not isinstance(entries, list) or len(entries) < 2:
                 continue  # nothing defined twice
+            names = [e.get("name") for e in entries if isinstance(e, dict)]
+            named = [name for name in names if isinstance(name, str)]
+            if len(set(named)) == len(named):
+                continue  # no name twice (the loop below finds where)
             seen: set[str] = set()
             for index, env in enumerate(entries):
                 name = env.get("name") if isinstance(env, dict) else None

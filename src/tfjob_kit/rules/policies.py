@@ -31,6 +31,9 @@ def _run_policy_misplaced(job: dict[str, Any], reps: list[Replica]) -> Iterator[
             )
 
 
+_CLEAN_POD_POLICIES = {v.lower(): v for v in ("All", "Running", "None")}
+
+
 @rule(
     "clean-pod-policy-case",
     Severity.ERROR,
@@ -40,7 +43,7 @@ def _clean_pod_policy_case(job: dict[str, Any], reps: list[Replica]) -> Iterator
     run_policy = as_dict(as_dict(job.get("spec")).get("runPolicy"))
     value = run_policy.get("cleanPodPolicy")
     if isinstance(value, str):
-        exact = {v.lower(): v for v in ("All", "Running", "None")}.get(value.lower())
+        exact = _CLEAN_POD_POLICIES.get(value.lower())
         if exact is not None and exact != value:
             yield (
                 "$.spec.runPolicy.cleanPodPolicy",
@@ -80,9 +83,10 @@ def _restart_overridden(job: dict[str, Any], reps: list[Replica]) -> Iterator[tu
     "restartPolicy Always on the replica that decides success: the job never completes.",
 )
 def _restart_always(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    deciders = model.success_decider(job, reps)[1]
-    for replica in reps:
-        if replica.type in deciders and replica.restart_policy == "Always":
+    always = [r for r in reps if r.restart_policy == "Always"]
+    deciders = model.deciders(reps) if always else []
+    for replica in always:
+        if replica.type in deciders:
             yield (
                 replica.path + ".restartPolicy",
                 (

@@ -131,7 +131,7 @@ def _replicas_zero(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
     "A job needs a Chief/Master or Worker: nothing else can make it succeed.",
 )
 def _no_success_decider(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    if reps and not model.success_decider(job, reps)[1]:
+    if reps and not model.deciders(reps):
         yield (
             "$.spec.tfReplicaSpecs",
             (

@@ -37,7 +37,10 @@ def _min_available(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
 )
 def _gang_by_hand(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
-        annotations = as_dict(as_dict(replica.template.get("metadata")).get("annotations"))
+        meta = replica.template.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        if not isinstance(annotations, dict) or not annotations:
+            continue
         for key in ("scheduling.k8s.io/group-name", "volcano.sh/task-spec"):
             if key in annotations:
                 yield (
