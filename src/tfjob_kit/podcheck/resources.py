@@ -128,12 +128,14 @@ def _read_text(text: str) -> Quantity | None:
     return None if parsed is None else parsed.round_up(_MILLI)
 
 
-def _quantities(
-    resources: Any, path: Path, errs: list[FieldError]
-) -> dict[str, tuple[Quantity, str]]:
-    """The readable entries of a resource list, each with the text it was read from (the text
-    determines the quantity); values the decoder would refuse are reported."""
-    out: dict[str, tuple[Quantity, str]] = {}
+ValueProblems = tuple[tuple[ErrorType, str, str, str], ...]  # (type, value, detail, origin)
+Entry = tuple[Quantity, ValueProblems]  # a list entry's quantity and its value problems
+
+
+def _quantities(resources: Any, path: Path, errs: list[FieldError]) -> dict[str, Entry]:
+    """The readable entries of a resource list, each with its value problems
+    (:func:`_read_entry`); values the decoder would refuse are reported."""
+    out: dict[str, Entry] = {}
     if not isinstance(resources, dict):
         return out
     for name, value in resources.items():
@@ -143,9 +145,9 @@ def _quantities(
         text = value.strip(JSON_SPACE) if type(value) is str else quantity_text(value)
         if text is None:  # too long to judge: neither read nor refused
             continue
-        quantity = _read_text(text)  # read_quantity(value)
-        if quantity is not None:
-            out[name] = (quantity, text)
+        entry = _read_entry(name, text)
+        if entry is not None:
+            out[name] = entry
             continue
         error = quantity_error(text)
         if error is not None:
@@ -206,9 +208,6 @@ def _pod_name_problems(name: str) -> NameProblems:
 # --- quantity checks ------------------------------------------------------------------------
 
 
-ValueProblems = tuple[tuple[ErrorType, str, str, str], ...]  # (type, value, detail, origin)
-
-
 def _quantity_value_problems(name: str, quantity: Quantity) -> ValueProblems:
     """``ValidateResourceQuantityValue``: not negative; integer resources whole."""
     found: ValueProblems = ()
@@ -222,11 +221,12 @@ def _quantity_value_problems(name: str, quantity: Quantity) -> ValueProblems:
 
 
 @functools.lru_cache(maxsize=4096)
-def _value_problems(name: str, text: str) -> ValueProblems:
-    """:func:`_quantity_value_problems` of the quantity ``text`` reads (as :func:`_read_text`
-    reads it: the text alone determines the quantity, so the answer can be remembered)."""
+def _read_entry(name: str, text: str) -> Entry | None:
+    """The quantity ``text`` reads as (:func:`_read_text`, None where it reads none) and its
+    :func:`_quantity_value_problems` as resource ``name``. The text alone determines the
+    quantity, so the answer can be remembered; one text gives one quantity object."""
     quantity = _read_text(text)
-    return () if quantity is None else _quantity_value_problems(name, quantity)
+    return None if quantity is None else (quantity, _quantity_value_problems(name, quantity))
 
 
 _INT64 = 2**64
@@ -362,28 +362,25 @@ def _validate_requirements(
     limits = _quantities(requirements.get("limits"), lim_path, errs)
     requests = _quantities(requirements.get("requests"), req_path, errs)
     lim_qos = req_qos = lim_huge = req_huge = False
-    for name, (quantity, text) in limits.items():
+    for name, (quantity, value_found) in limits.items():
         found = name_problems(name)
-        value_found = _value_problems(name, text)
         if found or value_found:
             errs.extend(_entry_errors(name, found, value_found, lim_path))
-        if is_hugepage(name):
+        if name.startswith(HUGEPAGES_PREFIX):  # is_hugepage
             lim_huge = True
             errs.extend(_hugepage_errors(name, quantity, (*lim_path, Key(name))))
         if name in _QOS:
             lim_qos = True
     origin = "validateResourceRequirements"
-    for name, (quantity, text) in requests.items():
+    for name, (quantity, value_found) in requests.items():
         found = name_problems(name)
-        value_found = _value_problems(name, text)
         if found or value_found:
             errs.extend(_entry_errors(name, found, value_found, req_path))
         limit = limits.get(name)
         if limit is not None:
-            # The same text reads as the same quantity: equal values, neither error applies.
-            limit_quantity, limit_text = limit
-            if text == limit_text:
-                pass
+            limit_quantity = limit[0]
+            if quantity is limit_quantity:
+                pass  # one quantity (the same text, read once): equal, neither error applies
             elif quantity.value != limit_quantity.value and not is_overcommit_allowed(name):
                 detail = f"must be equal to {name} limit of {limit_quantity.string()}"
                 shown = quantity.string()
@@ -395,7 +392,7 @@ def _validate_requirements(
         elif not is_overcommit_allowed(name):
             detail = "Limit must be set for non overcommitable resources"
             errs.append(FieldError(lim_path, ErrorType.REQUIRED, OMIT, detail, origin))
-        if is_hugepage(name):
+        if name.startswith(HUGEPAGES_PREFIX):  # is_hugepage
             req_huge = True
             errs.extend(_hugepage_errors(name, quantity, (*req_path, Key(name))))
         if name in _QOS:

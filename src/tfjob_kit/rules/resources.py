@@ -73,7 +73,8 @@ def _gpu_not_integer(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple
     gpu = model.GPU_RESOURCE
     for replica in reps:
         for path, container in replica.all_containers:
-            for kind, values in zip(("requests", "limits"), _resources(container), strict=True):
+            requests, limits = _resources(container)
+            for kind, values in (("requests", requests), ("limits", limits)):
                 value = values.get(gpu)
                 if value is None:
                     continue
