@@ -259,3 +259,13 @@ def test_annotation_bytes_counted_past_a_quarter_of_the_limit() -> None:
     assert meta.validate_annotations({"k": wide}, ("a",)) == []
     (too_long,) = meta.validate_annotations({"k": wide + "é"}, ("a",))
     assert too_long.message == f"a: Too long: may not be more than {limit} bytes"
+
+
+def test_labels_of_remembered_strings_and_of_other_types() -> None:
+    good: dict[object, object] = {"app.kubernetes.io/name": "tfjob", "team": "nlp"}
+    assert meta.validate_labels(good, ("l",)) == []
+    assert meta.validate_labels(good, ("l",)) == []  # now all remembered
+    odd: dict[object, object] = {**good, "team": ["nlp"], 1: "x", "n": 5, "m": {"a": "b"}}
+    assert meta.validate_labels(odd, ("l",)) == []  # what is not a string is skipped
+    bad = {**good, "team": "NLP team"}
+    assert [e.value for e in meta.validate_labels(bad, ("l",))] == ["NLP team"]

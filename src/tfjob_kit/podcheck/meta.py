@@ -65,11 +65,22 @@ def validate_label_name(name: str, path: Path) -> list[FieldError]:
     ]
 
 
+def _all_remembered(labels: dict[Any, Any]) -> bool:
+    """Every key a remembered qualified name and every value a remembered label value (so all
+    strings, and valid: the checks would find nothing), looked up in one pass in C."""
+    if not labels.keys() <= VALID_QUALIFIED_NAMES:
+        return False
+    try:
+        return VALID_LABEL_VALUES.issuperset(labels.values())
+    except TypeError:  # an unhashable value (a list, a map): no remembered string
+        return False
+
+
 def validate_labels(labels: Any, path: Path) -> list[FieldError]:
     """``metav1validation.ValidateLabels``: qualified-name keys and label values (both errors
     are reported at the map's path, as Go does)."""
     errs: list[FieldError] = []
-    if not isinstance(labels, dict):
+    if not isinstance(labels, dict) or _all_remembered(labels):
         return errs
     for key, value in labels.items():  # the entries _str_map keeps, in its order
         if not isinstance(key, str) or not isinstance(value, str):
