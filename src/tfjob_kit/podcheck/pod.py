@@ -181,10 +181,10 @@ def _any_key_with(annotations: dict[str, Any], prefix: str | tuple[str, ...]) ->
 def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     """``applyAppArmorVersionSkew``: a container's deprecated AppArmor annotation becomes its
     ``appArmorProfile`` field when it has none and the value differs from the pod's."""
-    if _dict(spec.get("os")).get("name") == "windows":
-        return
     annotations = _dict(meta.get("annotations"))
     if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
+        return  # the usual case first: no AppArmor annotation, nothing to apply
+    if _dict(spec.get("os")).get("name") == "windows":
         return
     pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
     for ctr, _ in _containers(spec, _ALL):
@@ -388,12 +388,26 @@ def _validate_apparmor_annotations(
     return errs
 
 
+# the keys (and key prefixes) that ValidatePodSpecificAnnotations reads
+_POD_SPECIFIC_ANNOTATIONS = (
+    MIRROR_POD_ANNOTATION,
+    TOLERATIONS_ANNOTATION,
+    POD_DELETION_COST_ANNOTATION,
+    SECCOMP_POD_ANNOTATION,
+    SECCOMP_CONTAINER_ANNOTATION_PREFIX,
+    APPARMOR_CONTAINER_ANNOTATION_PREFIX,
+)
+
+
 def validate_pod_specific_annotations(
     annotations: Any, spec: dict[str, Any], path: Path
 ) -> list[FieldError]:
     """``ValidatePodSpecificAnnotations`` (``path`` is ``metadata.annotations``)."""
     values = _dict(annotations)
-    if not values:  # no annotation: nothing to check
+    for key in values:
+        if key.startswith(_POD_SPECIFIC_ANNOTATIONS):
+            break
+    else:  # no key that a check below reads (a key not a str raises here as it does below)
         return []
     errs: list[FieldError] = []
     if MIRROR_POD_ANNOTATION in values and _unset(spec.get("nodeName")):

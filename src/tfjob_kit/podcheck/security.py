@@ -692,24 +692,30 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
     pod_hp = _opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
     host_network = spec.get("hostNetwork") is True
     count = hp_count = 0
-    for ctr, key, i in _all_containers(spec):
-        count += 1
-        sc = ctr.get("securityContext")
-        win = sc.get("windowsOptions") if isinstance(sc, dict) else None
-        ctr_hp = _opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
-        if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
-            errs.append(
-                FieldError(
-                    (*path, key, i, "securityContext", "windowsOptions", "hostProcess"),
-                    ErrorType.INVALID,
-                    ctr_hp,
-                    "pod hostProcess value must be identical if both are specified, was "
-                    + ("true" if pod_hp else "false"),
-                    origin,
+    for key in _KINDS:  # VisitContainersWithPath, the paths built only for an error
+        ctrs = spec.get(key)
+        if not isinstance(ctrs, list):
+            continue
+        for i, ctr in enumerate(ctrs):
+            if not isinstance(ctr, dict):
+                continue
+            count += 1
+            sc = ctr.get("securityContext")
+            win = sc.get("windowsOptions") if isinstance(sc, dict) else None
+            ctr_hp = _opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
+            if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
+                errs.append(
+                    FieldError(
+                        (*path, key, i, "securityContext", "windowsOptions", "hostProcess"),
+                        ErrorType.INVALID,
+                        ctr_hp,
+                        "pod hostProcess value must be identical if both are specified, was "
+                        + ("true" if pod_hp else "false"),
+                        origin,
+                    )
                 )
-            )
-        if ctr_hp is True or (ctr_hp is None and pod_hp is True):
-            hp_count += 1
+            if ctr_hp is True or (ctr_hp is None and pod_hp is True):
+                hp_count += 1
     if hp_count > 0:
         if hp_count != count:
             errs.append(
