@@ -1682,11 +1682,13 @@ def validate_volume_mounts(
     """``ValidateVolumeMounts`` then ``ValidateVolumeDevices`` of one container; ``path`` is the
     container's (``("spec", "containers", 0)``), ``volumes`` what :func:`validate_volumes`
     returned."""
+    devices = container.get("volumeDevices")
+    if not devices or not isinstance(devices, list):  # no devices: _volume_devices finds nothing
+        return _volume_mounts(container, {}, volumes, path)
     device_map = _path_map(container, "volumeDevices", "devicePath")
     errs = _volume_mounts(container, device_map, volumes, path)
-    if _list(container.get("volumeDevices")):  # else _volume_devices finds nothing
-        mount_map = _path_map(container, "volumeMounts", "mountPath")
-        errs.extend(_volume_devices(container, mount_map, volumes, (*path, "volumeDevices")))
+    mount_map = _path_map(container, "volumeMounts", "mountPath")
+    errs.extend(_volume_devices(container, mount_map, volumes, (*path, "volumeDevices")))
     return errs
 
 
