@@ -58,23 +58,18 @@ class Plan:
         return asdict(self)
 
 
-def _host(job: str, rtype: str, index: int, namespace: str, domain: str, port: int) -> str:
-    host = f"{model.pod_name(job, rtype, index).replace('/', '-')}.{namespace}.svc"
-    if domain:
-        host += "." + domain
-    return f"{host}:{port}"
-
-
 def cluster_spec(
     job: str, namespace: str, reps: list[Replica], domain: str = ""
 ) -> dict[str, list[str]]:
     """The `cluster` of TF_CONFIG: lower-case type -> host:port of every replica, keys sorted."""
     cluster: dict[str, list[str]] = {}
+    suffix = f".{namespace}.svc" + ("." + domain if domain else "")
     for replica in reps:
         lower, port = replica.lower, replica.port
-        cluster[lower] = [
-            _host(job, lower, i, namespace, domain, port) for i in range(replica.count)
-        ]
+        # Each host is <pod name, "/" as "-">.<namespace>.svc[.<domain>]:<port>; the pod name's
+        # start is made once (the index's digits have no "/" to replace).
+        start = model.pod_name(job, lower, 0)[:-1].replace("/", "-")
+        cluster[lower] = [f"{start}{i}{suffix}:{port}" for i in range(replica.count)]
     return dict(sorted(cluster.items()))
 
 

@@ -114,21 +114,20 @@ def owner_reference(content: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _default_port(spec: dict[str, Any]) -> None:
+def _tensorflow_index(containers: list[Any]) -> int | None:
+    """The index of the first container named tensorflow, or None."""
+    for index, container in enumerate(containers):
+        if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
+            return index
+    return None
+
+
+def _default_port(containers: list[Any], tensorflow: int | None) -> None:
     """``setTensorflowDefaultPort``: tfjob-port 2222 on the tensorflow container (else the
     first), unless that container has a port of that name."""
-    containers = as_list(spec.get("containers"))
     if not containers:
         return
-    index = next(
-        (
-            i
-            for i, c in enumerate(containers)
-            if isinstance(c, dict) and c.get("name") == model.CONTAINER_NAME
-        ),
-        0,
-    )
-    container = containers[index]
+    container = containers[tensorflow or 0]
     if not isinstance(container, dict):
         return
     ports = container.get("ports")
@@ -140,15 +139,14 @@ def _default_port(spec: dict[str, Any]) -> None:
         ports.append({"name": model.PORT_NAME, "containerPort": model.DEFAULT_PORT})
 
 
-def _set_tf_config(spec: dict[str, Any], value: str) -> None:
+def _set_tf_config(containers: list[Any], tensorflow: int | None, value: str) -> None:
     """``SetClusterSpec``: TF_CONFIG appended to the env of the first tensorflow container."""
-    for container in as_list(spec.get("containers")):
-        if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
-            env = container.get("env")
-            if not isinstance(env, list):
-                env = container["env"] = []
-            env.append({"name": "TF_CONFIG", "value": value})
-            return
+    if tensorflow is not None:
+        container = containers[tensorflow]
+        env = container.get("env")
+        if not isinstance(env, list):
+            env = container["env"] = []
+        env.append({"name": "TF_CONFIG", "value": value})
 
 
 def _fresh_map(value: Any) -> dict[str, Any]:
@@ -206,7 +204,9 @@ class _JobPods:
         template = as_dict(replica.template)
         template_meta = as_dict(template.get("metadata"))
         spec = _copy(as_dict(template.get("spec")))
-        _default_port(spec)
+        containers = as_list(spec.get("containers"))
+        tensorflow = _tensorflow_index(containers)  # the default port does not rename any
+        _default_port(containers, tensorflow)
         labels = _fresh_map(template_meta.get("labels"))
         labels.update(explain.pod_labels(job, replica, index, self.has_chief))
         annotations = _fresh_map(template_meta.get("annotations"))
@@ -214,7 +214,7 @@ class _JobPods:
             tf_config = explain.task_tf_config(
                 self.cluster, self.sparse, replica.type, index, self.encoded_cluster
             )
-            _set_tf_config(spec, tf_config)
+            _set_tf_config(containers, tensorflow, tf_config)
         spec["restartPolicy"] = replica.pod_restart_policy
         if gang_scheduler:
             if not spec.get("schedulerName"):

@@ -150,3 +150,23 @@ def test_task_tf_config_with_encoded_cluster_is_the_whole_encoding(
             assert explain.task_tf_config(cluster, sparse, replica.type, i) == expected
             if not domain:
                 assert explain.tf_config(content, replica.type, i) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace", "domain"),
+    [("mnist", "ml", ""), ("a/b//c", "n/s", "cluster.local"), ("İx/", "ml", "d/e")],
+)
+def test_cluster_spec_hosts(name: str, namespace: str, domain: str) -> None:
+    content = job({"Worker": (3, 4000), "PS": 2, "Custom/İ": 1, "Evaluator": 0})
+    reps = model.replicas(content)
+    cluster = explain.cluster_spec(name, namespace, reps, domain)
+    expected = {}
+    for replica in reps:
+        hosts = []
+        for i in range(replica.count):
+            host = f"{model.pod_name(name, replica.lower, i).replace('/', '-')}.{namespace}.svc"
+            host += "." + domain if domain else ""
+            hosts.append(f"{host}:{replica.port}")
+        expected[replica.lower] = hosts
+    assert list(cluster) == sorted(expected)
+    assert cluster == expected
