@@ -1,0 +1,136 @@
+"""`tfjob_kit.images` reads site.yml and the roles as Ansible does: the roles site.yml includes
+for each option, and each role's composed chart values (or manifest), compared here with what
+ansible-playbook itself evaluates from the same role files (no cluster: the roles are imported
+with `when: false`, so only their variables load). The rendering side is
+tests/charts/test_images.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfjob_kit import images
+
+ROOT = Path(__file__).resolve().parents[2]
+# Each role whose output `tfjob-kit images` renders, with the variable that holds it.
+COMPOSED = {
+    "training_operator": "training_operator_chart_values",
+    "volcano": "volcano_chart_values",
+    "kube_batch": "kube_batch_chart_values",
+    "nvidia_device_plugin": "nvidia_device_plugin_chart_values",
+    "tfjob_smoke": "tfjob_smoke_job",
+}
+VARIABLE_SETS = {
+    "defaults": {},
+    "mirror": {
+        "tfjob_kit_image_registry": "mirror.example.com:5000/tfjob",
+        "tfjob_kit_image_pull_secrets": [{"name": "mirror-pull"}],
+        "volcano_admission_image": {
+            "registry": "internal.example.com",
+            "digest": "sha256:" + "a" * 64,
+        },
+        "kube_batch_image": {"tag": "v0.5.1"},
+        "nvidia_device_plugin_time_slicing_replicas": 4,
+        "nvidia_device_plugin_values": {"image": {"tag": "v0.17.3"}},
+        "training_operator_gang_scheduler": "volcano",
+        "tfjob_smoke_image": "img:1\n  securityContext: {privileged: true}",
+        "tfjob_smoke_gang_scheduling": True,
+    },
+}
+
+
+def site(**variables: Any) -> list[tuple[str, dict[str, Any]]]:
+    gpu = variables.pop("gpu", True)
+    return images.site_roles(images.Options(variables, gpu), ROOT)
+
+
+def test_site_yml_includes_the_roles_of_the_options() -> None:
+    assert [role for role, _ in site(tfjob_kit_scheduler="volcano")] == [
+        "volcano",
+        "training_operator",
+        "nvidia_device_plugin",
+        "tfjob_smoke",
+    ]
+    assert [role for role, _ in site(tfjob_kit_scheduler="kube-batch", gpu=False)] == [
+        "kube_batch",
+        "training_operator",
+        "tfjob_smoke",
+    ]
+    bare = site(tfjob_kit_scheduler="none", tfjob_kit_smoke_test=False, gpu=False)
+    assert [role for role, _ in bare] == ["training_operator"]
+
+
+def test_the_includes_vars_are_site_ymls() -> None:
+    roles = dict(site(tfjob_kit_scheduler="volcano"))
+    operator = images.Variables({"tfjob_kit_scheduler": "volcano"}, roles["training_operator"])
+    assert operator.get("training_operator_gang_scheduler") == "volcano"
+    smoke = images.Variables({"tfjob_kit_scheduler": "none"}, roles["tfjob_smoke"])
+    assert smoke.get("tfjob_smoke_gang_scheduling") is False
+
+
+def composed_by_ansible(tmp_path: Path, variables: dict[str, Any]) -> dict[str, Any]:
+    """Every role's composed output as ansible-playbook evaluates it, with `variables` as extra
+    variables (above the roles' defaults, as group_vars are)."""
+    out = tmp_path / "composed.json"
+    imports = [
+        {"ansible.builtin.import_role": {"name": f"tfjob.kit.{role}"}, "when": False}
+        for role in COMPOSED
+    ]
+    content = (
+        "{{ {" + ", ".join(f"'{role}': {var}" for role, var in COMPOSED.items()) + "} | to_json }}"
+    )
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "connection": "local",
+            "tasks": [*imports, {"ansible.builtin.copy": {"dest": str(out), "content": content}}],
+        }
+    ]
+    (tmp_path / "play.yml").write_text(json.dumps(play))
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible-playbook"),
+            "-i",
+            "localhost,",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-e",
+            f"@{tmp_path / 'vars.json'}",
+            str(tmp_path / "play.yml"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    composed: dict[str, Any] = json.loads(out.read_text())
+    return composed
+
+
+@pytest.mark.parametrize("name", sorted(VARIABLE_SETS))
+def test_the_roles_values_are_ansibles(tmp_path: Path, name: str) -> None:
+    variables = VARIABLE_SETS[name]
+    expected = composed_by_ansible(tmp_path, variables)
+    for role in COMPOSED:
+        deployment = images.role_deployment(role, variables, {}, ROOT)
+        assert deployment is not None
+        ours = deployment.manifest if deployment.manifest is not None else deployment.values
+        assert json.loads(json.dumps(ours)) == expected[role], role
