@@ -286,3 +286,68 @@ def test_deep_nesting_never_reaches_a_parser_unguarded(text: str) -> None:
     assert rule == "input-limit" and line != "None" and path == "$", result.stdout
     assert "nesting deeper than" in message
     assert float(seconds) < 5
+
+
+# --------------------------------------------------------------------------- the gate's shortcuts
+
+_GATE_PIECES = [*"ab 0123456789_.,:?-+[]{}|>#&*!%<\t\n\r\x00\x7f", "\n---\n", "|-\n", "0o", "-_1"]
+_GATE_TEXT = st.lists(st.sampled_from(_GATE_PIECES), max_size=30).map("".join)
+
+
+@given(_GATE_TEXT)
+def test_ascii_text_gate_agrees_with_the_general_one(text: str) -> None:
+    """Rule 2 from one bytes.translate (ASCII text) gives the answer of the check for any text,
+    and a text found shallow has no document that could nest too deep (3c)."""
+    for limits in (manifests.DEFAULT_LIMITS, Limits(max_depth=3)):
+        may_go_fast, shallow = gate.text_may_go_fast(text, limits)
+        assert may_go_fast == gate._text_may_go_fast_unicode(text)
+        if shallow:
+            assert not gate._may_nest_too_deep(text, limits)
+
+
+def _old_leading_zero(text: str) -> bool:
+    """The leading-zero look (2c) as it was: a Python loop over the zeros with a follower."""
+    for match in re.finditer("0[0-9_bo]", text):
+        index = match.start()
+        before = text[index - 1 : index] if index else ""
+        if before in ("-", "+"):
+            before = text[index - 2 : index - 1] if index > 1 else ""
+        if before and before in " \n[{,":
+            return True
+    return False
+
+
+def _old_block_scalar_at_end(doc: str) -> bool:
+    """The trailing block scalar look (3b) as it was: line by line."""
+    header = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?$")
+    lines = [line for line in doc.split("\n") if line.strip()]
+    if not any(header.search(line) for line in lines):
+        return False
+    return not doc.endswith("\n") or bool(lines and header.search(lines[-1]))
+
+
+@given(_GATE_TEXT)
+def test_gate_looks_read_as_before(text: str) -> None:
+    assert gate._has_leading_zero_number(text) == _old_leading_zero(text)
+    assert gate._block_scalar_at_end(text) == _old_block_scalar_at_end(text)
+    old_exponent = re.search(r"[0-9.][eE][-+]?[0-9]", text) is not None
+    assert gate.exponent_in(text) == old_exponent
+    assert gate.exponent_in(text.replace("a", "e")) == (
+        re.search(r"[0-9.][eE][-+]?[0-9]", text.replace("a", "e")) is not None
+    )
+
+
+def test_exponent_is_looked_for_once_a_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 5d looks at the whole text: once, not once for each document with a float (a
+    float in every document made a file quadratic)."""
+    calls: list[str] = []
+    real = gate.exponent_in
+
+    def counted(text: str) -> bool:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(gate, "exponent_in", counted)
+    docs = load_text("".join(f"---\na: {i}.5\n" for i in range(50)))
+    assert [doc.content for doc in docs] == [{"a": i + 0.5} for i in range(50)]
+    assert len(calls) == 1

@@ -143,10 +143,11 @@ def _scan_fast(
     return None
 
 
-def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None:
+def inspect(doc: Document, limits: Limits, fast: bool = False) -> bool:
     """Check that a parsed document is a Kubernetes object; set doc.error when it is not. With
-    fast_text (the whole text the fast parser read), raise NeedsCareful when YAML 1.1 would have
-    read a scalar differently (gate rule 5)."""
+    fast (yaml_rs read it), raise NeedsCareful when YAML 1.1 would have read a key or a scalar
+    differently (gate rules 5a to 5c). Whether the content has a float (rule 5d looks at the
+    whole text then, once: the caller's part)."""
     content = doc.content
     if not isinstance(content, dict):
         what = _NAMES.get(type(content).__name__, type(content).__name__)
@@ -155,12 +156,9 @@ def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None
             f"document is a YAML {what}, not a Kubernetes object (a mapping)",
             doc.line,
         )
-        return
+        return False
     saw_float = [False]
-    fast = fast_text is not None
     problem = (_scan_fast if fast else _scan)(content, 1, fast, limits, saw_float)
-    if fast_text is not None and saw_float[0] and gate.exponent_in(fast_text):  # 5d
-        raise gate.NeedsCareful
     if problem is not None:
         parts, message = problem
         path = "$"
@@ -169,6 +167,7 @@ def inspect(doc: Document, limits: Limits, fast_text: str | None = None) -> None
         rule = "input-limit" if message.startswith("nesting") else "yaml-syntax"
         doc.error = LoadError(rule, message, doc.line, path=path)
     doc.inspected = True
+    return saw_float[0]
 
 
 def unsendable(content: Any) -> tuple[str, str] | None:

@@ -26,6 +26,7 @@ def load_fast(text: str, source: str, limits: Limits) -> list[Document] | None:
     if not may_go_fast:  # rule 2
         return None
     docs: list[Document] = []
+    exponent_looked_for = False  # (and not found)
     for begin, end, line in split_documents(text):
         chunk = text[begin:end]
         if not gate.document_may_go_fast(chunk, limits, shallow):  # rule 3
@@ -40,8 +41,12 @@ def load_fast(text: str, source: str, limits: Limits) -> list[Document] | None:
             return None  # rule 4: the careful path reads scalars the YAML 1.1 way for the message
         doc = Document(source, len(docs) + 1, line, content)
         try:
-            checks.inspect(doc, limits, fast_text=text)  # rule 5
+            has_float = checks.inspect(doc, limits, fast=True)  # rules 5a to 5c
         except gate.NeedsCareful:
             return None
+        if has_float and not exponent_looked_for:  # rule 5d, looked for once for the whole text
+            if gate.exponent_in(text):
+                return None
+            exponent_looked_for = True
         docs.append(doc)
     return docs

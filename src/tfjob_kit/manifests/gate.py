@@ -32,8 +32,9 @@ applied; every step is linear in the text:
 
 4. **Parsing**: yaml_rs accepts the document, and it is a mapping (a scalar or sequence goes the
    careful way, which reads it the YAML 1.1 way for the message).
-5. **Each parsed value** (:func:`tfjob_kit.manifests.checks.inspect` with ``fast_text``, which
-   raises :class:`NeedsCareful`):
+5. **Each parsed value** (:func:`tfjob_kit.manifests.checks.inspect` with ``fast``, which
+   raises :class:`NeedsCareful`, and for 5d :func:`tfjob_kit.manifests.fast.load_fast`, which
+   looks at the text once, at the first document with a float):
 
    a. every mapping key is a string;
    b. no key or string value is one YAML 1.1 resolves to a boolean or a number
@@ -273,8 +274,10 @@ NUMBER_START = frozenset("+-._0123456789")
 YAML11_NUMBER = re.compile(
     r"[-+]?(?:0[bo][0-9_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|(?=[0-9.]*_)[0-9._]*)"
 )
-# 5d: a float with an exponent is a string to PyYAML; any float makes us look for one.
-_EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
+# 5d: a float with an exponent is a string to PyYAML; any float makes us look for one. Searched
+# from the 'e' (a character class first keeps the search in C), the character before it looked
+# at by a look-behind.
+_EXPONENT = re.compile(r"[eE](?<=[0-9.][eE])[-+]?[0-9]")
 
 
 def reads_differently(text: str) -> bool:
