@@ -180,7 +180,7 @@ VALID_PORT_NAMES: set[str] = set()
 
 
 def _remember(valid: set[str], value: str, errs: list[str]) -> list[str]:
-    """``errs``, the check's answer for ``value``; ``value`` goes into ``valid`` when it is
+    """``errs``, the check's answer for ``value``, which goes into ``valid`` when ``errs`` is
     empty. (A remembered string gets a new empty list each time: callers may change it.)"""
     if not errs:
         if len(valid) >= _REMEMBERED_MAX:
