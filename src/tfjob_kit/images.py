@@ -340,38 +340,43 @@ class ImageUse:
     where: str  # Kind/name and the path to the field
 
 
-def _walk(node: Any, path: str) -> Iterator[tuple[str, Any, str]]:
-    """(path, value, key) of every scalar under node."""
+def _walk(node: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """(path, value) of every scalar under node."""
     if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk(value, f"{path}.{key}")
-            if not isinstance(value, (dict, list)):
-                yield f"{path}.{key}", value, str(key)
+        items: Iterator[tuple[str, Any]] = ((f"{path}.{k}", v) for k, v in node.items())
     elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _walk(value, f"{path}[{index}]")
-            if not isinstance(value, (dict, list)):
-                yield f"{path}[{index}]", value, ""
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(node))
+    else:
+        yield path, node
+        return
+    for where, value in items:
+        yield from _walk(value, where)
 
 
 _CONTAINER_IMAGE = re.compile(rf"\.(?:{'|'.join(CONTAINER_LISTS)})\[\d+\]\.image$")
+# Other fields that may carry an image reference: a container's arguments, command and
+# environment values (a --sidecar-image=REF flag), and annotations (an injector's image).
+_MAY_CARRY = re.compile(
+    rf"\.(?:{'|'.join(CONTAINER_LISTS)})\[\d+\]\.(?:args\[|command\[|env\[\d+\]\.value$)"
+    r"|\.metadata\.annotations\."
+)
 
 
 def image_uses(docs: list[Doc], role: str = "") -> list[ImageUse]:
     """Every image reference in the documents: the `image` of each container, init container
     and ephemeral container wherever it is nested (any workload, hook or job template), and
-    each registry-qualified reference in any other string (arguments, environment values,
-    annotations, configuration)."""
+    each registry-qualified reference in their arguments, commands and environment values and
+    in annotations."""
     uses = []
     for doc in docs:
         metadata = doc.get("metadata") or {}
         name = f"{doc.get('kind')}/{metadata.get('name')}"
-        for path, value, _key in _walk(doc, ""):
+        for path, value in _walk(doc, ""):
             if not isinstance(value, str):
                 continue
             if _CONTAINER_IMAGE.search(path):
                 uses.append(ImageUse(value, role, f"{name} {path[1:]}"))
-            else:
+            elif _MAY_CARRY.search(path):
                 uses.extend(
                     ImageUse(m.group(1), role, f"{name} {path[1:]}") for m in _REF.finditer(value)
                 )
