@@ -230,7 +230,8 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
             continue
         name = port.get("name")
         if isinstance(name, str) and name:
-            msgs = names.is_valid_port_name(name)
+            # a name the check accepted before is not looked at again (names remembers it)
+            msgs = [] if name in names.VALID_PORT_NAMES else names.is_valid_port_name(name)
             if msgs:
                 errs.extend(
                     FieldError((*path, i, "name"), ErrorType.INVALID, name, m, origin) for m in msgs
@@ -489,12 +490,13 @@ def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) ->
     as a secret name: a DNS-1123 subdomain, empty included)."""
     errs: list[FieldError] = []
     name = _str(selector.get("name"))
-    for msg in names.name_is_dns_subdomain(name, False):
-        errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin))
+    if name not in names.VALID_DNS1123_SUBDOMAINS:  # else remembered as valid
+        for msg in names.name_is_dns_subdomain(name, False):
+            errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin))
     key = _str(selector.get("key"))
     if key == "":
         errs.append(FieldError((*path, "key"), ErrorType.REQUIRED, origin=origin))
-    else:
+    elif key not in names.VALID_CONFIG_MAP_KEYS:  # else remembered as valid
         for msg in names.is_config_map_key(key):
             errs.append(FieldError((*path, "key"), ErrorType.INVALID, key, msg, origin))
     return errs
@@ -581,7 +583,7 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
         name = item.get("name")
         if not isinstance(name, str) or name == "":  # _str(name) == ""
             errs.append(FieldError((*path, i, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
-        else:
+        elif name not in names.VALID_RELAXED_ENV_VAR_NAMES:  # else remembered as valid
             msgs = names.is_relaxed_env_var_name(name)
             if msgs:
                 errs.extend(
@@ -933,7 +935,8 @@ def validate_container_common(
     name = ctr.get("name")
     if not isinstance(name, str) or name == "":  # _str(name) == ""
         errs.append(FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin))
-    elif names.is_dns1123_label(name):  # the path is built only for an error
+    elif name not in names.VALID_DNS1123_LABELS and names.is_dns1123_label(name):
+        # (a name remembered as valid is not checked again; the path is built for an error)
         errs.extend(names.validate_dns1123_label(name, (*path, "name")))
     if _str(ctr.get("image")) == "":
         errs.append(FieldError((*path, "image"), ErrorType.REQUIRED, origin=origin))

@@ -34,6 +34,7 @@ from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supp
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
     MAX_INT32,
+    VALID_DNS1123_SUBDOMAINS,
     inclusive_range_error,
     is_valid_ip_for_legacy_field,
     name_is_dns_subdomain,
@@ -68,6 +69,7 @@ _INIT_CONTAINER_ANNOTATIONS = (
     "pod.beta.kubernetes.io/init-container-statuses",
     "pod.alpha.kubernetes.io/init-container-statuses",
 )
+_INIT_CONTAINER_ANNOTATION_SET = frozenset(_INIT_CONTAINER_ANNOTATIONS)
 _SPEC: Path = ("spec",)
 _META: Path = ("metadata",)
 
@@ -147,7 +149,8 @@ def _convert(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     """What ``Convert_v1_Pod_To_core_Pod`` changes: init-container annotations dropped, a
     negative grace period read as 1, ``serviceAccount`` as the alias of ``serviceAccountName``."""
     annotations = meta.get("annotations")
-    if isinstance(annotations, dict):
+    # one pass over the pod's keys finds whether any is there (the usual answer: none)
+    if isinstance(annotations, dict) and not _INIT_CONTAINER_ANNOTATION_SET.isdisjoint(annotations):
         for key in _INIT_CONTAINER_ANNOTATIONS:
             annotations.pop(key, None)
     grace = _int(spec.get("terminationGracePeriodSeconds"))
@@ -809,7 +812,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     if spec.get("hostUsers") is False:  # else validateHostUsers finds nothing
         errs.extend(security.validate_host_users(spec, path))
     service_account = _str(spec.get("serviceAccountName"))
-    if service_account:
+    if service_account and service_account not in VALID_DNS1123_SUBDOMAINS:  # else remembered
         msgs = validate_service_account_name(service_account, False)
         if msgs:
             errs.extend(
