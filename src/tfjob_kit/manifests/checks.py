@@ -31,20 +31,24 @@ _WORDS = gate.YAML11_WORDS
 _NUMBER_START = gate.NUMBER_START
 _NUMBER = gate.YAML11_NUMBER.fullmatch
 
-# Strings (keys and values) known to read the same in YAML 1.1 and 1.2: whether one does (gate
-# rule 5b, gate.reads_differently) depends on the string alone, and manifests repeat their keys and
-# many values, so each is checked once. Bounded: short strings only, and at most so many.
-_READS_SAME: set[str] = set()
-_READS_SAME_MAX = 20_000
-_READS_SAME_LONGEST = 100
+# Keys known to read the same in YAML 1.1 and 1.2: whether one does (gate rule 5b,
+# gate.reads_differently) depends on the string alone, and manifests use few keys, again and again,
+# so each is checked once. Bounded: short keys only, and at most so many (a small set stays in the
+# processor's cache: a set of every value seen did not).
+_KEYS_READ_SAME: set[str] = set()
+_KEYS_READ_SAME_MAX = 5_000
+_KEYS_READ_SAME_LONGEST = 100
+# The first character of every string gate.reads_differently is true for: a YAML 1.1 word or a
+# number. A string starting otherwise (most of them) reads the same.
+_MAY_READ_DIFFERENTLY = frozenset(word[0] for word in _WORDS) | _NUMBER_START
 
 
-def _reads_same(text: str) -> bool:
-    """not gate.reads_differently(text), remembered (see _READS_SAME)."""
-    if text in _WORDS or (text[:1] in _NUMBER_START and _NUMBER(text) is not None):
+def _key_reads_same(key: str) -> bool:
+    """not gate.reads_differently(key), remembered (see _KEYS_READ_SAME)."""
+    if key in _WORDS or (key[:1] in _NUMBER_START and _NUMBER(key) is not None):
         return False
-    if len(text) <= _READS_SAME_LONGEST and len(_READS_SAME) < _READS_SAME_MAX:
-        _READS_SAME.add(text)
+    if len(key) <= _KEYS_READ_SAME_LONGEST and len(_KEYS_READ_SAME) < _KEYS_READ_SAME_MAX:
+        _KEYS_READ_SAME.add(key)
     return True
 
 
@@ -71,11 +75,11 @@ def _scan(
                     raise gate.NeedsCareful  # 5a: YAML 1.1 may read the key differently
                 shown = shorten(key if type(key) is OutOfRange else repr(key))
                 return [], f"mapping key {shown} is not a string (quote it)"
-            if fast and key not in _READS_SAME and not _reads_same(key):
+            if fast and key not in _KEYS_READ_SAME and not _key_reads_same(key):
                 raise gate.NeedsCareful  # 5b
         kind = type(child)
         if kind is str:
-            if fast and child not in _READS_SAME and not _reads_same(child):
+            if fast and child[:1] in _MAY_READ_DIFFERENTLY and gate.reads_differently(child):
                 raise gate.NeedsCareful  # 5b
         elif kind is dict or kind is list:
             found = (_scan_fast if fast else _scan)(child, depth + 1, fast, limits, saw_float)
@@ -105,24 +109,27 @@ def _scan_fast(
     saw_float: list[bool],
 ) -> tuple[list[str | int], str] | None:
     """_scan(node, depth, True, limits, saw_float), the hot loop of loading: a mapping whose keys
-    are all in _READS_SAME (so all strings that read the same; the ``<=`` runs in C) needs no key
-    checks, and only its values are looked at, as _scan looks at them; any other mapping goes to
-    _scan. ``gate.reads_differently`` and the common case of ``number_problem`` (an int within
-    range) are written out. (``fast`` is always True: the signature is _scan's.)"""
+    are all in _KEYS_READ_SAME (so all strings that read the same; the ``<=`` runs in C) needs no
+    key checks, and only its values are looked at, as _scan looks at them; any other mapping goes
+    to _scan. ``gate.reads_differently`` (after the look at the first character) and the common
+    case of ``number_problem`` (an int within range) are written out. (``fast`` is always True:
+    the signature is _scan's.)"""
     if depth > limits.max_depth:
         return [], too_deep(limits)
-    reads_same = _READS_SAME
     if type(node) is dict:
-        if not node.keys() <= reads_same:
+        if not node.keys() <= _KEYS_READ_SAME:
             return _scan(node, depth, True, limits, saw_float)
         pairs: Iterable[tuple[Any, Any]] = node.items()
     else:
         pairs = enumerate(node)
+    may_read_differently = _MAY_READ_DIFFERENTLY
     for key, child in pairs:
         kind = type(child)
         if kind is str:
-            if child not in reads_same and not _reads_same(child):
-                raise gate.NeedsCareful  # 5b
+            if child[:1] in may_read_differently and (
+                child in _WORDS or (child[:1] in _NUMBER_START and _NUMBER(child) is not None)
+            ):
+                raise gate.NeedsCareful  # 5b: gate.reads_differently(child)
         elif kind is dict or kind is list:
             found = _scan_fast(child, depth + 1, True, limits, saw_float)
             if found is not None:
