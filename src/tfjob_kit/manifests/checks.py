@@ -27,6 +27,11 @@ _NAMES = {
 }
 
 
+# The largest int within MAX_NUMBER (a whole number): an int compares with an int faster than with
+# a float, and Python compares ints with floats exactly, so the answers are the same.
+_MAX_INT = int(MAX_NUMBER)
+_MIN_INT = -_MAX_INT
+
 _WORDS = gate.YAML11_WORDS
 _NUMBER_START = gate.NUMBER_START
 _NUMBER = gate.YAML11_NUMBER.fullmatch
@@ -86,7 +91,7 @@ def _scan(
             if found is not None:
                 found[0].append(key)
                 return found
-        elif kind is int and -MAX_NUMBER <= child <= MAX_NUMBER:
+        elif kind is int and _MIN_INT <= child <= _MAX_INT:
             pass  # number_problem(child) is None
         elif kind is float or kind is int or kind is OutOfRange:
             problem = number_problem(child)
@@ -135,7 +140,7 @@ def _scan_fast(
             if found is not None:
                 found[0].append(key)
                 return found
-        elif kind is int and -MAX_NUMBER <= child <= MAX_NUMBER:
+        elif kind is int and _MIN_INT <= child <= _MAX_INT:
             pass  # number_problem(child) is None
         elif kind is float or kind is int or kind is OutOfRange:
             problem = number_problem(child)
