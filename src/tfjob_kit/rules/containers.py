@@ -126,6 +126,8 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
 @rule("duplicate-container-name", Severity.ERROR, "Container names must be unique in a pod.")
 def _duplicate_container(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
+        if len(replica.all_containers) < 2:
+            continue  # no name twice
         seen: set[str] = set()
         # Containers first, as the API server checks them: an init container named like a
         # container is the duplicate. all_containers lists init containers first: when the
@@ -149,9 +151,11 @@ def _duplicate_env(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
             if not isinstance(entries, list) or len(entries) < 2:
                 continue  # nothing defined twice
             names = [e.get("name") for e in entries if isinstance(e, dict)]
-            named = [name for name in names if isinstance(name, str)]
-            if len(set(named)) == len(named):
-                continue  # no name twice (the loop below finds where)
+            try:
+                if len(set(names)) == len(names):
+                    continue  # no name, of any type, twice (the loop below finds where)
+            except TypeError:  # an unhashable name (the schema's finding): the loop decides
+                pass
             seen: set[str] = set()
             for index, env in enumerate(entries):
                 name = env.get("name") if isinstance(env, dict) else None

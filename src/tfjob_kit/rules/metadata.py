@@ -98,6 +98,10 @@ def _pod_name_too_long(job: dict[str, Any], reps: list[Replica]) -> Iterator[tup
     for replica in reps:
         if replica.count < 1:
             continue
+        # The length of model.pod_name(name, replica.type, replica.count - 1), without making
+        # it: most names fit.
+        if len(name) + len(replica.lower) + len(str(replica.count - 1)) + 2 <= 63:
+            continue
         longest = model.pod_name(name, replica.type, replica.count - 1)
         if len(longest) > 63:
             spare = 63 - (len(longest) - len(name))
