@@ -72,7 +72,15 @@ def json_path(*parts: str | int) -> str:
 def child_path(parent: str, part: str | int) -> str:
     if isinstance(part, int):
         return f"{parent}[{part}]"
-    if _SIMPLE_KEY.match(part):
+    # An ASCII identifier once '-' reads as '_', not starting with '-', is a simple key; that
+    # test (string methods) is cheaper than the regex, which decides the rest (and refuses
+    # what is no string, as before).
+    if (
+        isinstance(part, str)
+        and part.isascii()
+        and part.replace("-", "_").isidentifier()
+        and part[0] != "-"
+    ) or _SIMPLE_KEY.match(part):
         return f"{parent}.{part}"
     escaped = part.replace("\\", "\\\\").replace("'", "\\'")
     return f"{parent}['{escaped}']"
