@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
@@ -38,11 +38,16 @@ class Finding:
     column: int | None = None
 
     def at(self, source: str, document: int, line: int | None) -> Finding:
-        return replace(
-            self,
-            source=source,
-            document=document,
-            line=self.line if self.line is not None else line,
+        # dataclasses.replace, spelt out (replace looks the fields up on every call)
+        return Finding(
+            self.rule,
+            self.severity,
+            self.message,
+            self.path,
+            source,
+            document,
+            self.line if self.line is not None else line,
+            self.column,
         )
 
     def as_dict(self) -> dict[str, Any]:
