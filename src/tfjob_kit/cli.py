@@ -410,6 +410,10 @@ def build_parser(only_validate: bool = False) -> argparse.ArgumentParser:
     preflight.add_argument("--format", choices=["text", "json"], default="text")
     preflight.set_defaults(func=cmd_gpu_preflight)
 
+    from tfjob_kit import images
+
+    images.register(sub)
+
     try:
         from tfjob_kit.cluster.cli import register
     except ImportError:  # pragma: no cover - the cluster package ships with the library
