@@ -26,23 +26,7 @@ from tfjob_kit import quantity
 from tfjob_kit.podcheck import names, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
+from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
 
 # ---------------------------------------------------------------------------------------------
 # Defaults (SetObjectDefaults_Pod for containers, defaultHostNetworkPorts) and dropped fields
@@ -141,7 +125,7 @@ _PROBE_KEYS = ("livenessProbe", "readinessProbe", "startupProbe")
 def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
     if not ctr.get("imagePullPolicy"):
         ctr["imagePullPolicy"] = (
-            "Always" if image_tag(_str(ctr.get("image"))) == "latest" else "IfNotPresent"
+            "Always" if image_tag(str_of(ctr.get("image"))) == "latest" else "IfNotPresent"
         )
     if not ctr.get("terminationMessagePath"):
         ctr["terminationMessagePath"] = "/dev/termination-log"
@@ -244,7 +228,7 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
                 seen.add(name)
         container_port = port.get("containerPort")
         if type(container_port) is not int:  # an exact int is what _int returns
-            container_port = _int(container_port) or 0
+            container_port = opt_int(container_port) or 0
         if container_port == 0:
             errs.append(FieldError((*path, i, "containerPort"), ErrorType.REQUIRED, origin=origin))
         else:
@@ -258,7 +242,7 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
                 )
         host_port = port.get("hostPort")
         if type(host_port) is not int:
-            host_port = _int(host_port) or 0
+            host_port = opt_int(host_port) or 0
         if host_port != 0:
             msgs = names.is_valid_port_num(host_port)
             if msgs:
@@ -268,7 +252,7 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
                 )
         protocol = port.get("protocol")
         if protocol not in _PROTOCOLS:
-            protocol = _str(protocol)
+            protocol = str_of(protocol)
             if protocol == "":
                 errs.append(FieldError((*path, i, "protocol"), ErrorType.REQUIRED, origin=origin))
             else:
@@ -295,12 +279,12 @@ def accumulate_unique_host_ports(
             if not isinstance(port, dict):
                 continue
             host_port = port.get("hostPort")
-            if not host_port:  # absent, null or 0 (or any other falsy value: _int(...) or 0)
+            if not host_port:  # absent, null or 0 (or any other falsy value: opt_int(...) or 0)
                 continue
-            host_port = _int(host_port) or 0
+            host_port = opt_int(host_port) or 0
             if host_port == 0:
                 continue
-            key = f"{_str(port.get('protocol'))}/{_str(port.get('hostIP'))}/{host_port}"
+            key = f"{str_of(port.get('protocol'))}/{str_of(port.get('hostIP'))}/{host_port}"
             if key in seen:
                 errs.append(
                     FieldError(
@@ -382,8 +366,8 @@ def validate_object_field_selector(
 ) -> list[FieldError]:
     """``validateObjectFieldSelector`` (``expressions`` sorted, as ``sets.List`` gives them)."""
     origin = "validateObjectFieldSelector"
-    api_version = _str(selector.get("apiVersion"))
-    field_path = _str(selector.get("fieldPath"))
+    api_version = str_of(selector.get("apiVersion"))
+    field_path = str_of(selector.get("fieldPath"))
     if api_version == "":
         return [FieldError((*path, "apiVersion"), ErrorType.REQUIRED, origin=origin)]
     if field_path == "":
@@ -474,8 +458,8 @@ def validate_container_resource_field_selector(
     expressions and the hugepages prefixes."""
     origin = "validateContainerResourceFieldSelector"
     errs: list[FieldError] = []
-    resource = _str(selector.get("resource"))
-    if volume and not _str(selector.get("containerName")):
+    resource = str_of(selector.get("resource"))
+    if volume and not str_of(selector.get("containerName")):
         errs.append(FieldError((*path, "containerName"), ErrorType.REQUIRED, origin=origin))
     elif resource == "":
         errs.append(FieldError((*path, "resource"), ErrorType.REQUIRED, origin=origin))
@@ -489,11 +473,11 @@ def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) ->
     """``validateConfigMapKeySelector`` / ``validateSecretKeySelector`` (both check the name
     as a secret name: a DNS-1123 subdomain, empty included)."""
     errs: list[FieldError] = []
-    name = _str(selector.get("name"))
+    name = str_of(selector.get("name"))
     if name not in names.VALID_DNS1123_SUBDOMAINS:  # else remembered as valid
         for msg in names.name_is_dns_subdomain(name, False):
             errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin))
-    key = _str(selector.get("key"))
+    key = str_of(selector.get("key"))
     if key == "":
         errs.append(FieldError((*path, "key"), ErrorType.REQUIRED, origin=origin))
     elif key not in names.VALID_CONFIG_MAP_KEYS:  # else remembered as valid
@@ -538,7 +522,7 @@ def _validate_env_value_from(
         errs.extend(
             _validate_key_selector(secret_ref, (*path, "secretKeyRef"), "validateSecretKeySelector")
         )
-    if sources == 1 and not value:  # the usual case: one source, no value (_str(value) == "")
+    if sources == 1 and not value:  # the usual case: one source, no value (str_of(value) == "")
         return errs
     if sources == 0:
         errs.append(
@@ -551,7 +535,7 @@ def _validate_env_value_from(
                 origin,
             )
         )
-    elif _str(value):
+    elif str_of(value):
         errs.append(
             FieldError(
                 path,
@@ -581,7 +565,7 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
         if not isinstance(item, dict):
             continue
         name = item.get("name")
-        if not isinstance(name, str) or name == "":  # _str(name) == ""
+        if not isinstance(name, str) or name == "":  # str_of(name) == ""
             errs.append(FieldError((*path, i, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
         elif name not in names.VALID_RELAXED_ENV_VAR_NAMES:  # else remembered as valid
             msgs = names.is_relaxed_env_var_name(name)
@@ -599,7 +583,7 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
 
 
 def _validate_env_source_name(ref: dict[str, Any], path: Path, origin: str) -> list[FieldError]:
-    name = _str(ref.get("name"))
+    name = str_of(ref.get("name"))
     if name == "":
         return [FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin)]
     # ValidateConfigMapName / ValidateSecretName with prefix=true (a generateName rule)
@@ -617,12 +601,12 @@ def validate_env_from(env_from: list[Any], path: Path) -> list[FieldError]:
         if not isinstance(item, dict):
             continue
         idx = (*path, i)
-        prefix = _str(item.get("prefix"))
+        prefix = str_of(item.get("prefix"))
         if prefix:
             for msg in names.is_relaxed_env_var_name(prefix):
                 errs.append(FieldError((*idx, "prefix"), ErrorType.INVALID, prefix, msg, origin))
         sources = 0
-        config_ref = _dict(item.get("configMapRef"))
+        config_ref = opt_dict(item.get("configMapRef"))
         if config_ref is not None:
             sources += 1
             errs.extend(
@@ -630,7 +614,7 @@ def validate_env_from(env_from: list[Any], path: Path) -> list[FieldError]:
                     config_ref, (*idx, "configMapRef"), "validateConfigMapEnvSource"
                 )
             )
-        secret_ref = _dict(item.get("secretRef"))
+        secret_ref = opt_dict(item.get("secretRef"))
         if secret_ref is not None:
             sources += 1
             errs.extend(
@@ -673,7 +657,7 @@ def validate_port_num_or_name(port: Any, parent: Path) -> list[FieldError]:
         msgs = names.is_valid_port_name(port)
         value: str | int = port
     else:
-        number = _int(port)
+        number = opt_int(port)
         if number is None:
             if port is not None:
                 return []
@@ -690,16 +674,16 @@ def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
     """``validateHTTPGetAction``."""
     origin = "validateHTTPGetAction"
     errs: list[FieldError] = []
-    if not _str(http.get("path")):
+    if not str_of(http.get("path")):
         errs.append(FieldError((*path, "path"), ErrorType.REQUIRED, origin=origin))
     errs.extend(validate_port_num_or_name(http.get("port"), path))
-    scheme = _str(http.get("scheme"))
+    scheme = str_of(http.get("scheme"))
     if scheme not in ("HTTP", "HTTPS"):
         errs.append(not_supported((*path, "scheme"), scheme, ["HTTP", "HTTPS"], origin))
-    for header in _list(http.get("httpHeaders")):
+    for header in list_of(http.get("httpHeaders")):
         if not isinstance(header, dict):
             continue
-        header_name = _str(header.get("name"))
+        header_name = str_of(header.get("name"))
         for msg in names.is_http_header_name(header_name):
             errs.append(
                 FieldError((*path, "httpHeaders"), ErrorType.INVALID, header_name, msg, origin)
@@ -711,7 +695,7 @@ def _validate_sleep(
     sleep: dict[str, Any], grace_period: int | None, path: Path
 ) -> list[FieldError]:
     """``validateSleepAction`` (PodLifecycleSleepActionAllowZero locked on)."""
-    seconds = _int(sleep.get("seconds")) or 0
+    seconds = opt_int(sleep.get("seconds")) or 0
     if grace_period is not None and (seconds < 0 or seconds > grace_period):
         return [
             FieldError(
@@ -753,7 +737,7 @@ def validate_handler(
             continue
         count += 1
         if kind == "exec":
-            if not _list(action.get("command")):
+            if not list_of(action.get("command")):
                 errs.append(
                     FieldError(
                         (*path, kind, "command"), ErrorType.REQUIRED, origin="validateExecAction"
@@ -764,7 +748,7 @@ def validate_handler(
         elif kind == "tcpSocket":
             errs.extend(validate_port_num_or_name(action.get("port"), (*path, kind)))
         elif kind == "grpc":
-            port = _int(action.get("port"))
+            port = opt_int(action.get("port"))
             errs.extend(validate_port_num_or_name(port if port is not None else 0, (*path, kind)))
         else:
             errs.extend(_validate_sleep(action, grace_period, (*path, kind)))
@@ -793,10 +777,10 @@ def _validate_probe(
     errs = validate_handler(probe, _PROBE_HANDLERS, grace_period, path)
     for key in _NONNEGATIVE_PROBE_FIELDS:
         value = probe.get(key)
-        # a bool is never below 0, so this is `_int(value) is not None and value < 0`
+        # a bool is never below 0, so this is `opt_int(value) is not None and value < 0`
         if isinstance(value, int) and value < 0:
             errs.extend(names.validate_nonnegative_field(value, (*path, key)))
-    grace = _int(probe.get("terminationGracePeriodSeconds"))
+    grace = opt_int(probe.get("terminationGracePeriodSeconds"))
     if grace is not None and grace <= 0:
         errs.append(
             FieldError(
@@ -820,7 +804,7 @@ def validate_probes(ctr: dict[str, Any], grace_period: int | None, path: Path) -
         probe_path = (*path, key)
         errs.extend(_validate_probe(probe, grace_period, probe_path))
         if key == "readinessProbe":
-            grace = _int(probe.get("terminationGracePeriodSeconds"))
+            grace = opt_int(probe.get("terminationGracePeriodSeconds"))
             if grace is not None:
                 errs.append(
                     FieldError(
@@ -832,7 +816,7 @@ def validate_probes(ctr: dict[str, Any], grace_period: int | None, path: Path) -
                     )
                 )
         else:
-            threshold = _int(probe.get("successThreshold"))
+            threshold = opt_int(probe.get("successThreshold"))
             if threshold is None:
                 threshold = 1  # defaulted
             if threshold != 1:
@@ -856,7 +840,7 @@ def validate_lifecycle(
     """``validateLifecycle`` (``stopSignal`` was dropped: ContainerStopSignals is off)."""
     errs: list[FieldError] = []
     for key in ("postStart", "preStop"):
-        hook = _dict(lifecycle.get(key))
+        hook = opt_dict(lifecycle.get(key))
         if hook is not None:
             errs.extend(validate_handler(hook, _LIFECYCLE_HANDLERS, grace_period, (*path, key)))
     return errs
@@ -885,8 +869,8 @@ def validate_resize_policy(
     for i, item in enumerate(policies):
         if not isinstance(item, dict):
             continue
-        resource = _str(item.get("resourceName"))
-        policy = _str(item.get("restartPolicy"))
+        resource = str_of(item.get("resourceName"))
+        policy = str_of(item.get("restartPolicy"))
         if resource in seen:
             errs.append(FieldError((*path, i), ErrorType.DUPLICATE, resource, origin=origin))
         seen.add(resource)
@@ -933,16 +917,16 @@ def validate_container_common(
     origin = "validateContainerCommon"
     errs: list[FieldError] = []
     name = ctr.get("name")
-    if not isinstance(name, str) or name == "":  # _str(name) == ""
+    if not isinstance(name, str) or name == "":  # str_of(name) == ""
         errs.append(FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin))
     elif name not in names.VALID_DNS1123_LABELS and names.is_dns1123_label(name):
         # (a name remembered as valid is not checked again; the path is built for an error)
         errs.extend(names.validate_dns1123_label(name, (*path, "name")))
-    if _str(ctr.get("image")) == "":
+    if str_of(ctr.get("image")) == "":
         errs.append(FieldError((*path, "image"), ErrorType.REQUIRED, origin=origin))
     policy = ctr.get("terminationMessagePolicy")
     if policy not in _TERMINATION_MESSAGE_POLICIES:
-        policy = _str(policy)
+        policy = str_of(policy)
         if policy == "":
             errs.append(
                 FieldError((*path, "terminationMessagePolicy"), ErrorType.REQUIRED, origin=origin)
@@ -968,7 +952,7 @@ def validate_container_common(
     errs.extend(volumes_module.validate_volume_mounts(ctr, volumes, path))
     pull_policy = ctr.get("imagePullPolicy")
     if pull_policy not in _PULL_POLICIES:
-        errs.extend(_validate_pull_policy(_str(pull_policy), (*path, "imagePullPolicy")))
+        errs.extend(_validate_pull_policy(str_of(pull_policy), (*path, "imagePullPolicy")))
     errs.extend(resources.validate_container_resources(ctr, pod_claims, path))
     resize = ctr.get("resizePolicy")
     if isinstance(resize, list) and resize:
@@ -1007,8 +991,8 @@ def validate_containers(
     """``validateContainers``, ``validateInitContainers`` and ``validateEphemeralContainers``,
     in ValidatePodSpec's order, on a defaulted v1 pod spec (``path`` is the spec's,
     ``("spec",)``; ``volumes`` the valid volumes by name)."""
-    grace_period = _int(spec.get("terminationGracePeriodSeconds"))
-    restart_policy = _str(spec.get("restartPolicy"))
+    grace_period = opt_int(spec.get("terminationGracePeriodSeconds"))
+    restart_policy = str_of(spec.get("restartPolicy"))
     host_users = security.host_users(spec)
     errs: list[FieldError] = []
 
@@ -1027,7 +1011,7 @@ def validate_containers(
                     ctr, volumes, pod_claims, ctr_path, restart_policy, host_users
                 )
             )
-            name = _str(ctr.get("name"))
+            name = str_of(ctr.get("name"))
             if name in seen:
                 errs.append(
                     FieldError(
@@ -1042,7 +1026,7 @@ def validate_containers(
     # validateInitContainers
     init_path = (*path, "initContainers")
     init = _indexed(spec.get("initContainers"))
-    all_names = {_str(c.get("name")) for _i, c in regular} if init else set()
+    all_names = {str_of(c.get("name")) for _i, c in regular} if init else set()
     for i, ctr in init:
         ctr_path = (*init_path, i)
         errs.extend(
@@ -1065,7 +1049,7 @@ def validate_containers(
                     )
                 )
             restart_always = ctr_restart == "Always"
-        name = _str(ctr.get("name"))
+        name = str_of(ctr.get("name"))
         if name in all_names:
             errs.append(
                 FieldError(
@@ -1125,12 +1109,12 @@ def validate_ephemeral_containers(
     containers anyway (``ValidatePodCreate``), but ``ValidatePodSpec`` checks them first."""
     origin = "validateEphemeralContainers"
     errs: list[FieldError] = []
-    if not _list(spec.get("ephemeralContainers")):
+    if not list_of(spec.get("ephemeralContainers")):
         return errs
-    restart_policy = _str(spec.get("restartPolicy"))
+    restart_policy = str_of(spec.get("restartPolicy"))
     host_users = security.host_users(spec)
     other = {
-        _str(c.get("name"))
+        str_of(c.get("name"))
         for key in ("containers", "initContainers")
         for _i, c in _indexed(spec.get(key))
     }
@@ -1143,12 +1127,12 @@ def validate_ephemeral_containers(
             )
         )
         errs.extend(_image_whitespace(ctr, ctr_path))
-        name = _str(ctr.get("name"))
+        name = str_of(ctr.get("name"))
         if name in all_names:
             errs.append(FieldError((*ctr_path, "name"), ErrorType.DUPLICATE, name, origin=origin))
         else:
             all_names.add(name)
-        target = _str(ctr.get("targetContainerName"))
+        target = str_of(ctr.get("targetContainerName"))
         if target and target not in other:
             errs.append(
                 FieldError(
@@ -1165,11 +1149,11 @@ def validate_ephemeral_containers(
                         origin="validateFieldAllowList",
                     )
                 )
-        for j, mount in enumerate(_list(ctr.get("volumeMounts"))):
+        for j, mount in enumerate(list_of(ctr.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
             for sub in ("subPath", "subPathExpr"):
-                if _str(mount.get(sub)):
+                if str_of(mount.get(sub)):
                     errs.append(
                         FieldError(
                             (*ctr_path, "volumeMounts", j, sub),
@@ -1183,7 +1167,7 @@ def validate_ephemeral_containers(
 
 def _image_whitespace(ctr: dict[str, Any], path: Path) -> list[FieldError]:
     """``validateContainerOnlyForPod``."""
-    image = _str(ctr.get("image"))
+    image = str_of(ctr.get("image"))
     if len(image) != len(image.strip(" \t\n\v\f\r\x85\xa0")):
         return [
             FieldError(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.fields import str_of
 from tfjob_kit.podcheck.names import (
     VALID_LABEL_VALUES,
     VALID_QUALIFIED_NAMES,
@@ -38,12 +39,6 @@ STANDARD_FINALIZERS = frozenset(
 # schema.GroupVersionKind of metav1validation's BannedOwners.
 _BANNED_OWNERS = frozenset({("", "v1", "Event")})
 _BANNED_OWNER_KINDS = frozenset(kind for _, _, kind in _BANNED_OWNERS)
-
-
-def _str(value: Any) -> str:
-    """A string field as Go sees it after decoding: absent (or of a wrong type, which the schema
-    check reports) reads as ""."""
-    return value if isinstance(value, str) else ""
 
 
 def _str_map(value: Any) -> dict[str, str]:
@@ -144,10 +139,10 @@ def _group_version(api_version: str) -> tuple[str, str]:
 def _owner_json(ref: dict[str, Any]) -> dict[str, Any]:
     """How Go prints a bad ``metav1.OwnerReference`` (its JSON, in field order)."""
     out: dict[str, Any] = {
-        "apiVersion": _str(ref.get("apiVersion")),
-        "kind": _str(ref.get("kind")),
-        "name": _str(ref.get("name")),
-        "uid": _str(ref.get("uid")),
+        "apiVersion": str_of(ref.get("apiVersion")),
+        "kind": str_of(ref.get("kind")),
+        "name": str_of(ref.get("name")),
+        "uid": str_of(ref.get("uid")),
     }
     for key in ("controller", "blockOwnerDeletion"):
         if isinstance(ref.get(key), bool):
@@ -165,10 +160,10 @@ def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
     for ref in refs:
         if not isinstance(ref, dict):
             continue
-        api_version = _str(ref.get("apiVersion"))
-        kind = _str(ref.get("kind"))
-        name = _str(ref.get("name"))
-        uid = _str(ref.get("uid"))
+        api_version = str_of(ref.get("apiVersion"))
+        kind = str_of(ref.get("kind"))
+        name = str_of(ref.get("name"))
+        uid = str_of(ref.get("uid"))
         group, version = _group_version(api_version)
         if version and kind and name and uid and kind not in _BANNED_OWNER_KINDS:
             # the common case: every check below passes, bar a second controller's
@@ -280,7 +275,7 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
         if not isinstance(entry, dict):
             continue
         at = (*path, index)
-        operation = _str(entry.get("operation"))
+        operation = str_of(entry.get("operation"))
         if operation not in ("Apply", "Update"):
             errs.append(
                 FieldError(
@@ -291,7 +286,7 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
                     origin,
                 )
             )
-        fields_type = _str(entry.get("fieldsType"))
+        fields_type = str_of(entry.get("fieldsType"))
         if fields_type and fields_type != "FieldsV1":
             errs.append(
                 FieldError(
@@ -302,7 +297,7 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
                     origin,
                 )
             )
-        manager = _str(entry.get("manager"))
+        manager = str_of(entry.get("manager"))
         if byte_len(manager) > FIELD_MANAGER_MAX_LENGTH:
             errs.append(
                 FieldError(
@@ -325,7 +320,7 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
                     )
                 )
             position += byte_len(ch)
-        if byte_len(_str(entry.get("subresource"))) > MAX_SUBRESOURCE_NAME_LENGTH:
+        if byte_len(str_of(entry.get("subresource"))) > MAX_SUBRESOURCE_NAME_LENGTH:
             errs.append(
                 FieldError(
                     (*at, "subresource"),
@@ -354,13 +349,13 @@ def validate_object_meta(
         meta = {}
     origin = "ValidateObjectMetaAccessor"
     errs: list[FieldError] = []
-    generate_name = _str(meta.get("generateName"))
+    generate_name = str_of(meta.get("generateName"))
     if generate_name:
         errs.extend(
             FieldError((*path, "generateName"), ErrorType.INVALID, generate_name, msg, origin)
             for msg in name_rule(generate_name, True)
         )
-    name = _str(meta.get("name"))
+    name = str_of(meta.get("name"))
     if not name:
         errs.append(
             FieldError(
@@ -374,7 +369,7 @@ def validate_object_meta(
         errs.extend(
             FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin) for msg in msgs
         )
-    namespace = _str(meta.get("namespace"))
+    namespace = str_of(meta.get("namespace"))
     if namespaced:
         if not namespace:
             errs.append(FieldError((*path, "namespace"), ErrorType.REQUIRED, origin=origin))

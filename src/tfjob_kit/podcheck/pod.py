@@ -31,6 +31,7 @@ from typing import Any
 
 from tfjob_kit.podcheck import containers, gojson, resources, scheduling, security, volumes
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supported
+from tfjob_kit.podcheck.fields import dict_of, list_of, opt_int, str_of
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
     MAX_INT32,
@@ -86,22 +87,6 @@ def _copy(value: Any) -> Any:
 _NESTED = (dict, list)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _unset(value: Any) -> bool:
     """What Go reads as the zero value of a string field: absent, null or ""."""
     return value is None or value == ""
@@ -111,7 +96,7 @@ def _containers(spec: dict[str, Any], keys: tuple[str, ...]) -> list[tuple[dict[
     """The containers of ``keys`` (in that order) with their paths."""
     out: list[tuple[dict[str, Any], Path]] = []
     for key in keys:
-        for i, ctr in enumerate(_list(spec.get(key))):
+        for i, ctr in enumerate(list_of(spec.get(key))):
             if isinstance(ctr, dict):
                 out.append((ctr, (*_SPEC, key, i)))
     return out
@@ -153,7 +138,7 @@ def _convert(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     if isinstance(annotations, dict) and not _INIT_CONTAINER_ANNOTATION_SET.isdisjoint(annotations):
         for key in _INIT_CONTAINER_ANNOTATIONS:
             annotations.pop(key, None)
-    grace = _int(spec.get("terminationGracePeriodSeconds"))
+    grace = opt_int(spec.get("terminationGracePeriodSeconds"))
     if grace is not None and grace < 0:
         spec["terminationGracePeriodSeconds"] = 1
     if _unset(spec.get("serviceAccountName")) and isinstance(spec.get("serviceAccount"), str):
@@ -184,14 +169,14 @@ def _any_key_with(annotations: dict[str, Any], prefix: str | tuple[str, ...]) ->
 def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     """``applyAppArmorVersionSkew``: a container's deprecated AppArmor annotation becomes its
     ``appArmorProfile`` field when it has none and the value differs from the pod's."""
-    annotations = _dict(meta.get("annotations"))
+    annotations = dict_of(meta.get("annotations"))
     if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
         return  # the usual case first: no AppArmor annotation, nothing to apply
-    if _dict(spec.get("os")).get("name") == "windows":
+    if dict_of(spec.get("os")).get("name") == "windows":
         return
-    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    pod_profile = dict_of(spec.get("securityContext")).get("appArmorProfile")
     for ctr, _ in _containers(spec, _ALL):
-        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
         if not isinstance(annotation, str):
             continue
         sc = ctr.get("securityContext")
@@ -328,7 +313,7 @@ def _validate_deletion_cost(annotations: dict[str, Any], path: Path) -> list[Fie
     if POD_DELETION_COST_ANNOTATION not in annotations:
         return []
     value = annotations[POD_DELETION_COST_ANNOTATION]
-    text = _str(value)
+    text = str_of(value)
     ok = bool(text) and (text[0] == "-" or text == "0" or "1" <= text[0] <= "9")
     if ok:
         digits = text[1:] if text[0] == "-" else text
@@ -374,7 +359,7 @@ def _validate_apparmor_annotations(
         if not key.startswith(APPARMOR_CONTAINER_ANNOTATION_PREFIX):
             continue
         if names is None:
-            names = {_str(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
+            names = {str_of(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
         name = key[len(APPARMOR_CONTAINER_ANNOTATION_PREFIX) :]
         if name not in names:
             errs.append(
@@ -382,7 +367,7 @@ def _validate_apparmor_annotations(
                     (*path, Key(key)), ErrorType.INVALID, name, "container not found", origin
                 )
             )
-        profile = _str(value)
+        profile = str_of(value)
         if profile not in ("", "runtime/default", "unconfined") and not profile.startswith(
             "localhost/"
         ):
@@ -406,7 +391,7 @@ def validate_pod_specific_annotations(
     annotations: Any, spec: dict[str, Any], path: Path
 ) -> list[FieldError]:
     """``ValidatePodSpecificAnnotations`` (``path`` is ``metadata.annotations``)."""
-    values = _dict(annotations)
+    values = dict_of(annotations)
     for key in values:
         if key.startswith(_POD_SPECIFIC_ANNOTATIONS):
             break
@@ -418,12 +403,12 @@ def validate_pod_specific_annotations(
             FieldError(
                 (*path, Key(MIRROR_POD_ANNOTATION)),
                 ErrorType.INVALID,
-                _str(values[MIRROR_POD_ANNOTATION]),
+                str_of(values[MIRROR_POD_ANNOTATION]),
                 "must set spec.nodeName if mirror pod annotation is set",
                 "ValidatePodSpecificAnnotations",
             )
         )
-    if _str(values.get(TOLERATIONS_ANNOTATION)):
+    if str_of(values.get(TOLERATIONS_ANNOTATION)):
         errs.extend(_validate_tolerations_annotation(values, path))
     errs.extend(_validate_deletion_cost(values, path))
     if isinstance(values.get(SECCOMP_POD_ANNOTATION), str):
@@ -447,13 +432,13 @@ def _validate_resource_claims(
     meta: dict[str, Any], spec: dict[str, Any], path: Path
 ) -> list[FieldError]:
     """``validatePodResourceClaims``."""
-    claims = _list(spec.get("resourceClaims"))
+    claims = list_of(spec.get("resourceClaims"))
     if not claims:
         return []
     origin = "validatePodResourceClaim"
     errs: list[FieldError] = []
     seen: set[str] = set()
-    mirror = MIRROR_POD_ANNOTATION in _dict(meta.get("annotations"))
+    mirror = MIRROR_POD_ANNOTATION in dict_of(meta.get("annotations"))
     for i, claim in enumerate(claims):
         if mirror:
             errs.append(
@@ -468,7 +453,7 @@ def _validate_resource_claims(
         if not isinstance(claim, dict):
             continue
         at = (*path, i)
-        name = _str(claim.get("name"))
+        name = str_of(claim.get("name"))
         if not name:
             errs.append(FieldError((*at, "name"), ErrorType.REQUIRED, origin=origin))
         elif name in seen:
@@ -508,14 +493,14 @@ def _validate_host_network_deps(spec: dict[str, Any]) -> list[FieldError]:
     if spec.get("hostNetwork") is not True:
         return []
     errs: list[FieldError] = []
-    for i, ctr in enumerate(_list(spec.get("containers"))):
+    for i, ctr in enumerate(list_of(spec.get("containers"))):
         if not isinstance(ctr, dict):
             continue
-        for j, port in enumerate(_list(ctr.get("ports"))):
+        for j, port in enumerate(list_of(ctr.get("ports"))):
             if not isinstance(port, dict):
                 continue
-            host_port = _int(port.get("hostPort")) or 0
-            if host_port != (_int(port.get("containerPort")) or 0):
+            host_port = opt_int(port.get("hostPort")) or 0
+            if host_port != (opt_int(port.get("containerPort")) or 0):
                 errs.append(
                     FieldError(
                         (*_SPEC, "containers", i, "ports", j, "hostPort"),
@@ -547,7 +532,7 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
         if not isinstance(config, dict):
             detail = "must provide `dnsConfig` when `dnsPolicy` is None"
             return [FieldError(path, ErrorType.REQUIRED, detail=detail, origin=origin)]
-        if not _list(config.get("nameservers")):
+        if not list_of(config.get("nameservers")):
             detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
             return [
                 FieldError((*path, "nameservers"), ErrorType.REQUIRED, detail=detail, origin=origin)
@@ -555,16 +540,16 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
     if not isinstance(config, dict):
         return []
     errs: list[FieldError] = []
-    nameservers = [ns for ns in _list(config.get("nameservers")) if isinstance(ns, str)]
+    nameservers = [ns for ns in list_of(config.get("nameservers")) if isinstance(ns, str)]
     if len(nameservers) > MAX_DNS_NAMESERVERS:
         detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
         errs.append(
             FieldError((*path, "nameservers"), ErrorType.INVALID, nameservers, detail, origin)
         )
-    for i, ns in enumerate(_list(config.get("nameservers"))):
+    for i, ns in enumerate(list_of(config.get("nameservers"))):
         if isinstance(ns, str):
             errs.extend(is_valid_ip_for_legacy_field((*path, "nameservers", i), ns))
-    searches = [s for s in _list(config.get("searches")) if isinstance(s, str)]
+    searches = [s for s in list_of(config.get("searches")) if isinstance(s, str)]
     if len(searches) > MAX_DNS_SEARCH_PATHS:
         detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
         errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
@@ -574,15 +559,15 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
             "in the search list"
         )
         errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
-    for i, search in enumerate(_list(config.get("searches"))):
+    for i, search in enumerate(list_of(config.get("searches"))):
         if isinstance(search, str) and search != ".":
             errs.extend(
                 validate_dns1123_subdomain_with_underscore(
                     search.removesuffix("."), (*path, "searches", i)
                 )
             )
-    for i, option in enumerate(_list(config.get("options"))):
-        if isinstance(option, dict) and not _str(option.get("name")):
+    for i, option in enumerate(list_of(config.get("options"))):
+        if isinstance(option, dict) and not str_of(option.get("name")):
             errs.append(
                 FieldError(
                     (*path, "options", i),
@@ -597,11 +582,11 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
 def _validate_readiness_gates(gates: Any, path: Path) -> list[FieldError]:
     """``validateReadinessGates``: each conditionType a qualified name."""
     errs: list[FieldError] = []
-    for i, gate in enumerate(_list(gates)):
+    for i, gate in enumerate(list_of(gates)):
         if isinstance(gate, dict):
             errs.extend(
                 validate_qualified_name(
-                    _str(gate.get("conditionType")), (*path, i, "conditionType")
+                    str_of(gate.get("conditionType")), (*path, i, "conditionType")
                 )
             )
     return errs
@@ -611,10 +596,10 @@ def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
     """``validateSchedulingGates``: qualified names, no duplicates."""
     errs: list[FieldError] = []
     seen: set[str] = set()
-    for i, gate in enumerate(_list(gates)):
+    for i, gate in enumerate(list_of(gates)):
         if not isinstance(gate, dict):
             continue
-        name = _str(gate.get("name"))
+        name = str_of(gate.get("name"))
         errs.extend(validate_qualified_name(name, (*path, i)))
         if name in seen:
             errs.append(
@@ -627,11 +612,11 @@ def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
 def _validate_host_aliases(aliases: Any, path: Path) -> list[FieldError]:
     """``ValidateHostAliases``: an IP (legacy parsing) and DNS-subdomain hostnames."""
     errs: list[FieldError] = []
-    for i, alias in enumerate(_list(aliases)):
+    for i, alias in enumerate(list_of(aliases)):
         if not isinstance(alias, dict):
             continue
-        errs.extend(is_valid_ip_for_legacy_field((*path, i, "ip"), _str(alias.get("ip"))))
-        for j, hostname in enumerate(_list(alias.get("hostnames"))):
+        errs.extend(is_valid_ip_for_legacy_field((*path, i, "ip"), str_of(alias.get("ip"))))
+        for j, hostname in enumerate(list_of(alias.get("hostnames"))):
             if isinstance(hostname, str):
                 errs.extend(validate_dns1123_subdomain(hostname, (*path, i, "hostnames", j)))
     return errs
@@ -639,7 +624,7 @@ def _validate_host_aliases(aliases: Any, path: Path) -> list[FieldError]:
 
 def _named(spec: dict[str, Any], key: str, origin: str) -> list[FieldError]:
     """A name field checked when set, as ``NameIsDNSSubdomain`` does."""
-    value = _str(spec.get(key))
+    value = str_of(spec.get(key))
     if not value:
         return []
     return [
@@ -683,7 +668,7 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
     """``validateWindows``: what a pod with ``os.name: windows`` may not set."""
     origin = "validateWindows"
     errs: list[FieldError] = []
-    sc = _dict(spec.get("securityContext"))
+    sc = dict_of(spec.get("securityContext"))
 
     def forbid(present: bool, path: Path) -> None:
         if present:
@@ -698,7 +683,7 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
     forbid(spec.get("hostIPC") is True, (*_SPEC, "hostIPC"))
     for key, rel in _WINDOWS_POD_FORBIDDEN_LATER:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
-    forbid(bool(_list(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
+    forbid(bool(list_of(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
     forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
     for key, rel in _WINDOWS_POD_FORBIDDEN_LAST:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
@@ -716,7 +701,7 @@ def _validate_linux(spec: dict[str, Any]) -> list[FieldError]:
     origin = "validateLinux"
     detail = "windows options cannot be set for a linux pod"
     errs: list[FieldError] = []
-    if _dict(spec.get("securityContext")).get("windowsOptions") is not None:
+    if dict_of(spec.get("securityContext")).get("windowsOptions") is not None:
         errs.append(
             FieldError(
                 (*_SPEC, "securityContext", "windowsOptions"),
@@ -726,7 +711,7 @@ def _validate_linux(spec: dict[str, Any]) -> list[FieldError]:
             )
         )
     for ctr, ctr_path in _containers(spec, _ALL):
-        if _dict(ctr.get("securityContext")).get("windowsOptions") is not None:
+        if dict_of(ctr.get("securityContext")).get("windowsOptions") is not None:
             errs.append(
                 FieldError(
                     (*ctr_path, "securityContext", "windowsOptions"),
@@ -772,7 +757,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
                 origin="ValidatePodSpec",
             )
         )
-    vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=_str(meta.get("name")))
+    vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=str_of(meta.get("name")))
     errs.extend(vol_errs)
     claims = resources.pod_claim_names(spec)
     if spec.get("resourceClaims"):
@@ -796,7 +781,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         errs.extend(
             _validate_choice(dns_policy, (*path, "dnsPolicy"), _DNS_POLICIES, "validateDNSPolicy")
         )
-    errs.extend(scheduling.validate_scheduling(spec, path, _dict(meta.get("labels"))))
+    errs.extend(scheduling.validate_scheduling(spec, path, dict_of(meta.get("labels"))))
     errs.extend(security.validate_pod_security_context(spec, path))
     # validateImagePullSecrets ("only name may be set") cannot fail for a v1 pod: name is the
     # only field of a v1 LocalObjectReference, and decoding drops the others.
@@ -811,7 +796,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     errs.extend(security.validate_windows_host_process_pod(spec, path))
     if spec.get("hostUsers") is False:  # else validateHostUsers finds nothing
         errs.extend(security.validate_host_users(spec, path))
-    service_account = _str(spec.get("serviceAccountName"))
+    service_account = str_of(spec.get("serviceAccountName"))
     if service_account and service_account not in VALID_DNS1123_SUBDOMAINS:  # else remembered
         msgs = validate_service_account_name(service_account, False)
         if msgs:
@@ -827,7 +812,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
             )
     if spec.get("nodeName"):
         errs.extend(_named(spec, "nodeName", "ValidatePodSpec"))
-    deadline = _int(spec.get("activeDeadlineSeconds"))
+    deadline = opt_int(spec.get("activeDeadlineSeconds"))
     if deadline is not None and not 1 <= deadline <= MAX_INT32:
         errs.append(
             FieldError(
@@ -839,7 +824,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
             )
         )
     for key in ("hostname", "subdomain"):
-        value = _str(spec.get(key))
+        value = str_of(spec.get(key))
         if value:
             errs.extend(validate_dns1123_label(value, (*path, key)))
     aliases = spec.get("hostAliases")
@@ -880,14 +865,14 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
 
 def _validate_projected_tokens_need_account(spec: dict[str, Any]) -> list[FieldError]:
     """A projected serviceAccountToken needs a serviceAccountName (validatePodMetadataAndSpec)."""
-    if _str(spec.get("serviceAccountName")):
+    if str_of(spec.get("serviceAccountName")):
         return []
     errs: list[FieldError] = []
-    for vi, volume in enumerate(_list(spec.get("volumes"))):
-        projected = _dict(volume).get("projected") if isinstance(volume, dict) else None
+    for vi, volume in enumerate(list_of(spec.get("volumes"))):
+        projected = dict_of(volume).get("projected") if isinstance(volume, dict) else None
         if not isinstance(projected, dict):
             continue
-        for si, source in enumerate(_list(projected.get("sources"))):
+        for si, source in enumerate(list_of(projected.get("sources"))):
             if isinstance(source, dict) and source.get("serviceAccountToken") is not None:
                 errs.append(
                     FieldError(
@@ -945,7 +930,7 @@ def _validate_seccomp_annotations_and_fields(
 ) -> list[FieldError]:
     """``validateSeccompAnnotationsAndFields``: annotation and field agree where both are set."""
     errs: list[FieldError] = []
-    pod_profile = _dict(spec.get("securityContext")).get("seccompProfile")
+    pod_profile = dict_of(spec.get("securityContext")).get("seccompProfile")
     pod_annotation = annotations.get(SECCOMP_POD_ANNOTATION)
     if pod_profile is not None and isinstance(pod_annotation, str):
         errs.extend(
@@ -956,10 +941,10 @@ def _validate_seccomp_annotations_and_fields(
     if not _any_key_with(annotations, SECCOMP_CONTAINER_ANNOTATION_PREFIX):
         return errs
     for ctr, ctr_path in _containers(spec, _ALL):
-        profile = _dict(ctr.get("securityContext")).get("seccompProfile")
+        profile = dict_of(ctr.get("securityContext")).get("seccompProfile")
         if profile is None:
             continue
-        annotation = annotations.get(SECCOMP_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        annotation = annotations.get(SECCOMP_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
         if isinstance(annotation, str):
             errs.extend(
                 _seccomp_match(
@@ -973,18 +958,18 @@ def _validate_apparmor_annotations_and_fields(
     annotations: dict[str, Any], spec: dict[str, Any]
 ) -> list[FieldError]:
     """``validateAppArmorAnnotationsAndFieldsMatchOnCreate``."""
-    if _dict(spec.get("os")).get("name") == "windows":
+    if dict_of(spec.get("os")).get("name") == "windows":
         return []
     if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
         return []
     origin = "validateAppArmorAnnotationsAndFieldsMatchOnCreate"
     errs: list[FieldError] = []
-    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    pod_profile = dict_of(spec.get("securityContext")).get("appArmorProfile")
     for ctr, ctr_path in _containers(spec, _ALL):
-        profile = _dict(ctr.get("securityContext")).get("appArmorProfile")
+        profile = dict_of(ctr.get("securityContext")).get("appArmorProfile")
         if profile is None:
             profile = pod_profile
-        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + _str(ctr.get("name")))
+        annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
         if not isinstance(profile, dict) or not isinstance(annotation, str):
             continue
         path = (*ctr_path, "securityContext", "appArmorProfile")
@@ -1020,15 +1005,15 @@ def _validate_apparmor_annotations_and_fields(
 
 def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     """``ValidatePodCreate`` of a pod :func:`prepare_pod` made."""
-    meta = _dict(pod.get("metadata"))
-    spec = _dict(pod.get("spec"))
-    annotations = _dict(meta.get("annotations"))
+    meta = dict_of(pod.get("metadata"))
+    spec = dict_of(pod.get("spec"))
+    annotations = dict_of(meta.get("annotations"))
     errs = validate_object_meta(meta, _META, name_rule=name_is_dns_subdomain, kube_finalizers=True)
     errs.extend(validate_pod_specific_annotations(annotations, spec, (*_META, "annotations")))
     errs.extend(validate_pod_spec(meta, spec))
     errs.extend(_validate_projected_tokens_need_account(spec))
     errs.extend(containers.validate_containers_only_for_pod(spec, _SPEC))
-    if _list(spec.get("ephemeralContainers")):
+    if list_of(spec.get("ephemeralContainers")):
         errs.append(
             FieldError(
                 (*_SPEC, "ephemeralContainers"),
@@ -1037,7 +1022,7 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
                 origin="ValidatePodCreate",
             )
         )
-    if _str(spec.get("nodeName")) and _list(spec.get("schedulingGates")):
+    if str_of(spec.get("nodeName")) and list_of(spec.get("schedulingGates")):
         errs.append(
             FieldError(
                 (*_SPEC, "nodeName"),

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import OMIT, ErrorType, FieldError, Path, not_supported
+from .fields import list_of, opt_int, str_of
 from .meta import validate_label_name, validate_labels
 from .names import (
     is_dns1123_subdomain,
@@ -43,26 +44,14 @@ _INCLUSION_POLICIES = ("Honor", "Ignore")  # sets.List: sorted
 _OBJECT_NAME_FIELD = "metadata.name"
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _maps(value: Any) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    for i, item in enumerate(_list(value)):
+    for i, item in enumerate(list_of(value)):
         if isinstance(item, dict):
             yield i, item
 
 
 def _strings(value: Any) -> list[str]:
-    return [v if isinstance(v, str) else "" for v in _list(value)]
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return [v if isinstance(v, str) else "" for v in list_of(value)]
 
 
 def set_defaults(spec: dict[str, Any]) -> None:
@@ -79,7 +68,7 @@ def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldErro
     """``ValidateLabelSelectorRequirement`` with AllowInvalidLabelValueInSelector false."""
     errs: list[FieldError] = []
     origin = "ValidateLabelSelectorRequirement"
-    operator = _str(expr.get("operator"))
+    operator = str_of(expr.get("operator"))
     values = _strings(expr.get("values"))
     if operator in ("In", "NotIn"):
         if not values:
@@ -92,7 +81,7 @@ def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldErro
     else:
         detail = "not a valid selector operator"
         errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
-    errs.extend(validate_label_name(_str(expr.get("key")), (*path, "key")))
+    errs.extend(validate_label_name(str_of(expr.get("key")), (*path, "key")))
     for j, value in enumerate(values):
         errs.extend(
             FieldError((*path, "values", j), ErrorType.INVALID, value, msg, origin)
@@ -106,7 +95,7 @@ def _label_selector(selector: Any, extra: list[dict[str, Any]], path: Path) -> l
     if not isinstance(selector, dict):
         return []
     errs = validate_labels(selector.get("matchLabels"), (*path, "matchLabels"))
-    base = len(_list(selector.get("matchExpressions")))
+    base = len(list_of(selector.get("matchExpressions")))
     for i, expr in _maps(selector.get("matchExpressions")):
         errs.extend(_selector_requirement(expr, (*path, "matchExpressions", i)))
     for k, expr in enumerate(extra):
@@ -163,7 +152,7 @@ def _match_label_keys(
         seen = {k for k in labels if isinstance(k, str)} if isinstance(labels, dict) else set()
         expressions = [e for _, e in _maps(selector.get("matchExpressions"))] + extra
         for expr in expressions:
-            key = _str(expr.get("key"))
+            key = str_of(expr.get("key"))
             if key in index and key in seen:
                 errs.append(
                     FieldError(
@@ -199,7 +188,7 @@ def _node_selector_requirement(
     """``ValidateNodeSelectorRequirement``."""
     errs: list[FieldError] = []
     origin = "ValidateNodeSelectorRequirement"
-    operator = _str(req.get("operator"))
+    operator = str_of(req.get("operator"))
     values = _strings(req.get("values"))
     values_path = (*path, "values")
     if operator in _NODE_OPERATORS_VALUES:
@@ -217,7 +206,7 @@ def _node_selector_requirement(
     else:
         detail = "not a valid selector operator"
         errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
-    errs.extend(validate_label_name(_str(req.get("key")), (*path, "key")))
+    errs.extend(validate_label_name(str_of(req.get("key")), (*path, "key")))
     if not allow_invalid_values:
         for j, value in enumerate(values):
             errs.extend(
@@ -231,7 +220,7 @@ def _node_field_selector_requirement(req: Mapping[str, Any], path: Path) -> list
     """``ValidateNodeFieldSelectorRequirement``."""
     errs: list[FieldError] = []
     origin = "ValidateNodeFieldSelectorRequirement"
-    operator = _str(req.get("operator"))
+    operator = str_of(req.get("operator"))
     values = _strings(req.get("values"))
     if operator in _NODE_OPERATORS_VALUES:
         if len(values) != 1:
@@ -242,7 +231,7 @@ def _node_field_selector_requirement(req: Mapping[str, Any], path: Path) -> list
     else:
         detail = "not a valid selector operator"
         errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
-    key = _str(req.get("key"))
+    key = str_of(req.get("key"))
     if key != _OBJECT_NAME_FIELD:
         detail = "not a valid field selector key"
         errs.append(FieldError((*path, "key"), ErrorType.INVALID, key, detail, origin))
@@ -275,7 +264,7 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(required, dict):
         terms_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-        terms = _list(required.get("nodeSelectorTerms"))
+        terms = list_of(required.get("nodeSelectorTerms"))
         if not terms:
             detail = "must have at least one node selector term"
             errs.append(
@@ -285,7 +274,7 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
             errs.extend(_node_selector_term(term, False, (*terms_path, i)))
     preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
     for i, term in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
-        weight = _int(term.get("weight"))
+        weight = opt_int(term.get("weight"))
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
             errs.append(
@@ -325,7 +314,7 @@ def _pod_affinity_term(
             for msg in name_is_dns_label(name, False)
         )
     errs.extend(_match_label_keys(path, match_keys, mismatch_keys, selector, extra))
-    topology_key = _str(term.get("topologyKey"))
+    topology_key = str_of(term.get("topologyKey"))
     if not topology_key:
         errs.append(
             FieldError(
@@ -350,7 +339,7 @@ def _pod_affinity(
         errs.extend(_pod_affinity_term(term, labels, (*required_path, i)))
     preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
     for j, weighted in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
-        weight = _int(weighted.get("weight"))
+        weight = opt_int(weighted.get("weight"))
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
             errs.append(
@@ -395,10 +384,10 @@ def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
     origin = "ValidateTolerations"
     for i, tol in _maps(tolerations):
         item = (*path, i)
-        key = _str(tol.get("key"))
-        operator = _str(tol.get("operator"))
-        value = _str(tol.get("value"))
-        effect = _str(tol.get("effect"))
+        key = str_of(tol.get("key"))
+        operator = str_of(tol.get("operator"))
+        value = str_of(tol.get("value"))
+        effect = str_of(tol.get("effect"))
         if key:
             errs.extend(validate_label_name(key, (*item, "key")))
         if not key and operator != "Exists":
@@ -452,7 +441,7 @@ def validate_topology_spread_constraints(
         if constraint is None:
             continue
         item = (*path, i)
-        max_skew = _int(constraint.get("maxSkew"))
+        max_skew = opt_int(constraint.get("maxSkew"))
         max_skew = 0 if max_skew is None else max_skew
         if max_skew <= 0:
             errs.append(
@@ -464,7 +453,7 @@ def validate_topology_spread_constraints(
                     "ValidatePositiveField",
                 )
             )
-        topology_key = _str(constraint.get("topologyKey"))
+        topology_key = str_of(constraint.get("topologyKey"))
         if not topology_key:
             errs.append(
                 FieldError(
@@ -475,7 +464,7 @@ def validate_topology_spread_constraints(
                     "ValidateTopologyKey",
                 )
             )
-        action = _str(constraint.get("whenUnsatisfiable"))
+        action = str_of(constraint.get("whenUnsatisfiable"))
         if action not in _WHEN_UNSATISFIABLE:
             errs.append(
                 not_supported(
@@ -488,8 +477,8 @@ def validate_topology_spread_constraints(
         for other in items[i + 1 :]:
             if (
                 other is not None
-                and _str(other.get("topologyKey")) == topology_key
-                and _str(other.get("whenUnsatisfiable")) == action
+                and str_of(other.get("topologyKey")) == topology_key
+                and str_of(other.get("whenUnsatisfiable")) == action
             ):
                 errs.append(
                     FieldError(
@@ -501,7 +490,7 @@ def validate_topology_spread_constraints(
                     )
                 )
                 break
-        md = _int(constraint.get("minDomains"))
+        md = opt_int(constraint.get("minDomains"))
         if md is not None:
             if md <= 0:
                 errs.append(
@@ -544,7 +533,7 @@ def validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     seen: set[str] = set()
     for i, gate in _maps(gates):
-        name = _str(gate.get("name"))
+        name = str_of(gate.get("name"))
         errs.extend(
             FieldError((*path, i), ErrorType.INVALID, name, msg, "ValidateQualifiedName")
             for msg in is_qualified_name(name)
@@ -572,6 +561,6 @@ def validate_scheduling(
             spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"), labels
         )
     )
-    if _list(spec.get("tolerations")):
+    if list_of(spec.get("tolerations")):
         errs.extend(validate_tolerations(spec.get("tolerations"), (*path, "tolerations")))
     return errs

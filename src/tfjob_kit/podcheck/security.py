@@ -21,6 +21,7 @@ from typing import Any
 
 from tfjob_kit.podcheck import names
 from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
+from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
 from tfjob_kit.podcheck.volumes import validate_local_descending_path
 
 # The kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged). Its default is
@@ -30,22 +31,6 @@ ALLOW_PRIVILEGED = True
 # validateSELinuxChangePolicy: with SELinuxMount off (its 1.34 default) and no old pod, only
 # Recursive is accepted (AllowOnlyRecursiveSELinuxChangePolicy).
 ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY = True
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _opt_str(value: Any) -> str | None:
@@ -62,7 +47,10 @@ def _opt_bool(value: Any) -> bool | None:
 
 def _go_seccomp(sp: dict[str, Any]) -> dict[str, Any]:
     """The internal ``core.SeccompProfile`` as Go's json.Marshal prints it (no json tags)."""
-    return {"Type": _str(sp.get("type")), "LocalhostProfile": _opt_str(sp.get("localhostProfile"))}
+    return {
+        "Type": str_of(sp.get("type")),
+        "LocalhostProfile": _opt_str(sp.get("localhostProfile")),
+    }
 
 
 def validate_seccomp_profile_field(sp: Any, path: Path) -> list[FieldError]:
@@ -71,7 +59,7 @@ def validate_seccomp_profile_field(sp: Any, path: Path) -> list[FieldError]:
         return []
     errs: list[FieldError] = []
     origin = "validateSeccompProfileField"
-    sp_type = _str(sp.get("type"))
+    sp_type = str_of(sp.get("type"))
     if sp_type in ("Localhost", "RuntimeDefault", "Unconfined"):
         pass
     elif sp_type == "":
@@ -127,7 +115,7 @@ def validate_apparmor_profile_field(profile: Any, path: Path) -> list[FieldError
         return []
     origin = "ValidateAppArmorProfileField"
     errs: list[FieldError] = []
-    p_type = _str(profile.get("type"))
+    p_type = str_of(profile.get("type"))
     localhost = profile.get("localhostProfile")
     lp_path = (*path, "localhostProfile")
     if p_type == "Localhost":
@@ -300,7 +288,7 @@ def _go_security_context(sc: dict[str, Any]) -> dict[str, Any]:
     def selinux(value: Any) -> Any:
         if not isinstance(value, dict):
             return None
-        return {k.capitalize(): _str(value.get(k)) for k in ("user", "role", "type", "level")}
+        return {k.capitalize(): str_of(value.get(k)) for k in ("user", "role", "type", "level")}
 
     def windows(value: Any) -> Any:
         if not isinstance(value, dict):
@@ -320,8 +308,8 @@ def _go_security_context(sc: dict[str, Any]) -> dict[str, Any]:
         "Privileged": _opt_bool(sc.get("privileged")),
         "SELinuxOptions": selinux(sc.get("seLinuxOptions")),
         "WindowsOptions": windows(sc.get("windowsOptions")),
-        "RunAsUser": _int(sc.get("runAsUser")),
-        "RunAsGroup": _int(sc.get("runAsGroup")),
+        "RunAsUser": opt_int(sc.get("runAsUser")),
+        "RunAsGroup": opt_int(sc.get("runAsGroup")),
         "RunAsNonRoot": _opt_bool(sc.get("runAsNonRoot")),
         "ReadOnlyRootFilesystem": _opt_bool(sc.get("readOnlyRootFilesystem")),
         "AllowPrivilegeEscalation": _opt_bool(sc.get("allowPrivilegeEscalation")),
@@ -347,13 +335,13 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
                 origin=origin,
             )
         )
-    run_as_user = _int(sc.get("runAsUser"))
+    run_as_user = opt_int(sc.get("runAsUser"))
     if run_as_user is not None:
         for msg in names.is_valid_user_id(run_as_user):
             errs.append(
                 FieldError((*path, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
             )
-    run_as_group = _int(sc.get("runAsGroup"))
+    run_as_group = opt_int(sc.get("runAsGroup"))
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
             errs.append(
@@ -394,9 +382,9 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
                     origin,
                 )
             )
-        capabilities = _dict(sc.get("capabilities"))
+        capabilities = opt_dict(sc.get("capabilities"))
         if capabilities is not None:
-            for cap in _list(capabilities.get("add")):
+            for cap in list_of(capabilities.get("add")):
                 if cap == "CAP_SYS_ADMIN":
                     errs.append(
                         FieldError(
@@ -487,7 +475,7 @@ def _validate_sysctls(sysctls: list[Any], spec: dict[str, Any], path: Path) -> l
     for i, item in enumerate(sysctls):
         if not isinstance(item, dict):
             continue
-        name = _str(item.get("name"))
+        name = str_of(item.get("name"))
         name_path = (*path, i, "name")
         if name == "":
             errs.append(FieldError(name_path, ErrorType.REQUIRED, origin=origin))
@@ -535,24 +523,24 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
     if not sc:  # the defaulted {}: only the check that reads the spec can fail
         return _validate_share_process_namespace(spec, fld)
     errs: list[FieldError] = []
-    fs_group = _int(sc.get("fsGroup"))
+    fs_group = opt_int(sc.get("fsGroup"))
     if fs_group is not None:
         for msg in names.is_valid_group_id(fs_group):
             errs.append(FieldError((*fld, "fsGroup"), ErrorType.INVALID, fs_group, msg, origin))
-    run_as_user = _int(sc.get("runAsUser"))
+    run_as_user = opt_int(sc.get("runAsUser"))
     if run_as_user is not None:
         for msg in names.is_valid_user_id(run_as_user):
             errs.append(
                 FieldError((*fld, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
             )
-    run_as_group = _int(sc.get("runAsGroup"))
+    run_as_group = opt_int(sc.get("runAsGroup"))
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
             errs.append(
                 FieldError((*fld, "runAsGroup"), ErrorType.INVALID, run_as_group, msg, origin)
             )
-    for g, gid in enumerate(_list(sc.get("supplementalGroups"))):
-        gid_int = _int(gid)
+    for g, gid in enumerate(list_of(sc.get("supplementalGroups"))):
+        gid_int = opt_int(gid)
         if gid_int is None:
             continue
         for msg in names.is_valid_group_id(gid_int):
@@ -560,7 +548,7 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
                 FieldError((*fld, "supplementalGroups", g), ErrorType.INVALID, gid_int, msg, origin)
             )
     errs.extend(_validate_share_process_namespace(spec, fld))
-    sysctls = _list(sc.get("sysctls"))
+    sysctls = list_of(sc.get("sysctls"))
     if sysctls:
         errs.extend(_validate_sysctls(sysctls, spec, (*fld, "sysctls")))
     fs_policy = sc.get("fsGroupChangePolicy")
@@ -671,7 +659,7 @@ def validate_host_users(spec: dict[str, Any], path: Path) -> list[FieldError]:
                 )
             )
     for ctr, key, i in _all_containers(spec):
-        if _list(ctr.get("volumeDevices")):
+        if list_of(ctr.get("volumeDevices")):
             errs.append(
                 FieldError(
                     (*path, key, i, "volumeDevices"),
@@ -687,8 +675,8 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
     """``validateWindowsHostProcessPod``. ``path`` is the spec's path."""
     origin = "validateWindowsHostProcessPod"
     errs: list[FieldError] = []
-    pod_sc = _dict(spec.get("securityContext")) or {}
-    pod_win = _dict(pod_sc.get("windowsOptions"))
+    pod_sc = opt_dict(spec.get("securityContext")) or {}
+    pod_win = opt_dict(pod_sc.get("windowsOptions"))
     pod_hp = _opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
     host_network = spec.get("hostNetwork") is True
     count = hp_count = 0

@@ -30,6 +30,7 @@ from tfjob_kit.quantity import parse as parse_quantity
 
 from . import names
 from .errors import OMIT, ErrorType, FieldError, Key, Named, Path, not_supported
+from .fields import list_of, opt_dict
 from .meta import validate_annotations, validate_labels
 
 SourceCheck = Callable[[dict[str, Any], Path], list[FieldError]]
@@ -175,14 +176,6 @@ _TEMPLATE_META_POINTERS = frozenset(
 # --- small readers: Go's zero values for absent fields, None for a value of the wrong type ---
 
 
-def _dict(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _str(obj: dict[str, Any], key: str) -> str | None:
     """A string field: "" when absent or null (Go's zero), None when not a string."""
     value = obj.get(key)
@@ -292,9 +285,9 @@ def quantity_string(text: Any, value: Fraction | None = None) -> str:
 
 
 def _default_field_ref(item: Any) -> None:
-    item = _dict(item)
+    item = opt_dict(item)
     if item is not None:
-        ref = _dict(item.get("fieldRef"))
+        ref = opt_dict(item.get("fieldRef"))
         if ref is not None and ref.get("apiVersion") is None:
             ref["apiVersion"] = "v1"  # SetDefaults_ObjectFieldSelector
 
@@ -317,19 +310,19 @@ def _default_mode(src: dict[str, Any]) -> None:
 
 def _default_downward_api(src: dict[str, Any]) -> None:
     _set_default(src, "defaultMode", 0o644)
-    for item in _list(src.get("items")):
+    for item in list_of(src.get("items")):
         _default_field_ref(item)
 
 
 def _default_projected(src: dict[str, Any]) -> None:
     _set_default(src, "defaultMode", 0o644)
-    for source in _list(src.get("sources")):
-        if (source := _dict(source)) is None:
+    for source in list_of(src.get("sources")):
+        if (source := opt_dict(source)) is None:
             continue
-        if (dapi := _dict(source.get("downwardAPI"))) is not None:
-            for item in _list(dapi.get("items")):
+        if (dapi := opt_dict(source.get("downwardAPI"))) is not None:
+            for item in list_of(dapi.get("items")):
                 _default_field_ref(item)
-        if (token := _dict(source.get("serviceAccountToken"))) is not None:
+        if (token := opt_dict(source.get("serviceAccountToken"))) is not None:
             _set_default(token, "expirationSeconds", 3600)
         # ClusterTrustBundleProjection and PodCertificateRequest are off: dropped
         source.pop("clusterTrustBundle", None)
@@ -361,8 +354,8 @@ def _default_scale_io(src: dict[str, Any]) -> None:
 
 
 def _default_ephemeral(src: dict[str, Any]) -> None:
-    template = _dict(src.get("volumeClaimTemplate"))
-    spec = _dict(template.get("spec")) if template is not None else None
+    template = opt_dict(src.get("volumeClaimTemplate"))
+    spec = opt_dict(template.get("spec")) if template is not None else None
     if spec is not None:
         _set_default(spec, "volumeMode", "Filesystem")
 
@@ -421,7 +414,7 @@ def set_defaults(spec: dict[str, Any]) -> None:
         v for v in volumes if not (isinstance(v, dict) and v.get("image") is not None)
     ]
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        for container in _list(spec.get(key)):
+        for container in list_of(spec.get(key)):
             if isinstance(container, dict) and isinstance(container.get("volumeMounts"), list):
                 container["volumeMounts"] = [
                     m
@@ -508,7 +501,7 @@ def mount_service_account_token(spec: dict[str, Any]) -> None:
     token_name = token_name or _TOKEN_VOLUME_NAME
     needs_volume = False
     for key in ("initContainers", "containers"):
-        for container in _list(spec.get(key)):
+        for container in list_of(spec.get(key)):
             if not isinstance(container, dict):
                 continue
             mounts = container.get("volumeMounts")
@@ -584,7 +577,7 @@ def _mode(obj: dict[str, Any], key: str, path: Path, origin: str) -> list[FieldE
 def _key_to_path(item: Any, path: Path) -> list[FieldError]:
     """``validateKeyToPath``."""
     origin = "validateKeyToPath"
-    if (kp := _dict(item)) is None:
+    if (kp := opt_dict(item)) is None:
         return []
     errs = []
     if _str(kp, "key") == "":
@@ -653,7 +646,7 @@ def _secret(src: dict[str, Any], path: Path) -> list[FieldError]:
     if _str(src, "secretName") == "":
         errs.append(_required((*path, "secretName"), origin))
     errs.extend(_mode(src, "defaultMode", path, origin))
-    for i, item in enumerate(_list(src.get("items"))):
+    for i, item in enumerate(list_of(src.get("items"))):
         errs.extend(_key_to_path(item, (*path, "items", i)))
     return errs
 
@@ -664,7 +657,7 @@ def _config_map(src: dict[str, Any], path: Path) -> list[FieldError]:
     if _str(src, "name") == "":
         errs.append(_required((*path, "name"), origin))
     errs.extend(_mode(src, "defaultMode", path, origin))
-    for i, item in enumerate(_list(src.get("items"))):
+    for i, item in enumerate(list_of(src.get("items"))):
         errs.extend(_key_to_path(item, (*path, "items", i)))
     return errs
 
@@ -787,7 +780,7 @@ def _with_secret_ref(check: SourceCheck, origin: str) -> SourceCheck:
 
     def both(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs = check(src, path)
-        ref = _dict(src.get("secretRef"))
+        ref = opt_dict(src.get("secretRef"))
         if ref is not None and _str(ref, "name") == "":
             errs.append(_required((*path, "secretRef", "name"), origin))
         return errs
@@ -809,7 +802,7 @@ _scale_io = _required_fields(
 
 def _rbd_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
-    if not _list(src.get("monitors")):
+    if not list_of(src.get("monitors")):
         errs.append(_required((*path, "monitors"), "validateRBDVolumeSource"))
     if _str(src, "image") == "":
         errs.append(_required((*path, "image"), "validateRBDVolumeSource"))
@@ -817,7 +810,7 @@ def _rbd_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 
 def _cephfs_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
-    if not _list(src.get("monitors")):
+    if not list_of(src.get("monitors")):
         return [_required((*path, "monitors"), "validateCephFSVolumeSource")]
     return []
 
@@ -867,8 +860,8 @@ def _quobyte(src: dict[str, Any], path: Path) -> list[FieldError]:
 def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateFCVolumeSource"
     errs = []
-    wwns = _list(src.get("targetWWNs"))
-    wwids = _list(src.get("wwids"))
+    wwns = list_of(src.get("targetWWNs"))
+    wwids = list_of(src.get("wwids"))
     if not wwns and not wwids:
         errs.append(
             _required(
@@ -912,7 +905,7 @@ def _flex(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     if _str(src, "driver") == "":
         errs.append(_required((*path, "driver"), origin))
-    options = _dict(src.get("options")) or {}
+    options = opt_dict(src.get("options")) or {}
     for key in options:
         namespace = key.split("/", 1)[0] if "/" in key else key
         normalized = "." + namespace.lower()
@@ -969,7 +962,7 @@ def _storage_os(src: dict[str, Any], path: Path) -> list[FieldError]:
     namespace = _str(src, "volumeNamespace")
     if namespace:
         errs.extend(names.validate_dns1123_label(namespace, (*path, "volumeNamespace")))
-    ref = _dict(src.get("secretRef"))
+    ref = opt_dict(src.get("secretRef"))
     if ref is not None and _str(ref, "name") == "":
         errs.append(_required((*path, "secretRef", "name"), origin))
     return errs
@@ -994,7 +987,7 @@ def _csi(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateCSIVolumeSource"
     driver = _str(src, "driver")
     errs = validate_csi_driver_name(driver, (*path, "driver")) if driver is not None else []
-    ref = _dict(src.get("nodePublishSecretRef"))
+    ref = opt_dict(src.get("nodePublishSecretRef"))
     if ref is not None:
         name = _str(ref, "name")
         if name == "":
@@ -1134,7 +1127,7 @@ def validate_resource_field_selector(
 def _downward_api_file(item: Any, path: Path) -> list[FieldError]:
     """``validateDownwardAPIVolumeFile``: ``path`` is the source's, with no item index."""
     origin = "validateDownwardAPIVolumeFile"
-    if (file := _dict(item)) is None:
+    if (file := opt_dict(item)) is None:
         return []
     errs = []
     target = _str(file, "path")
@@ -1174,7 +1167,7 @@ def _downward_api_file(item: Any, path: Path) -> list[FieldError]:
 
 def _downward_api(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = _mode(src, "defaultMode", path, "validateDownwardAPIVolumeSource")
-    for item in _list(src.get("items")):
+    for item in list_of(src.get("items")):
         errs.extend(_downward_api_file(item, path))
     return errs
 
@@ -1197,8 +1190,8 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
                 )
             seen.add(target)
 
-    for i, source in enumerate(_list(src.get("sources"))):
-        if (source := _dict(source)) is None:
+    for i, source in enumerate(list_of(src.get("sources"))):
+        if (source := opt_dict(source)) is None:
             continue
         count = 0
         src_path = (*path, "sources", i)
@@ -1206,26 +1199,26 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
             if source.get(key) is None:
                 continue
             count += 1
-            if (ref := _dict(source[key])) is None:
+            if (ref := opt_dict(source[key])) is None:
                 continue
             proj_path = (*src_path, key)
             name = _str(ref, "name")
             if name == "":
                 errs.append(_required((*proj_path, "name"), origin))
-            for j, item in enumerate(_list(ref.get("items"))):
+            for j, item in enumerate(list_of(ref.get("items"))):
                 errs.extend(_key_to_path(item, (*proj_path, "items", j)))
                 if isinstance(item, dict):
                     claim(item.get("path"), name if name is not None else "")
         if source.get("downwardAPI") is not None:
             count += 1
-            if (dapi := _dict(source["downwardAPI"])) is not None:
-                for item in _list(dapi.get("items")):
+            if (dapi := opt_dict(source["downwardAPI"])) is not None:
+                for item in list_of(dapi.get("items")):
                     errs.extend(_downward_api_file(item, (*src_path, "downwardAPI")))
                     if isinstance(item, dict):
                         claim(item.get("path"), item.get("path"))
         if source.get("serviceAccountToken") is not None:
             count += 1
-            if (token := _dict(source["serviceAccountToken"])) is not None:
+            if (token := opt_dict(source["serviceAccountToken"])) is not None:
                 proj_path = (*src_path, "serviceAccountToken")
                 seconds = _int(token, "expirationSeconds")
                 if seconds is not None and seconds < 600:
@@ -1277,13 +1270,13 @@ def _label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
     labels = selector.get("matchLabels")
     if isinstance(labels, dict):
         errs.extend(validate_labels(labels, (*path, "matchLabels")))
-    for i, expr in enumerate(_list(selector.get("matchExpressions"))):
-        if (expr := _dict(expr)) is None:
+    for i, expr in enumerate(list_of(selector.get("matchExpressions"))):
+        if (expr := opt_dict(expr)) is None:
             continue
         origin = "ValidateLabelSelectorRequirement"
         expr_path = (*path, "matchExpressions", i)
         operator = _str(expr, "operator")
-        values = _list(expr.get("values"))
+        values = list_of(expr.get("values"))
         if operator in ("In", "NotIn"):
             if not values:
                 detail = "must be specified when `operator` is 'In' or 'NotIn'"
@@ -1364,10 +1357,10 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     """``ValidatePersistentVolumeClaimSpec`` with a create's options (VolumeAttributesClass on)."""
     origin = "ValidatePersistentVolumeClaimSpec"
     errs = []
-    modes = _list(spec.get("accessModes"))
+    modes = list_of(spec.get("accessModes"))
     if not modes:
         errs.append(_required((*path, "accessModes"), origin, "at least 1 access mode is required"))
-    selector = _dict(spec.get("selector"))
+    selector = opt_dict(spec.get("selector"))
     if selector is not None:
         errs.extend(_label_selector(selector, (*path, "selector")))
     rwop = other = False
@@ -1388,8 +1381,8 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
                 origin,
             )
         )
-    resources = _dict(spec.get("resources")) or {}
-    requests = _dict(resources.get("requests")) or {}
+    resources = opt_dict(spec.get("resources")) or {}
+    requests = opt_dict(resources.get("requests")) or {}
     storage_path = (*path, "resources", Key("storage"))
     if requests.get("storage") is None:
         errs.append(_required(storage_path, origin))
@@ -1399,8 +1392,8 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     volume_mode = _opt_str(spec, "volumeMode")
     if volume_mode is not None and volume_mode not in _VOLUME_MODES:
         errs.append(not_supported((*path, "volumeMode"), Named(volume_mode), _VOLUME_MODES, origin))
-    data_source = _dict(spec.get("dataSource"))
-    data_source_ref = _dict(spec.get("dataSourceRef"))
+    data_source = opt_dict(spec.get("dataSource"))
+    data_source_ref = opt_dict(spec.get("dataSourceRef"))
     if data_source is not None:
         errs.extend(_data_source(data_source, (*path, "dataSource"), "validateDataSource"))
     ref_namespace = None
@@ -1479,14 +1472,14 @@ def _ephemeral(src: dict[str, Any], path: Path) -> list[FieldError]:
     template = src.get("volumeClaimTemplate")
     if template is None:
         return [_required((*path, "volumeClaimTemplate"), origin)]
-    if (template := _dict(template)) is None:
+    if (template := opt_dict(template)) is None:
         return []
     template_path = (*path, "volumeClaimTemplate")
     errs = []
-    meta = _dict(template.get("metadata"))
+    meta = opt_dict(template.get("metadata"))
     if meta is not None:
         errs.extend(_template_meta(meta, (*template_path, "metadata")))
-    spec = _dict(template.get("spec"))
+    spec = opt_dict(template.get("spec"))
     errs.extend(_claim_spec(spec if spec is not None else {}, (*template_path, "spec")))
     return errs
 
@@ -1645,7 +1638,7 @@ def validate_volumes(
             valid[name] = volume
         if not created:
             continue
-        claim = _dict(volume.get("persistentVolumeClaim"))
+        claim = opt_dict(volume.get("persistentVolumeClaim"))
         if claim is not None and _str(claim, "claimName") in created:
             errs.append(
                 FieldError(
@@ -1693,7 +1686,7 @@ def validate_volume_mounts(
 
 
 def _privileged(container: dict[str, Any]) -> bool:
-    security = _dict(container.get("securityContext")) or {}
+    security = opt_dict(container.get("securityContext")) or {}
     return security.get("privileged") is True
 
 
@@ -1880,7 +1873,7 @@ def _volume_devices(
     device_paths: set[str] = set()
     device_names: set[str] = set()
     mount_paths = set(mount_map.values())
-    for i, device in enumerate(_list(container.get("volumeDevices"))):
+    for i, device in enumerate(list_of(container.get("volumeDevices"))):
         if not isinstance(device, dict):
             continue
         idx_path = (*path, i)
