@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
+from snippets import block
 from tfjob_kit import images
 
 from ._chart import CHARTS, ROOT, Chart, Doc, pod_specs, sets
@@ -286,12 +287,7 @@ def test_the_command_lists_what_site_yml_deploys(helm: str) -> None:
 
 
 def readme_block(test: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(
-        rf"<!-- snippet: test tests/charts/test_images.py::{test} -->\n```\w+\n(.*?)```", text, re.S
-    )
-    assert match, f"the README has no block for {test}"
-    return match.group(1)
+    return block(f"test tests/charts/test_images.py::{test}")
 
 
 def test_readme_mirror_script(helm: str, tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from snippets import block
+
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
@@ -122,8 +124,7 @@ def check_story(output: str) -> None:
 
 def check_readme_sample(output: str) -> None:
     """The README shows what `make demo` prints: the same rows, up to the measured times."""
-    readme = (REPO / "README.md").read_text()
-    sample = readme.split("<!-- snippet: demo-output -->\n```text\n")[1].split("```")[0]
+    sample = block("demo-output")
     tf_config = sample.split("received:\n")[1].splitlines()[0]
     assert f"received:\n{tf_config}\n" in output
     for heading, stable in (

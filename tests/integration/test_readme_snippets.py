@@ -6,17 +6,16 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 
 import pytest
 
+from snippets import tagged
+
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
-BLOCKS = re.findall(
-    r"<!-- snippet: shell -->\n```shell\n(.*?)```", (REPO / "README.md").read_text(), re.S
-)
+BLOCKS = [body for _, body in tagged("shell")]
 
 
 @pytest.mark.parametrize("script", BLOCKS, ids=[b.splitlines()[0][:50] for b in BLOCKS])

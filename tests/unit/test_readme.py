@@ -22,21 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from snippets import README, SNIPPETS, tagged
+
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
-SNIPPET = re.compile(
-    r"(?:<!-- snippet: (?P<tag>[^>]*?) -->\n)?```(?P<lang>[a-z]+)\n(?P<body>.*?)```", re.S
-)
-SNIPPETS = [(m["tag"] or "", m["lang"], m["body"]) for m in SNIPPET.finditer(README)]
-
-
-def tagged(kind: str) -> list[tuple[str, str]]:
-    """(argument, body) of the snippets tagged `kind`."""
-    return [
-        (tag.partition(" ")[2], body) for tag, _, body in SNIPPETS if tag.partition(" ")[0] == kind
-    ]
-
-
 COMMANDS = [
     line.strip()
     for _, body in tagged("cli")
