@@ -27,14 +27,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jinja2 import StrictUndefined, meta
-from jinja2.nativetypes import NativeEnvironment
+
+if TYPE_CHECKING:  # jinja2 is imported when variables are templated, not with the CLI
+    from jinja2.nativetypes import NativeEnvironment
 
 Doc = dict[str, Any]
 
@@ -88,8 +90,33 @@ def _regex_replace(value: Any, pattern: str = "", replacement: str = "") -> str:
     return re.sub(pattern, replacement, str(value))
 
 
+def _concat(values: Iterable[Any]) -> Any:
+    """A template's result as Ansible gives it: one expression's value as it is (a string stays
+    a string: "1.10" is not read as the number 1.1, as Jinja's native mode would), several parts
+    joined as a string. (An expression of constants alone, folded by Jinja's compiler, comes as
+    its text.)"""
+    values = iter(values)
+    head = list(islice(values, 2))
+    if not head:
+        return None
+    if len(head) == 1:
+        return head[0]
+    return "".join(str(part) for part in chain(head, values))
+
+
 def _environment() -> NativeEnvironment:
-    env = NativeEnvironment(undefined=StrictUndefined)
+    from jinja2 import StrictUndefined
+    from jinja2.nativetypes import NativeEnvironment, NativeTemplate
+
+    class Environment(NativeEnvironment):
+        concat = staticmethod(_concat)
+
+    class Template(NativeTemplate):
+        environment_class = Environment
+
+    Environment.template_class = Template
+
+    env = Environment(undefined=StrictUndefined)
     env.filters.update(
         {
             "bool": _bool,
@@ -133,6 +160,8 @@ class Variables:
 
     def template(self, value: Any) -> Any:
         if isinstance(value, str) and ("{{" in value or "{%" in value):
+            from jinja2 import meta
+
             tree = self._env.parse(value)
             names = {n for n in meta.find_undeclared_variables(tree) if n in self.raw}
             context = {name: self.get(name) for name in names}
@@ -391,13 +420,37 @@ def collect(options: Options, helm: str, kube_version: str | None = None) -> lis
     return uses
 
 
+def _without_registry(image: Any) -> Any:
+    """An image setting ({registry, repository, tag, digest}) without its registry."""
+    if isinstance(image, Mapping):
+        return {key: value for key, value in image.items() if key != "registry"}
+    return image
+
+
+def _values_without_registries(values: Any) -> Any:
+    """Chart values with the registry of every `image` setting in them removed."""
+    if isinstance(values, Mapping):
+        return {
+            key: _without_registry(value) if key == "image" else _values_without_registries(value)
+            for key, value in values.items()
+        }
+    return values
+
+
 def without_mirror(variables: Mapping[str, Any]) -> dict[str, Any]:
-    """The variables with every image registry setting removed: the upstream images."""
-    return {
-        name: value
-        for name, value in variables.items()
-        if name != "tfjob_kit_image_registry" and not name.endswith("_image_registry")
-    }
+    """The variables with every image registry setting removed: the upstream images. That is
+    the mirror (`*_image_registry`), and a registry given to one image (`<role>_image`, or an
+    `image` in `<role>_values`)."""
+    upstream: dict[str, Any] = {}
+    for name, value in variables.items():
+        if name == "tfjob_kit_image_registry" or name.endswith("_image_registry"):
+            continue
+        if name.endswith("_image"):
+            value = _without_registry(value)
+        elif name.endswith("_values"):
+            value = _values_without_registries(value)
+        upstream[name] = value
+    return upstream
 
 
 def mapping(options: Options, helm: str, kube_version: str | None = None) -> list[tuple[str, str]]:
@@ -479,6 +532,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def options_of(args: argparse.Namespace) -> Options:
     variables: dict[str, Any] = {}
     for path in args.var_files:
+        if not path.is_file():
+            raise ImagesError(f"{path}: no such variables file")
         try:
             variables.update(_load_yaml(path))
         except (OSError, yaml.YAMLError) as exc:

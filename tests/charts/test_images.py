@@ -179,6 +179,26 @@ def test_a_per_image_override_wins_over_the_mirror(helm: str) -> None:
         f"{MIRROR}/volcanosh/vc-scheduler:v1.14.1-patched",
         f"{MIRROR}/volcanosh/vc-controller-manager:v1.14.1",
     }
+    # the mirroring list copies the upstream image to where the override points
+    pairs = dict(
+        images.mapping(
+            images.Options(
+                {
+                    **MIRRORED,
+                    "tfjob_kit_scheduler": "volcano",
+                    "volcano_admission_image": {"registry": "internal.example.com"},
+                },
+                gpu=False,
+            ),
+            helm,
+        )
+    )
+    assert pairs["docker.io/volcanosh/vc-webhook-manager:v1.14.1"] == (
+        "internal.example.com/volcanosh/vc-webhook-manager:v1.14.1"
+    )
+    assert pairs["docker.io/volcanosh/vc-scheduler:v1.14.1"] == (
+        f"{MIRROR}/volcanosh/vc-scheduler:v1.14.1"
+    )
     # a role's own registry variable wins over the group's
     docs = rendered(
         helm, "training_operator", {**MIRRORED, "training_operator_image_registry": "o.io"}

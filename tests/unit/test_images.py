@@ -134,3 +134,41 @@ def test_the_roles_values_are_ansibles(tmp_path: Path, name: str) -> None:
         assert deployment is not None
         ours = deployment.manifest if deployment.manifest is not None else deployment.values
         assert json.loads(json.dumps(ours)) == expected[role], role
+
+
+def test_templated_strings_stay_strings_as_in_ansible() -> None:
+    """A tag such as "1.10" reached through a variable is the string, not the number 1.1."""
+    variables = images.Variables(
+        {"tag": "1.10", "hex": "0x10", "n": 8, "image": {"tag": "{{ tag }}", "x": "{{ hex }}"}}
+    )
+    assert variables.get("image") == {"tag": "1.10", "x": "0x10"}
+    assert variables.template("{{ n + 1 }}") == 9
+    assert variables.template("{{ tag }}-{{ n }}") == "1.10-8"
+
+
+def test_without_mirror_drops_every_registry_setting() -> None:
+    upstream = images.without_mirror(
+        {
+            "tfjob_kit_image_registry": "m.io",
+            "volcano_image_registry": "v.io",
+            "volcano_admission_image": {"registry": "i.io", "tag": "x"},
+            "training_operator_values": {"image": {"registry": "o.io", "tag": "y"}, "n": 1},
+            "tfjob_kit_scheduler": "volcano",
+        }
+    )
+    assert upstream == {
+        "volcano_admission_image": {"tag": "x"},
+        "training_operator_values": {"image": {"tag": "y"}, "n": 1},
+        "tfjob_kit_scheduler": "volcano",
+    }
+
+
+def test_a_missing_variables_file_is_an_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfjob_kit.cli", "images", "-e", str(tmp_path / "nope.yml")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "nope.yml: no such variables file" in proc.stderr, proc.stderr
