@@ -230,7 +230,7 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
     _check_size(reps)
     job = model.job_name(content)
     ns = namespace or model.namespace(content)
-    success, deciders = model.success_decider(content)
+    success, deciders = model.success_decider(content, reps)
     has_chief = any(r.type in model.CHIEF_TYPES for r in reps)
     spec = as_dict(as_dict(content).get("spec"))
     run_policy = as_dict(spec.get("runPolicy"))

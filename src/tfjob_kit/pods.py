@@ -114,14 +114,6 @@ def owner_reference(content: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _tensorflow_index(containers: list[Any]) -> int | None:
-    """The index of the first container named tensorflow, or None."""
-    for index, container in enumerate(containers):
-        if isinstance(container, dict) and container.get("name") == model.CONTAINER_NAME:
-            return index
-    return None
-
-
 def _default_port(containers: list[Any], tensorflow: int | None) -> None:
     """``setTensorflowDefaultPort``: tfjob-port 2222 on the tensorflow container (else the
     first), unless that container has a port of that name."""
@@ -201,11 +193,13 @@ class _JobPods:
 
     def pod(self, replica: Replica, index: int) -> dict[str, Any]:
         job, gang_scheduler = self.job, self.gang_scheduler
-        template = as_dict(replica.template)
-        template_meta = as_dict(template.get("metadata"))
-        spec = _copy(as_dict(template.get("spec")))
+        template_meta = as_dict(replica.template.get("metadata"))
+        spec = _copy(replica.pod_spec)
         containers = as_list(spec.get("containers"))
-        tensorflow = _tensorflow_index(containers)  # the default port does not rename any
+        # The copy keeps the containers in place (a null one stays), and the default port
+        # renames none: the replica's tensorflow container is at the same index.
+        found = replica.tensorflow_container()
+        tensorflow = None if found is None else found[0]
         _default_port(containers, tensorflow)
         labels = _fresh_map(template_meta.get("labels"))
         labels.update(explain.pod_labels(job, replica, index, self.has_chief))

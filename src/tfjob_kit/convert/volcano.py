@@ -59,7 +59,7 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     run_policy = as_dict(spec.get("runPolicy"))
     scheduling = as_dict(run_policy.get("schedulingPolicy"))
     total = sum(r.count for r in reps)
-    deciders = model.success_decider(job)[1]
+    deciders = model.success_decider(job, reps)[1]
     for replica in reps:
         _check_task(replica)
     distributed = explain.is_distributed(reps)

@@ -50,7 +50,7 @@ _MAY_READ_DIFFERENTLY = frozenset(word[0] for word in _WORDS) | _NUMBER_START
 
 def _key_reads_same(key: str) -> bool:
     """not gate.reads_differently(key), remembered (see _KEYS_READ_SAME)."""
-    if key in _WORDS or (key[:1] in _NUMBER_START and _NUMBER(key) is not None):
+    if gate.reads_differently(key):
         return False
     if len(key) <= _KEYS_READ_SAME_LONGEST and len(_KEYS_READ_SAME) < _KEYS_READ_SAME_MAX:
         _KEYS_READ_SAME.add(key)

@@ -315,7 +315,6 @@ _ENV_FIELD_PATHS = sorted(
         "status.podIPs",
     ]
 )
-_ENV_FIELD_PATH_SET = frozenset(_ENV_FIELD_PATHS)
 _RESOURCE_FIELD_PATHS = sorted(
     [
         "limits.cpu",
