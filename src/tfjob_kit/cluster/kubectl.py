@@ -38,16 +38,22 @@ class Kubectl:
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``kubectl ARGS``; with ``check``, a non-zero exit raises ClusterError."""
-        proc = subprocess.run(
-            self.command(*args),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            umask=UMASK,
-        )
+        """Run ``kubectl ARGS``; with ``check``, a non-zero exit raises ClusterError (so does
+        running past ``timeout`` seconds, checked or not)."""
+        try:
+            proc = subprocess.run(
+                self.command(*args),
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                umask=UMASK,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ClusterError(
+                f"`kubectl {' '.join(args)}` did not finish in {timeout:.0f}s"
+            ) from exc
         if check and proc.returncode != 0:
             raise ClusterError(f"`kubectl {' '.join(args)}` failed: {proc.stderr.strip()}")
         return proc

@@ -145,7 +145,16 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         f"{opts.nodes.gpus_per_node} nvidia.com/gpu",
     )
     kubectl.apply(node_manifests(opts.nodes))
-    kubectl.run("wait", "--for=condition=Ready", "node", "-l", "type=kwok", "--timeout=120s")
+    # kwok marks a thousand nodes Ready in about two minutes on two cores: the step's timeout.
+    kubectl.run(
+        "wait",
+        "--for=condition=Ready",
+        "node",
+        "-l",
+        "type=kwok",
+        f"--timeout={int(opts.timeout)}s",
+        timeout=opts.timeout + 30,
+    )
     if opts.addons:
         start_addons(opts, versions, kubectl, state, out)
     state["addons"] = opts.addons
