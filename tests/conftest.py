@@ -11,7 +11,7 @@ forget them (``--strict-markers`` is on; pyproject.toml registers them):
 * ``go``: runs the Go toolchain (a generator that reads Go modules): any test that asks for the
   ``go`` fixture;
 * ``integration``: runs against the real local cluster: the tests under ``tests/integration``
-  and any test that asks for its ``cluster`` fixtures.
+  and ``tests/faults`` and any test that asks for its ``cluster`` fixtures.
 
 A missing tool fails the tests that need it; it never skips them.
 """
@@ -30,7 +30,7 @@ DATA = TESTS / "data"
 
 
 # Where a test lives, or a fixture it asks for, says what it needs.
-NEED_BY_FOLDER = {"charts": "helm", "integration": "integration"}
+NEED_BY_FOLDER = {"charts": "helm", "integration": "integration", "faults": "integration"}
 NEED_BY_FIXTURE = {
     "helm": "helm",
     "go": "go",
