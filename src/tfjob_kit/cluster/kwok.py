@@ -124,7 +124,7 @@ def kwokctl_config(
 ) -> str:
     """kwokctl's configuration: the pod lifecycle stages, loopback only, and etcd over mutual
     TLS on ``etcd_ports`` (client, peer; chosen by ``create_cluster``)."""
-    stages = (
+    stages = (root / "cluster" / "kwok" / "node-stages.yaml").read_text("utf-8") + (
         (root / "cluster" / "kwok" / "pod-stages.yaml")
         .read_text("utf-8")
         .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
