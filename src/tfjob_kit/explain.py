@@ -18,6 +18,9 @@ from tfjob_kit.model import Replica, as_dict
 
 OPERATOR_NAME = "tfjob-controller"
 MAX_PODS = 2000  # every pod's TF_CONFIG together grows with the square; beyond this, refuse
+# A TF_CONFIG longer than this is printed once per job in text; the other pods', which differ
+# only in their task, are shown by their task (a 1,000-worker job's is 35 KB per pod).
+TF_CONFIG_INLINE = 4096
 
 
 class ExplainError(ValueError):
@@ -53,6 +56,10 @@ class Plan:
     success: str
     defaults: dict[str, Any]
     replicas: list[ReplicaPlan]
+    # The TF_CONFIG sizes in bytes: the largest one pod gets, and all pods' together.
+    tf_config_bytes: dict[str, int] = field(default_factory=dict)
+    # Every pod gets the same cluster spec (not sparse): the TF_CONFIGs differ only in the task.
+    tf_config_shared: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -168,6 +175,41 @@ def encode_cluster(cluster: dict[str, list[str]]) -> str:
     return _go_json(cluster)
 
 
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def tf_config_sizes(
+    content: Any, namespace: str | None = None, domain: str = ""
+) -> tuple[int, int, int]:
+    """(largest, total, pods): the bytes of the largest TF_CONFIG one pod gets, of all the
+    pods' together, and how many pods get one; (0, 0, 0) when the job is not distributed.
+    Exact and linear in the pod count: a shared cluster spec is encoded once."""
+    reps = _distributed_replicas(content, limit=False)
+    if reps is None:
+        return 0, 0, 0
+    ns = namespace or model.namespace(content)
+    cluster = cluster_spec(model.job_name(content), ns, reps, domain)
+    sparse = is_sparse(content)
+    encoded = None if sparse else encode_cluster(cluster)
+    largest = total = pods = 0
+    for replica in reps:
+        if sparse:
+            sizes = (
+                _utf8_len(task_tf_config(cluster, True, replica.lower, i))
+                for i in range(replica.count)
+            )
+        else:
+            # task_tf_config's splice: the same text for every pod but the index's digits.
+            fixed = _utf8_len(task_tf_config(cluster, False, replica.lower, 0, encoded)) - 1
+            sizes = (fixed + len(str(i)) for i in range(replica.count))
+        for size in sizes:
+            largest = max(largest, size)
+            total += size
+            pods += 1
+    return largest, total, pods
+
+
 def tf_config_summary(
     content: Any, namespace: str | None = None, domain: str = ""
 ) -> dict[str, Any]:
@@ -274,6 +316,7 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
                 )
             )
         plans.append(replica_plan)
+    sizes = [_utf8_len(p.tf_config) for r in plans for p in r.pods if p.tf_config is not None]
     return Plan(
         job=job,
         namespace=ns,
@@ -281,6 +324,8 @@ def plan(content: Any, namespace: str | None = None, domain: str = "") -> Plan:
         success=success,
         defaults=defaults,
         replicas=plans,
+        tf_config_bytes={"largest": max(sizes), "total": sum(sizes)} if sizes else {},
+        tf_config_shared=bool(summary) and not summary["sparse"],
     )
 
 
@@ -288,6 +333,13 @@ def render_text(result: Plan) -> str:
     lines = [f"TFJob {result.job} in namespace {result.namespace}", f"  success: {result.success}"]
     if not result.distributed:
         lines.append("  TF_CONFIG: not set (a single replica is not distributed)")
+    elif result.tf_config_bytes:
+        pods = sum(len(r.pods) for r in result.replicas)
+        lines.append(
+            f"  TF_CONFIG: up to {result.tf_config_bytes['largest']:,} bytes per pod, "
+            f"{result.tf_config_bytes['total']:,} bytes over its {pods} pods"
+        )
+    shown = ""  # the pod whose long TF_CONFIG was printed in full
     lines.append("  effective defaults:")
     lines.extend(f"    {key}: {value}" for key, value in result.defaults.items())
     for replica in result.replicas:
@@ -301,6 +353,13 @@ def render_text(result: Plan) -> str:
         )
         for pod in replica.pods:
             lines.append(f"    pod {pod.name}  service {pod.service} (headless)")
-            if pod.tf_config is not None:
-                lines.append(f"      TF_CONFIG={pod.tf_config}")
+            if pod.tf_config is None:
+                continue
+            if shown and result.tf_config_shared and len(pod.tf_config) > TF_CONFIG_INLINE:
+                task = _go_json({"type": replica.type.lower(), "index": pod.index})
+                lines.append(f"      TF_CONFIG: {shown}'s with task {task}")
+                continue
+            if len(pod.tf_config) > TF_CONFIG_INLINE:
+                shown = pod.name
+            lines.append(f"      TF_CONFIG={pod.tf_config}")
     return "\n".join(lines) + "\n"

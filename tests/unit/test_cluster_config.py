@@ -41,9 +41,23 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
     versions = load_versions()
     opts = local.UpOptions(tfjob_run_seconds=7.5, job_run_seconds=1)
     docs = list(yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), versions)))
-    header, stages = docs[0], docs[1:]
+    header, kwok_options, stages = docs[0], docs[1], docs[2:]
     assert header["kind"] == "KwokctlConfiguration"
     assert header["options"]["kubeVersion"] == versions.kubernetes
+    # A thousand nodes turn Ready in time: kwok plays many stages at once.
+    assert kwok_options["kind"] == "KwokConfiguration"
+    assert kwok_options["options"]["nodePlayStageParallelism"] == kwok.KWOK_PARALLELISM > 4
+    node_stages = [s for s in stages if s["spec"]["resourceRef"]["kind"] == "Node"]
+    # Ours replace kwok's (whose lease-less heartbeat it picks with the lease on): Ready once,
+    # then the status reported every five minutes or more.
+    assert {s["metadata"]["name"]: s.get("spec", {}).get("delay") for s in node_stages} == {
+        "tfjob-kit-node-ready": None,
+        "tfjob-kit-node-report": {
+            "durationMilliseconds": 300000,
+            "jitterDurationMilliseconds": 600000,
+        },
+    }
+    stages = [s for s in stages if s not in node_stages]
     names = {s["metadata"]["name"]: s for s in stages}
     assert set(names) == {
         "tfjob-kit-pod-start",

@@ -150,6 +150,15 @@ def test_task_tf_config_with_encoded_cluster_is_the_whole_encoding(
             assert explain.task_tf_config(cluster, sparse, replica.type, i) == expected
             if not domain:
                 assert explain.tf_config(content, replica.type, i) == expected
+    # The sizes, computed without building every TF_CONFIG, are those of the strings, in bytes.
+    sizes = [
+        len(_reference_tf_config(cluster, sparse, r.type, i).encode())
+        for r in reps
+        for i in range(r.count)
+    ]
+    distributed = explain.is_distributed(reps)
+    found = explain.tf_config_sizes(content, namespace, domain)
+    assert found == ((max(sizes), sum(sizes), len(sizes)) if distributed else (0, 0, 0))
 
 
 @pytest.mark.parametrize(
@@ -170,3 +179,28 @@ def test_cluster_spec_hosts(name: str, namespace: str, domain: str) -> None:
         expected[replica.lower] = hosts
     assert list(cluster) == sorted(expected)
     assert cluster == expected
+
+
+@pytest.mark.parametrize("workers", [60, 200, 1000])
+def test_a_long_tf_config_is_printed_once_and_its_size_shown(workers: int) -> None:
+    content = job({"Worker": workers, "PS": 1})
+    plan = explain.plan(content)
+    largest, total, pods = explain.tf_config_sizes(content)
+    assert plan.tf_config_bytes == {"largest": largest, "total": total} and pods == workers + 1
+    text = explain.render_text(plan)
+    assert f"up to {largest:,} bytes per pod, {total:,} bytes over its {pods} pods" in text
+    full = [line for line in text.splitlines() if "TF_CONFIG=" in line]
+    if largest <= explain.TF_CONFIG_INLINE:
+        assert len(full) == pods
+    else:
+        # The first pod's in full; every other pod by its task, which is all that differs.
+        assert len(full) == 1 and '"task":{"type":"ps","index":0}' in full[0]
+        assert 'TF_CONFIG: mnist-ps-0\'s with task {"type":"worker","index":7}' in text
+        assert text.count("'s with task") == pods - 1
+
+
+def test_sparse_tf_configs_are_always_printed_whole() -> None:
+    # With enableDynamicWorker each pod's TF_CONFIG differs in its cluster too: none is elided.
+    content = job({"Worker": 50, "PS": 300}, enableDynamicWorker=True)
+    text = explain.render_text(explain.plan(content))
+    assert text.count("TF_CONFIG=") == 350 and "'s with task" not in text

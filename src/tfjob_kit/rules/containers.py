@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from tfjob_kit import explain, model
 from tfjob_kit.findings import Severity
 from tfjob_kit.model import Replica
 from tfjob_kit.rules.registry import rule
@@ -121,6 +122,24 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
                     "TF_CONFIG is injected by the operator for each replica; a hand-set "
                     "value duplicates it and every replica would get the same task: remove it",
                 )
+
+
+@rule("tf-config-size", Severity.INFO, "A TF_CONFIG longer than 4 KiB: how big, over all pods.")
+def _tf_config_size(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    # A cheap bound first (most jobs have a few replicas): one address is at most the job's and
+    # the namespace's names plus 40 bytes (type, index, ".svc", port, quotes), the rest ~100.
+    pods = sum(r.count for r in reps)
+    names = len(model.job_name(job)) + len(model.namespace(job))
+    if pods * (names + 40) + 100 <= explain.TF_CONFIG_INLINE:
+        return
+    largest, total, pods = explain.tf_config_sizes(job)
+    if largest > explain.TF_CONFIG_INLINE:
+        yield (
+            "$.spec.tfReplicaSpecs",
+            f"each pod's TF_CONFIG lists every address of the job: up to {largest:,} bytes per "
+            f"pod, {total:,} bytes over its {pods} pods, stored with the pods in etcd "
+            "(`tfjob-kit explain` shows it)",
+        )
 
 
 @rule("duplicate-container-name", Severity.ERROR, "Container names must be unique in a pod.")
