@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply clean \
+.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale clean \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
@@ -71,6 +71,12 @@ bench: venv
 # loop, on the local cluster (started if needed).
 bench-apply: cluster-build
 	$(BIN)/python bench/apply_bench.py
+
+# A thousand simulated GPU nodes (8 GPUs each): 500 gang-scheduled TFJobs and one TFJob of
+# 1,000 workers to Succeeded, submit.yml beside kubectl apply + wait. Not part of `make test`;
+# about half an hour on 2 cores. ARGS="--only wide --keep" and so on pass options.
+bench-scale: cluster-build
+	$(BIN)/python bench/scale_bench.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
