@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit.kube import follow, status
+from tfjob_kit.kube import diagnose, follow, status
 from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.resources import TFJOB
 
@@ -283,3 +283,123 @@ def test_a_source_that_cannot_be_listed_is_given_up() -> None:
 
     got = collect(Denied([]), 1)
     assert isinstance(got[0], follow.Broken) and got[0].permanent
+
+
+def _diagnosed(view: status._View, key: status.Key, namewide: bool) -> list[dict[str, Any]]:
+    """diagnose's problems for a job: from the view's per-job reads, or (``namewide``) as the
+    wait read them before it indexed by job: every pod with the job's label, every event and
+    PodGroup of the namespace."""
+    resource, namespace, name = key
+    obj = view.jobs[key]
+    if namewide:
+        label = resource.job_label
+        pods = [
+            p
+            for (ns, _), p in view.pods.items()
+            if ns == namespace and p["metadata"].get("labels", {}).get(label) == name
+        ]
+        events = [e for (ns, *_), e in view.events.items() if ns == namespace]
+        groups = [g for (ns, _), g in view.podgroups.items() if ns == namespace]
+    else:
+        pods = view.pods_of(key)
+        groups = view.podgroups_of(key, obj)
+        events = view.events_of(key, pods, groups)
+    return [
+        p.as_dict()
+        for p in diagnose.diagnose(
+            obj,
+            pods,
+            events,
+            now=1.8e9,
+            unschedulable_grace=60,
+            podgroups=groups,
+            queues={"small": {"metadata": {"name": "small"}, "spec": {"capability": {"cpu": "1"}}}},
+        )
+    ]
+
+
+def test_per_job_reads_diagnose_as_the_namespace_wide_ones() -> None:
+    """Many jobs, whose names prefix each other, their pods, PodGroups and events, changed and
+    deleted in a random order: each job's diagnosis from the per-job indexes is the one from
+    reading the whole namespace; pods are kept without their spec."""
+    import random
+
+    rng = random.Random(13)
+    names = ["a", "a-worker", "a-worker-0", "b", "bb", "c-ps"]
+    keys = [(TFJOB, NS, n) for n in names]
+    view = status._View(keys)
+    jobs = []
+    for index, name in enumerate(names):
+        obj = job("Created")
+        obj["metadata"].update(name=name, uid=f"uid-{index}")
+        jobs.append(obj)
+    view.apply(follow.Reset(follow.Source(TFJOB, NS), jobs))
+    pod_source = follow.Source("pods", NS, "")
+    group_source = follow.Source(status.PODGROUP, NS)
+    reasons = ["FailedCreatePod", "FailedScheduling", "Unschedulable", "BackOff", "Pulled"]
+    for step in range(3000):
+        owner = rng.randrange(len(names))
+        name = names[owner]
+        what = rng.random()
+        if what < 0.4:
+            pod_name = f"{name}-{rng.choice(['worker', 'ps'])}-{rng.randrange(3)}"
+            waiting = rng.choice([None, "ErrImagePull", "CrashLoopBackOff"])
+            pod = {
+                "metadata": {
+                    "name": pod_name,
+                    "uid": f"p-{pod_name}-{step % 3}",
+                    "labels": {TFJOB.job_label: name, "training.kubeflow.org/replica-index": "0"},
+                },
+                "spec": {"containers": [{"name": "tensorflow", "env": [{"value": "x" * 99}]}]},
+                "status": {
+                    "phase": "Pending",
+                    "containerStatuses": [
+                        {"name": "tensorflow", "state": {"waiting": {"reason": waiting}}}
+                    ]
+                    if waiting
+                    else [],
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": "0/3 nodes are available",
+                            "lastTransitionTime": "2026-11-26T12:00:00Z",
+                        }
+                    ],
+                },
+            }
+            kind = rng.choice(["ADDED", "MODIFIED", "DELETED"])
+            view.apply(follow.Change(pod_source, kind, pod))
+        elif what < 0.6:
+            group_name = rng.choice([name, f"{name}-{rng.randrange(2)}"])
+            group = {
+                "metadata": {
+                    "name": group_name,
+                    "ownerReferences": [{"uid": f"uid-{rng.randrange(len(names))}"}],
+                },
+                "spec": {"minMember": 4, "queue": "small", "minResources": {"cpu": "4"}},
+                "status": {
+                    "conditions": [
+                        {"type": "Unschedulable", "status": "True", "message": "gang: 1/4"}
+                    ]
+                },
+            }
+            kind = rng.choice(["ADDED", "MODIFIED", "DELETED"])
+            view.apply(follow.Change(group_source, kind, group))
+        else:
+            about = rng.choice(
+                [("TFJob", name), ("Pod", f"{name}-worker-{rng.randrange(3)}"), ("PodGroup", name)]
+            )
+            ev = event(rng.choice(reasons), f"message {rng.randrange(4)}", *about)
+            ev["metadata"]["name"] = f"{about[1]}.{rng.randrange(5)}"
+            ev["lastTimestamp"] = f"2026-11-26T12:{rng.randrange(60):02d}:00Z"
+            kind = rng.choice(["ADDED", "MODIFIED", "MODIFIED", "DELETED"])
+            view.apply(follow.Change(EVENTS, kind, ev))
+        if step % 100 == 99:
+            for key in keys:
+                assert _diagnosed(view, key, False) == _diagnosed(view, key, True), key
+    assert view.pods and all("spec" not in p for p in view.pods.values())
+    # The comparison saw problems of every kind read: the pods', the events', the PodGroups'.
+    seen = {p["reason"] for key in keys for p in _diagnosed(view, key, False)}
+    assert {"ErrImagePull", "FailedCreatePod", "QueueCapability"} <= seen, seen

@@ -165,27 +165,41 @@ NODES_MAX_AGE = 30.0
 
 class _View:
     """What the watches have told about the jobs: bounded by the jobs' own objects (the jobs,
-    their pods and PodGroups, the latest of each event series about them)."""
+    their pods and PodGroups, the latest of each event series about them).
+
+    Indexed by job, so that reading one job's share costs what the job has, not what all the
+    jobs have (a wait on 500 jobs reads each of them every tick). A pod is kept without its
+    spec: a 1,000-worker job's pods each carry every worker's address in TF_CONFIG, which would
+    make the memory grow with the square of the pods."""
 
     def __init__(self, keys: list[Key]) -> None:
         self.keys = keys
         self.names: dict[tuple[Resource, str], set[str]] = {}
+        self.in_namespace: dict[str, set[str]] = {}  # every job's name, by namespace
         for resource, namespace, name in keys:
             self.names.setdefault((resource, namespace), set()).add(name)
+            self.in_namespace.setdefault(namespace, set()).add(name)
+        self.labels = {resource.job_label for resource, _, _ in keys}
         self.jobs: dict[Key, dict[str, Any]] = {}
         self.listed: set[tuple[Resource, str]] = set()
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        # (namespace, job label, its value) -> pod name -> pod
+        self.pods_by_job: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
         self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
+        # (namespace, owner's uid) -> PodGroup name -> PodGroup
+        self.podgroups_by_owner: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+        # (namespace, kind, name) of the object an event is about -> its events, as in `events`
+        self.events_about: dict[tuple[str, str, str], dict[tuple[str, ...], dict[str, Any]]] = {}
         self.broken: dict[str, str] = {}
 
     def _job_of(self, namespace: str, name: str, prefixed: bool) -> bool:
-        for (_, ns), names in self.names.items():
-            if ns == namespace and (
-                name in names or (prefixed and any(name.startswith(n + "-") for n in names))
-            ):
-                return True
-        return False
+        """``name`` is a job's, or (``prefixed``) starts with a job's name and a dash."""
+        names = self.in_namespace.get(namespace, set())
+        if name in names:
+            return True
+        # name starts with n + "-" exactly when a dash at len(n) ends a prefix equal to n.
+        return prefixed and any(name[:i] in names for i, c in enumerate(name) if c == "-")
 
     def _keep_event(self, event: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
         involved = event.get("involvedObject") or {}
@@ -216,13 +230,41 @@ class _View:
             for key in [k for k in self.jobs if k[0] is source.what and k[1] == ns]:
                 del self.jobs[key]
         elif source.what == "pods":
-            self.pods = {k: v for k, v in self.pods.items() if k[0] != ns}
+            for pod_key in [k for k in self.pods if k[0] == ns]:
+                self._drop_pod(pod_key)
         elif source.what == "events":
-            self.events = {k: v for k, v in self.events.items() if k[0] != ns}
+            for event_key in [k for k in self.events if k[0] == ns]:
+                self._drop_event(event_key)
         else:
-            self.podgroups = {k: v for k, v in self.podgroups.items() if k[0] != ns}
+            for group_key in [k for k in self.podgroups if k[0] == ns]:
+                self._drop_podgroup(group_key)
         for item in items:
             self._change(source, "ADDED", item)
+
+    def _pod_index(self, ns: str, pod: dict[str, Any]) -> list[tuple[str, str, str]]:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        return [(ns, label, str(labels[label])) for label in self.labels if label in labels]
+
+    def _drop_pod(self, pod_key: tuple[str, str]) -> None:
+        old = self.pods.pop(pod_key, None)
+        if old is not None:
+            for index in self._pod_index(pod_key[0], old):
+                self.pods_by_job.get(index, {}).pop(pod_key[1], None)
+
+    @staticmethod
+    def _owners(group: dict[str, Any]) -> list[str]:
+        refs = (group.get("metadata") or {}).get("ownerReferences") or []
+        return [str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")]
+
+    def _drop_podgroup(self, group_key: tuple[str, str]) -> None:
+        old = self.podgroups.pop(group_key, None)
+        if old is not None:
+            for uid in self._owners(old):
+                self.podgroups_by_owner.get((group_key[0], uid), {}).pop(group_key[1], None)
+
+    def _drop_event(self, event_key: tuple[str, str, str, str, str]) -> None:
+        if self.events.pop(event_key, None) is not None:
+            self.events_about.get(event_key[:3], {}).pop(event_key, None)
 
     def _change(self, source: follow.Source, kind: str, obj: dict[str, Any]) -> None:
         ns = source.namespace
@@ -236,41 +278,53 @@ class _View:
                 else:
                     self.jobs[key] = obj
         elif source.what == "pods":
-            if gone:
-                self.pods.pop((ns, name), None)
-            else:
-                self.pods[(ns, name)] = obj
+            self._drop_pod((ns, name))
+            if not gone:
+                # What diagnose reads of a pod: its metadata and status (not its spec).
+                pod = {"metadata": obj.get("metadata"), "status": obj.get("status")}
+                self.pods[(ns, name)] = pod
+                for index in self._pod_index(ns, pod):
+                    self.pods_by_job.setdefault(index, {})[name] = pod
         elif source.what == "events":
             event_key = self._keep_event(obj)
             if event_key is None:
                 return
             if gone:
-                self.events.pop(event_key, None)
+                self._drop_event(event_key)
                 return
             self.events[event_key] = obj
+            self.events_about.setdefault(event_key[:3], {})[event_key] = obj
             if len(self.events) > MAX_EVENTS:
                 oldest = min(self.events, key=lambda k: diagnose.event_time(self.events[k]) or 0.0)
-                del self.events[oldest]
+                self._drop_event(oldest)
         elif self._job_of(ns, name, prefixed=True):
-            if gone:
-                self.podgroups.pop((ns, name), None)
-            else:
+            self._drop_podgroup((ns, name))
+            if not gone:
                 self.podgroups[(ns, name)] = obj
+                for uid in self._owners(obj):
+                    self.podgroups_by_owner.setdefault((ns, uid), {})[name] = obj
 
     def pods_of(self, key: Key) -> list[dict[str, Any]]:
         resource, namespace, name = key
-        return [
-            p
-            for (ns, _), p in self.pods.items()
-            if ns == namespace
-            and ((p.get("metadata") or {}).get("labels") or {}).get(resource.job_label) == name
-        ]
+        return list(self.pods_by_job.get((namespace, resource.job_label, name), {}).values())
 
-    def events_in(self, namespace: str) -> list[dict[str, Any]]:
-        return [e for (ns, *_), e in self.events.items() if ns == namespace]
+    def podgroups_of(self, key: Key, job: dict[str, Any]) -> list[dict[str, Any]]:
+        """The PodGroups the job owns (the only ones diagnose reads)."""
+        uid = str((job.get("metadata") or {}).get("uid") or "")
+        return list(self.podgroups_by_owner.get((key[1], uid), {}).values()) if uid else []
 
-    def podgroups_in(self, namespace: str) -> list[dict[str, Any]]:
-        return [g for (ns, _), g in self.podgroups.items() if ns == namespace]
+    def events_of(
+        self, key: Key, pods: list[dict[str, Any]], podgroups: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The events about the job, its pods and its PodGroups (diagnose reads no others)."""
+        resource, namespace, name = key
+        about = [(resource.kind, name)]
+        about += [("Pod", str((p.get("metadata") or {}).get("name") or "")) for p in pods]
+        about += [("PodGroup", str((g.get("metadata") or {}).get("name") or "")) for g in podgroups]
+        found: list[dict[str, Any]] = []
+        for kind, obj in about:
+            found.extend(self.events_about.get((namespace, kind, obj), {}).values())
+        return found
 
 
 class ClusterReader:
@@ -391,11 +445,12 @@ def wait(
                         "deleted",
                         {**current, key: status},
                     )
-                podgroups = view.podgroups_in(namespace)
+                job_pods = view.pods_of(key)
+                podgroups = view.podgroups_of(key, obj)
                 problems = diagnose.diagnose(
                     obj,
-                    view.pods_of(key),
-                    view.events_in(namespace),
+                    job_pods,
+                    view.events_of(key, job_pods, podgroups),
                     now=now,
                     unschedulable_grace=unschedulable_grace,
                     cluster=cluster.capacity,
