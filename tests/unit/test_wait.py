@@ -403,3 +403,36 @@ def test_per_job_reads_diagnose_as_the_namespace_wide_ones() -> None:
     # The comparison saw problems of every kind read: the pods', the events', the PodGroups'.
     seen = {p["reason"] for key in keys for p in _diagnosed(view, key, False)}
     assert {"ErrImagePull", "FailedCreatePod", "QueueCapability"} <= seen, seen
+
+
+def test_the_events_dropped_first_are_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against the rule written plainly (after each arrival beyond the bound, drop the kept
+    event seen last the longest ago, the first kept of equals), over random arrivals, repeats
+    of a series, deletions and relists."""
+    import random
+
+    monkeypatch.setattr(status, "MAX_EVENTS", 7)
+    rng = random.Random(7)
+    view = status._View([KEY])
+    expected: dict[tuple[str, ...], dict[str, Any]] = {}
+    for step in range(5000):
+        ev = event(f"R{rng.randrange(3)}", "m", "Pod", f"mnist-worker-{rng.randrange(6)}")
+        ev["metadata"]["name"] = f"s{rng.randrange(4)}"
+        ev["lastTimestamp"] = f"2026-11-26T12:00:{rng.randrange(20):02d}Z"
+        key = view._keep_event(ev)
+        assert key is not None
+        if step % 997 == 996:  # a relist: what the list holds replaces what was kept
+            view.apply(follow.Reset(EVENTS, [ev]))
+            expected = {key: ev}
+            continue
+        if rng.random() < 0.15:
+            view.apply(follow.Change(EVENTS, "DELETED", ev))
+            expected.pop(key, None)
+            continue
+        view.apply(follow.Change(EVENTS, "MODIFIED", ev))
+        expected[key] = ev
+        if len(expected) > 7:
+            oldest = min(expected, key=lambda k: diagnose.event_time(expected[k]) or 0.0)
+            del expected[oldest]
+        assert list(view.events) == list(expected)
+    assert len(view._oldest) <= 4 * 7 + 1  # the heap is rebuilt, not left to grow

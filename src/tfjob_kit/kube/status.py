@@ -7,6 +7,8 @@ Terminated are also Failed), so the same wait_for/fail_on work for both backends
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import queue
 import time
 from collections.abc import Callable
@@ -191,6 +193,11 @@ class _View:
         self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         # (namespace, kind, name) of the object an event is about -> its events, as in `events`
         self.events_about: dict[tuple[str, str, str], dict[tuple[str, ...], dict[str, Any]]] = {}
+        # The eviction order of `events` (the oldest first), without a scan of them all: a heap
+        # of (event time, first arrival, key), and each kept event's first arrival.
+        self._oldest: list[tuple[float, int, tuple[str, str, str, str, str]]] = []
+        self._arrivals = itertools.count()
+        self.event_order: dict[tuple[str, str, str, str, str], int] = {}
         self.broken: dict[str, str] = {}
 
     def _job_of(self, namespace: str, name: str, prefixed: bool) -> bool:
@@ -265,6 +272,21 @@ class _View:
     def _drop_event(self, event_key: tuple[str, str, str, str, str]) -> None:
         if self.events.pop(event_key, None) is not None:
             self.events_about.get(event_key[:3], {}).pop(event_key, None)
+            del self.event_order[event_key]
+
+    def _pop_oldest(self) -> tuple[str, str, str, str, str]:
+        """The kept event seen last the longest ago (the first kept of those seen at once).
+        The heap holds an entry per arrival: one whose event has gone or arrived again since
+        is passed over."""
+        while True:
+            when, order, event_key = heapq.heappop(self._oldest)
+            current = self.events.get(event_key)
+            if (
+                current is not None
+                and self.event_order[event_key] == order
+                and (diagnose.event_time(current) or 0.0) == when
+            ):
+                return event_key
 
     def _change(self, source: follow.Source, kind: str, obj: dict[str, Any]) -> None:
         ns = source.namespace
@@ -292,11 +314,20 @@ class _View:
             if gone:
                 self._drop_event(event_key)
                 return
+            if event_key not in self.events:
+                self.event_order[event_key] = next(self._arrivals)
             self.events[event_key] = obj
             self.events_about.setdefault(event_key[:3], {})[event_key] = obj
-            if len(self.events) > MAX_EVENTS:
-                oldest = min(self.events, key=lambda k: diagnose.event_time(self.events[k]) or 0.0)
-                self._drop_event(oldest)
+            when = diagnose.event_time(obj) or 0.0
+            heapq.heappush(self._oldest, (when, self.event_order[event_key], event_key))
+            if len(self._oldest) > 4 * MAX_EVENTS:  # mostly passed-over entries: rebuilt
+                self._oldest = [
+                    (diagnose.event_time(e) or 0.0, self.event_order[k], k)
+                    for k, e in self.events.items()
+                ]
+                heapq.heapify(self._oldest)
+            while len(self.events) > MAX_EVENTS:
+                self._drop_event(self._pop_oldest())
         elif self._job_of(ns, name, prefixed=True):
             self._drop_podgroup((ns, name))
             if not gone:
