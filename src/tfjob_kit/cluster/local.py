@@ -112,6 +112,14 @@ def is_running(name: str = DEFAULT_NAME) -> bool:
         return False
 
 
+def _ready_nodes(kubectl: Kubectl) -> int:
+    """How many of the fake nodes are Ready: one list (``kubectl wait`` on nodes reads them one
+    by one, over three minutes for a thousand)."""
+    ready = '{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
+    proc = kubectl.run("get", "nodes", "-l", "type=kwok", "-o", f"jsonpath={ready}", check=False)
+    return proc.stdout.split().count("True") if proc.returncode == 0 else 0
+
+
 def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     """Start (or reuse) the local cluster; returns the kubeconfig path."""
     opts = opts or UpOptions()
@@ -145,15 +153,12 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         f"{opts.nodes.gpus_per_node} nvidia.com/gpu",
     )
     kubectl.apply(node_manifests(opts.nodes))
-    # kwok marks a thousand nodes Ready in about two minutes on two cores: the step's timeout.
-    kubectl.run(
-        "wait",
-        "--for=condition=Ready",
-        "node",
-        "-l",
-        "type=kwok",
-        f"--timeout={int(opts.timeout)}s",
-        timeout=opts.timeout + 30,
+    expected = opts.nodes.cpu_nodes + opts.nodes.gpu_nodes
+    wait(
+        f"{expected} nodes to be Ready",
+        lambda: _ready_nodes(kubectl) >= expected,
+        opts.timeout,
+        interval=1.0,
     )
     if opts.addons:
         start_addons(opts, versions, kubectl, state, out)
