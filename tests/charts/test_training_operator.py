@@ -3,6 +3,7 @@ generated CRD."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -65,6 +66,8 @@ def test_operator_defaults(operator: Chart) -> None:
         "--health-probe-bind-address=:8081",
         "--leader-elect",
         "--controller-threads=1",
+        "--kube-api-qps=20",
+        "--kube-api-burst=30",
     ]
     # A release named like the chart gets the upstream names (what the local cluster uses).
     assert service["metadata"]["name"] == "training-operator"
@@ -124,6 +127,33 @@ def test_operator_optional_flags(operator: Chart) -> None:
     assert "--namespace=team-a" in args
     assert "--controller-threads=4" in args
     assert args[-1] == "--zap-log-level=debug"
+
+
+def test_operator_tuning_flags_follow_the_values(operator: Chart) -> None:
+    args = _operator_container(
+        operator.render(*sets("controllerThreads=8", "kubeApiQps=200", "kubeApiBurst=400"))
+    )["args"]
+    tuning = [a for a in args if a.startswith(("--controller-threads", "--kube-api-"))]
+    assert tuning == ["--controller-threads=8", "--kube-api-qps=200", "--kube-api-burst=400"]
+
+
+def test_operator_tuning_flags_are_the_operators_own(operator: Chart, go: str) -> None:
+    """The chart's defaults are the operator's: the flags' defaults in the pinned release's
+    source (cmd/training-operator.v1/main.go, through the Go module cache)."""
+    versions = load_versions(ROOT)
+    module = build.Builder(versions, ROOT, go=go).module_download_dir(
+        "github.com/kubeflow/training-operator", versions.training_operator
+    )
+    text = (module / "cmd" / "training-operator.v1" / "main.go").read_text()
+    values = yaml.safe_load((operator.path / "values.yaml").read_text())
+    for flag, key in (
+        ("controller-threads", "controllerThreads"),
+        ("kube-api-qps", "kubeApiQps"),
+        ("kube-api-burst", "kubeApiBurst"),
+    ):
+        found = re.search(rf'IntVar\(&\w+, "{flag}", (\d+),', text)
+        assert found, f"--{flag} is not an int flag of the operator"
+        assert values[key] == int(found[1]), key
 
 
 def test_operator_webhook_certificates(operator: Chart) -> None:
@@ -287,6 +317,15 @@ OPERATOR_FAILURES = [
     (("--set", "gangScheduler=kube-batch"), "kube-batch is archived"),
     (("--set", "gangScheduler=default-scheduler"), "does not gang-schedule"),
     (("--set", "image.tag="), "image.tag and image.digest are both empty"),
+    (("--set", "kubeApiQps=0"), "kubeApiQps"),
+    (("--set", "kubeApiQps=-5"), "kubeApiQps"),
+    (("--set", "kubeApiBurst=0"), "kubeApiBurst"),
+    (("--set", "kubeApiQps=1.5"), "kubeApiQps"),
+    (("--set", "controllerThreads=0"), "controllerThreads"),
+    (
+        ("--set", "extraArgs={--kube-api-qps=100}"),
+        "sets --kube-api-qps, which the chart sets itself",
+    ),
     (
         ("--set", "extraArgs={--gang-scheduler-name=volcano}"),
         "sets --gang-scheduler-name, which the chart sets itself",

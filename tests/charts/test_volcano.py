@@ -100,6 +100,26 @@ def test_volcano_leader_election_and_log_level_are_values(volcano: Chart) -> Non
     assert roles == ["rel-volcano-controllers-leader-election"]
 
 
+def test_volcano_tuning_follows_the_values(volcano: Chart) -> None:
+    """The scheduling period and the webhooks' timeout: Volcano's own defaults (1s; Kubernetes'
+    10 s, which vc-webhook-manager leaves unset), and what the values say."""
+    for values, period, timeout in (
+        ((), "1s", 10),
+        (("scheduler.schedulePeriod=250ms", "admission.timeoutSeconds=25"), "250ms", 25),
+    ):
+        docs = volcano.render(*sets(*values))
+        args = one(docs, "Deployment", "scheduler")["spec"]["template"]["spec"]["containers"][0][
+            "args"
+        ]
+        assert [a for a in args if a.startswith("--schedule-period")] == [
+            f"--schedule-period={period}"
+        ]
+        timeouts = [
+            w["timeoutSeconds"] for d in docs if d["kind"] in WEBHOOK_KINDS for w in d["webhooks"]
+        ]
+        assert len(timeouts) == 6 and set(timeouts) == {timeout}
+
+
 def test_volcano_webhooks_only_with_admission(volcano: Chart) -> None:
     docs = volcano.render()
     hooks = [d for d in docs if d["kind"] in WEBHOOK_KINDS]
@@ -409,6 +429,12 @@ def test_volcano_admission_role_is_limited_to_its_webhook_configurations(volcano
         (["controllers.jobPlugins={mpi}"], "jobPlugins"),
         (["admission.certValidityDays=30"], "must be less than admission.certValidityDays=30"),
         (["admission.certValidityDays=36500"], "certValidityDays"),
+        (["scheduler.schedulePeriod=fast"], "/scheduler/schedulePeriod"),
+        (["scheduler.schedulePeriod=1"], "/scheduler/schedulePeriod"),
+        (["scheduler.schedulePeriod=0s"], "scheduler.schedulePeriod=0s: the pause"),
+        (["scheduler.schedulePeriod=0.0ms"], "must be more than zero"),
+        (["admission.timeoutSeconds=0"], "/admission/timeoutSeconds"),
+        (["admission.timeoutSeconds=31"], "/admission/timeoutSeconds"),
     ],
 )
 def test_volcano_validation_refuses_mistakes(

@@ -115,13 +115,15 @@ The manager's flags. Every flag the chart owns is listed in "training-operator.o
 - --namespace={{ .Values.watchNamespace }}
 {{- end }}
 - --controller-threads={{ .Values.controllerThreads | default 1 }}
+- --kube-api-qps={{ .Values.kubeApiQps | default 20 }}
+- --kube-api-burst={{ .Values.kubeApiBurst | default 30 }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
 {{- end }}
 
 {{- define "training-operator.ownedFlags" -}}
-enable-scheme gang-scheduler-name webhook-server-port webhook-service-name webhook-secret-name metrics-bind-address health-probe-bind-address leader-elect namespace controller-threads
+enable-scheme gang-scheduler-name webhook-server-port webhook-service-name webhook-secret-name metrics-bind-address health-probe-bind-address leader-elect namespace controller-threads kube-api-qps kube-api-burst
 {{- end }}
 
 {{/*
