@@ -1,4 +1,5 @@
-"""The cluster itself: kwokctl's configuration, creating and deleting a kwokctl cluster.
+"""The cluster itself: kwokctl's configuration, creating, restarting and deleting a kwokctl
+cluster.
 
 A kwokctl ``binary``-runtime cluster: the real etcd, kube-apiserver, kube-controller-manager and
 kube-scheduler we built, and kwok simulating the nodes and the pods' lifecycle (the stages of
@@ -211,6 +212,47 @@ def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO)
         )
     finally:
         config.unlink(missing_ok=True)
+
+
+def stopped_components(name: str) -> list[str]:
+    """The cluster's kwokctl components that do not run; their pid files are removed.
+
+    kwokctl takes a component for running when its recorded pid answers signal 0: a component
+    killed with SIGKILL whose pid now belongs to another process (or to a zombie nobody reaped)
+    would never be started again."""
+    binaries = cluster_dir(name) / "bin"
+    stopped = []
+    for path in sorted((cluster_dir(name) / "pids").glob("*.pid")):
+        pid = None
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(path.read_text().strip())
+        argv0 = b""
+        if pid is not None and proc_start_time(pid) is not None:  # alive, not a zombie
+            with contextlib.suppress(OSError):
+                argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        if argv0 != str(binaries / path.stem).encode():
+            path.unlink(missing_ok=True)
+            stopped.append(path.stem)
+    return stopped
+
+
+def start_cluster(name: str, versions: Versions, timeout: float, out: TextIO) -> None:
+    """``kwokctl start cluster``: start again, in place, the components that are not running
+    (etcd keeps its data); the ones still running are left alone. ClusterError when kwokctl
+    fails; whether the API server then serves is the caller's to wait for."""
+    stopped_components(name)
+    _kwokctl(
+        versions,
+        name,
+        "start",
+        "cluster",
+        "--name",
+        name,
+        "--timeout",
+        f"{int(timeout)}s",
+        out=out,
+        timeout=timeout + 60,
+    )
 
 
 def restrict(name: str) -> None:

@@ -11,7 +11,8 @@ This module only orchestrates; each job has a module of its own:
 * ``paths``: where everything lives (``cluster_dir``, ``kubeconfig_path``, ...), private files.
 * ``kubectl``: the kubectl runner.
 * ``procs``: our processes' records (spawn, stop, liveness) and the cluster's state file.
-* ``kwok``: kwokctl's configuration (etcd over mutual TLS), creating and deleting the cluster.
+* ``kwok``: kwokctl's configuration (etcd over mutual TLS), creating, restarting (in place)
+  and deleting the cluster.
 * ``nodes``: the simulated CPU and GPU nodes.
 * ``identity``: each local process's ServiceAccount, kubeconfig and renewed token.
 * ``addons``: starting Volcano and the rendezvous stand-in; ``training_operator``: the operator
@@ -34,7 +35,13 @@ from tfjob_kit.cluster import build
 from tfjob_kit.cluster.addons import start_addons
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kubectl import Kubectl
-from tfjob_kit.cluster.kwok import create_cluster, delete_cluster, restrict
+from tfjob_kit.cluster.kwok import (
+    create_cluster,
+    delete_cluster,
+    restrict,
+    start_cluster,
+    stopped_components,
+)
 from tfjob_kit.cluster.nodes import node_manifests
 from tfjob_kit.cluster.options import DEFAULT_NAME, GANG_SCHEDULERS, UpOptions, default_name
 from tfjob_kit.cluster.paths import (
@@ -132,8 +139,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
 
     kc = kubeconfig_path(opts.name)
     if cluster_dir(opts.name).exists() and not is_running(opts.name):
-        say(out, f"[up] cluster {opts.name!r} exists but is not healthy: recreating it")
-        down(opts.name, out=out)
+        _restart(opts, versions, out)
     if is_running(opts.name):
         say(out, f"[up] reusing running cluster {opts.name!r}")
     else:
@@ -167,6 +173,35 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     save_state(opts.name, state)
     say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")
     return kc
+
+
+def _restart(opts: UpOptions, versions: Versions, out: TextIO) -> None:
+    """Bring an existing cluster whose API server does not answer back in place: kwokctl
+    starts the components that are not running, with etcd's data (the addons are ``up``'s
+    next steps). A cluster whose first ``up`` never finished holds nothing yet: it is
+    recreated. Otherwise a failed restart stops ``up``, saying what to do: its objects are
+    not deleted without being asked."""
+    name = opts.name
+    if not load_state(name):
+        say(out, f"[up] cluster {name!r} never finished starting: recreating it")
+        down(name, out=out)
+        return
+    stopped = ", ".join(stopped_components(name)) or "none"
+    say(
+        out,
+        f"[up] cluster {name!r} exists but its API server does not answer (stopped: "
+        f"{stopped}): starting its stopped components in place",
+    )
+    try:
+        start_cluster(name, versions, opts.timeout, out)
+        wait("the restarted API server", lambda: is_running(name), opts.timeout)
+    except ClusterError as exc:
+        raise ClusterError(
+            f"cluster {name!r} could not be restarted: {exc}\nIts logs are in "
+            f"{cluster_dir(name) / 'logs'}. To start it afresh (its objects are lost): "
+            f"tfjob-kit cluster down --name {name} && tfjob-kit cluster up --name {name}"
+        ) from None
+    say(out, f"[up] cluster {name!r} restarted; its objects are kept")
 
 
 def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
