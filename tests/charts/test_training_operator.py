@@ -3,13 +3,16 @@ generated CRD."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
+from tfjob_kit import images
 from tfjob_kit.cluster import build
 from tfjob_kit.cluster.paths import load_versions
 
@@ -135,6 +138,27 @@ def test_operator_tuning_flags_follow_the_values(operator: Chart) -> None:
     )["args"]
     tuning = [a for a in args if a.startswith(("--controller-threads", "--kube-api-"))]
     assert tuning == ["--controller-threads=8", "--kube-api-qps=200", "--kube-api-burst=400"]
+
+
+def test_operator_tuning_flags_follow_the_role_variables(operator: Chart, tmp_path: Path) -> None:
+    """The role's tuning variables reach the flags through its chart values
+    (training_operator_chart_values), numbers given as strings included (extra vars)."""
+    values = images.role_deployment(
+        "training_operator",
+        {
+            "training_operator_controller_threads": 4,
+            "training_operator_kube_api_qps": "150",
+            "training_operator_kube_api_burst": 300,
+        },
+        {},
+        ROOT,
+    )
+    assert values is not None
+    composed = tmp_path / "values.json"
+    composed.write_text(json.dumps(values.values))
+    args = _operator_container(operator.render("-f", str(composed)))["args"]
+    tuning = [a for a in args if a.startswith(("--controller-threads", "--kube-api-"))]
+    assert tuning == ["--controller-threads=4", "--kube-api-qps=150", "--kube-api-burst=300"]
 
 
 def test_operator_tuning_flags_are_the_operators_own(operator: Chart, go: str) -> None:

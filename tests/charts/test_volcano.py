@@ -4,6 +4,7 @@ queues; lint, render and policy checks (no cluster)."""
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from tfjob_kit import images
 from tfjob_kit.cluster.build import binary
 from tfjob_kit.convert import to_volcano
 
@@ -118,6 +120,26 @@ def test_volcano_tuning_follows_the_values(volcano: Chart) -> None:
             w["timeoutSeconds"] for d in docs if d["kind"] in WEBHOOK_KINDS for w in d["webhooks"]
         ]
         assert len(timeouts) == 6 and set(timeouts) == {timeout}
+
+
+def test_volcano_tuning_follows_the_role_variables(volcano: Chart, tmp_path: Path) -> None:
+    """The role's tuning variables reach the chart through volcano_chart_values."""
+    deployment = images.role_deployment(
+        "volcano",
+        {"volcano_schedule_period": "2s", "volcano_webhook_timeout_seconds": "20"},
+        {},
+        ROOT,
+    )
+    assert deployment is not None
+    composed = tmp_path / "values.json"
+    composed.write_text(json.dumps(deployment.values))
+    docs = volcano.render("-f", str(composed))
+    args = one(docs, "Deployment", "scheduler")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--schedule-period=2s" in args
+    timeouts = {
+        w["timeoutSeconds"] for d in docs if d["kind"] in WEBHOOK_KINDS for w in d["webhooks"]
+    }
+    assert timeouts == {20}
 
 
 def test_volcano_webhooks_only_with_admission(volcano: Chart) -> None:
