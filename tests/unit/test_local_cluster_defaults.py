@@ -6,6 +6,7 @@ and README agree with one another is tests/unit/test_drift.py's)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ ROLE_OPTIONS: dict[str, Any] = {
     "local_cluster_gpus_per_node": UP.nodes.gpus_per_node,
     "local_cluster_addons": UP.addons,
     "local_cluster_tfjob_run_seconds": UP.tfjob_run_seconds,
+    "local_cluster_operator_threads": UP.operator_threads,
+    "local_cluster_operator_qps": UP.operator_qps,
+    "local_cluster_operator_burst": UP.operator_burst,
+    "local_cluster_schedule_period": UP.schedule_period,
 }
 
 
@@ -74,3 +79,51 @@ def test_cli_defaults_are_up_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert args.tfjob_run_seconds == UP.tfjob_run_seconds
     assert args.gang_scheduler == UP.gang_scheduler
     assert args.timeout == UP.timeout
+    assert (args.operator_threads, args.operator_qps, args.operator_burst) == (
+        UP.operator_threads,
+        UP.operator_qps,
+        UP.operator_burst,
+    )
+    assert args.schedule_period == UP.schedule_period
+
+
+def test_the_defaults_pass_their_own_checks() -> None:
+    assert UP.tuning_problems() == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"operator_qps": 0}, "operator_qps is 0; it must be a whole number of at least 1"),
+        ({"operator_threads": -1}, "operator_threads is -1"),
+        ({"operator_burst": 2.5}, "operator_burst is 2.5"),
+        ({"schedule_period": "0ms"}, "schedule_period is '0ms'; it must be a Go duration"),
+        ({"schedule_period": "fast"}, "schedule_period is 'fast'"),
+    ],
+)
+def test_bad_tuning_is_named(changes: dict[str, Any], problem: str) -> None:
+    problems = dataclasses.replace(UP, **changes).tuning_problems()
+    assert len(problems) == 1 and problems[0].startswith(problem)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--operator-qps", "0"],
+            "argument --operator-qps: '0' is not a whole number of at least 1",
+        ),
+        (["--operator-threads", "two"], "argument --operator-threads: 'two' is not a whole"),
+        (["--schedule-period", "0s"], "'0s' is not a Go duration of more than zero"),
+        (["--schedule-period", "1"], "argument --schedule-period: '1' is not a Go duration"),
+    ],
+)
+def test_cli_refuses_bad_tuning(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["cluster", "up", *argv])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err

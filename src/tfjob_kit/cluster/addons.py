@@ -4,14 +4,16 @@ processes of one cluster.
 
 ``start_addons`` applies the CRDs (Volcano's, and the TFJob CRD generated from ``schemas/``),
 gives each process its own identity (``identity``), starts them on free loopback ports and
-waits until they serve. On a cluster whose addons already run it only renews their tokens, or
-restarts the operator when the gang scheduler asked for differs.
+waits until they serve. On a cluster whose addons already run it renews their tokens, and
+restarts the operator when the gang scheduler or the operator's tuning asked for differs from
+what it runs with, and vc-scheduler when the schedule period does.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
@@ -21,9 +23,16 @@ from tfjob_kit.cluster import build, chart_rbac
 from tfjob_kit.cluster.identity import ADDON_PROCESSES, identity_kubeconfig, renew_tokens
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.options import UpOptions
-from tfjob_kit.cluster.paths import Versions, bin_root, logs_dir, repo_root, state_dir
+from tfjob_kit.cluster.paths import (
+    ClusterError,
+    Versions,
+    bin_root,
+    logs_dir,
+    repo_root,
+    state_dir,
+)
 from tfjob_kit.cluster.procs import check_alive, free_port, http_ok, records, say, spawn, wait
-from tfjob_kit.cluster.training_operator import start_operator
+from tfjob_kit.cluster.training_operator import operator_tuning, start_operator
 
 PORTS = (
     "vc_scheduler_metrics",
@@ -52,24 +61,98 @@ def _crds_established(kubectl: Kubectl, names: Sequence[str]) -> bool:
     return True
 
 
+def _spawn_scheduler(
+    opts: UpOptions, kubectl: Kubectl, state: dict[str, Any], volcano_dir: Path
+) -> None:
+    """Start vc-scheduler on the ports of ``state``, with the schedule period of ``opts``."""
+    name = opts.name
+    ports = state["ports"]
+    kubeconfig = identity_kubeconfig(
+        name, kubectl, "vc-scheduler", chart_rbac.grants("vc-scheduler")
+    )
+    spawn(
+        "vc-scheduler",
+        name,
+        [
+            str(volcano_dir / "vc-scheduler"),
+            f"--kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--enable-healthz=true",
+            f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
+            f"--listen-address=127.0.0.1:{ports['vc_scheduler_metrics']}",
+            f"--cache-dump-dir={state_dir(name)}",
+            f"--scheduler-conf={repo_root() / 'cluster' / 'volcano' / 'scheduler.yaml'}",
+            f"--schedule-period={opts.schedule_period}",
+            "-v=3",
+        ],
+    )
+    state["schedule_period"] = opts.schedule_period
+
+
+def _adjust_addons(
+    opts: UpOptions,
+    versions: Versions,
+    kubectl: Kubectl,
+    state: dict[str, Any],
+    volcano_dir: Path,
+    out: TextIO,
+) -> None:
+    """Addons that already run: renew their tokens, and restart the operator or vc-scheduler
+    where ``opts`` asks for other settings than they run with (a cluster whose state predates
+    a setting ran with its default)."""
+    default = UpOptions()
+    operator_differs = state.get("gang_scheduler", default.gang_scheduler) != opts.gang_scheduler
+    operator_differs |= state.get("operator_tuning", operator_tuning(default)) != operator_tuning(
+        opts
+    )
+    period = state.get("schedule_period", default.schedule_period)
+    say(out, "[up] addons already running; renewing their tokens")
+    renew_tokens(opts.name, kubectl)
+    if period != opts.schedule_period:
+        say(
+            out,
+            f"[up] restarting vc-scheduler: --schedule-period {period} -> {opts.schedule_period}",
+        )
+        for record in records(opts.name):
+            if record.name == "vc-scheduler":
+                record.stop()
+        _spawn_scheduler(opts, kubectl, state, volcano_dir)
+        _wait_volcano(opts, kubectl, state)
+    if operator_differs:
+        say(out, "[up] restarting training-operator with the gang scheduler and tuning asked for")
+        for record in records(opts.name):
+            if record.name == "training-operator":
+                record.stop()
+        start_operator(opts, versions, kubectl, state, out)
+
+
+def _wait_volcano(opts: UpOptions, kubectl: Kubectl, state: dict[str, Any]) -> None:
+    ports = state["ports"]
+
+    def volcano_ready() -> bool:
+        check_alive(opts.name, ADDON_PROCESSES)
+        return (
+            http_ok(f"http://127.0.0.1:{ports['vc_scheduler_healthz']}/healthz")
+            and kubectl.get_json("queues.scheduling.volcano.sh", "default") is not None
+        )
+
+    wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+
+
 def start_addons(
     opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
 ) -> None:
     """Start (or keep, or adjust) the cluster's addon processes; records the ports, the
-    webhook and the gang scheduler in ``state``."""
+    webhook, the gang scheduler and the tuning in ``state``."""
+    problems = opts.tuning_problems()
+    if problems:
+        raise ClusterError("cluster up: " + "; ".join(problems))
     name = opts.name
     volcano = build.components(versions)["volcano"]
     volcano_dir = bin_root() / volcano.dirname
     alive = {r.name for r in records(name) if r.alive()}
     if set(ADDON_PROCESSES) <= alive:
-        if state.get("gang_scheduler", "volcano") == opts.gang_scheduler:
-            say(out, "[up] addons already running; renewing their tokens")
-            renew_tokens(name, kubectl)
-        else:
-            for record in records(name):
-                if record.name == "training-operator":
-                    record.stop()
-            start_operator(opts, versions, kubectl, state, out)
+        _adjust_addons(opts, versions, kubectl, state, volcano_dir, out)
         return
     for record in records(name):
         if record.name in ADDON_PROCESSES:
@@ -84,33 +167,21 @@ def start_addons(
     ports = {k: free_port() for k in PORTS}
     state["ports"] = ports
     logs = logs_dir(name)
-    say(out, f"[up] starting Volcano scheduler + controller-manager (logs in {logs})")
-    vc_kubeconfig = {
-        process: identity_kubeconfig(name, kubectl, process, chart_rbac.grants(process))
-        for process in ("vc-scheduler", "vc-controller-manager")
-    }
-    spawn(
-        "vc-scheduler",
-        name,
-        [
-            str(volcano_dir / "vc-scheduler"),
-            f"--kubeconfig={vc_kubeconfig['vc-scheduler']}",
-            "--leader-elect=false",
-            "--enable-healthz=true",
-            f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
-            f"--listen-address=127.0.0.1:{ports['vc_scheduler_metrics']}",
-            f"--cache-dump-dir={state_dir(name)}",
-            f"--scheduler-conf={repo_root() / 'cluster' / 'volcano' / 'scheduler.yaml'}",
-            "--schedule-period=500ms",
-            "-v=3",
-        ],
+    say(
+        out,
+        "[up] starting Volcano scheduler (--schedule-period="
+        f"{opts.schedule_period}) + controller-manager (logs in {logs})",
+    )
+    _spawn_scheduler(opts, kubectl, state, volcano_dir)
+    controller_kubeconfig = identity_kubeconfig(
+        name, kubectl, "vc-controller-manager", chart_rbac.grants("vc-controller-manager")
     )
     spawn(
         "vc-controller-manager",
         name,
         [
             str(volcano_dir / "vc-controller-manager"),
-            f"--kubeconfig={vc_kubeconfig['vc-controller-manager']}",
+            f"--kubeconfig={controller_kubeconfig}",
             "--leader-elect=false",
             "--controllers=job-controller,pg-controller,queue-controller,gc-controller",
             "--enable-healthz=true",
@@ -136,12 +207,4 @@ def start_addons(
         ],
     )
     start_operator(opts, versions, kubectl, state, out)
-
-    def volcano_ready() -> bool:
-        check_alive(name, ADDON_PROCESSES)
-        return (
-            http_ok(f"http://127.0.0.1:{ports['vc_scheduler_healthz']}/healthz")
-            and kubectl.get_json("queues.scheduling.volcano.sh", "default") is not None
-        )
-
-    wait("Volcano scheduler and its default queue", volcano_ready, opts.timeout)
+    _wait_volcano(opts, kubectl, state)

@@ -13,7 +13,12 @@ import sys
 
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
-from tfjob_kit.cluster.options import GANG_SCHEDULERS, UpOptions, default_name
+from tfjob_kit.cluster.options import (
+    GANG_SCHEDULERS,
+    UpOptions,
+    default_name,
+    is_schedule_period,
+)
 from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
 
 
@@ -38,6 +43,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
         tfjob_run_seconds=args.tfjob_run_seconds,
         timeout=args.timeout,
         gang_scheduler=args.gang_scheduler,
+        operator_threads=args.operator_threads,
+        operator_qps=args.operator_qps,
+        operator_burst=args.operator_burst,
+        schedule_period=args.schedule_period,
     )
     path = local.up(opts)
     print(path)
@@ -97,6 +106,24 @@ def _cluster_name(value: str) -> str:
         return validate_cluster_name(value)
     except ClusterError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return number
+
+
+def _schedule_period(value: str) -> str:
+    if not is_schedule_period(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a Go duration of more than zero, such as 500ms or 2s"
+        )
+    return value
 
 
 def _guard(func: object) -> object:
@@ -181,6 +208,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="what the training-operator gangs pods with: volcano, or none (each pod goes to "
         "the default scheduler alone; default %(default)s); a running cluster's operator is "
         "restarted to match",
+    )
+    restarted = "; a running cluster's {} is restarted to match"
+    p.add_argument(
+        "--operator-threads",
+        type=_at_least_one,
+        default=up.operator_threads,
+        metavar="N",
+        help="TFJobs the training-operator reconciles at once (its --controller-threads; "
+        "default %(default)s, the operator's)" + restarted.format("operator"),
+    )
+    p.add_argument(
+        "--operator-qps",
+        type=_at_least_one,
+        default=up.operator_qps,
+        metavar="N",
+        help="the training-operator's sustained API requests per second (its --kube-api-qps; "
+        "default %(default)s, the operator's)" + restarted.format("operator"),
+    )
+    p.add_argument(
+        "--operator-burst",
+        type=_at_least_one,
+        default=up.operator_burst,
+        metavar="N",
+        help="API requests the training-operator may make above --operator-qps in a burst (its "
+        "--kube-api-burst; default %(default)s, the operator's)" + restarted.format("operator"),
+    )
+    p.add_argument(
+        "--schedule-period",
+        type=_schedule_period,
+        default=up.schedule_period,
+        metavar="DURATION",
+        help="pause between vc-scheduler's scheduling cycles, a Go duration (default "
+        "%(default)s; Volcano's own is 1s)" + restarted.format("vc-scheduler") + ". The local "
+        "cluster runs no Volcano webhook, so the webhook timeout is a chart and role value only",
     )
     p.add_argument("--timeout", type=float, default=up.timeout, help="seconds to wait per step")
     p.set_defaults(func=_guard(_cmd_up))

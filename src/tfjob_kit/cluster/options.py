@@ -7,6 +7,7 @@ The CLI (``cluster/cli.py``) takes its defaults from ``UpOptions`` and ``NodePla
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from tfjob_kit.cluster.nodes import NodePlan
@@ -15,6 +16,8 @@ DEFAULT_NAME = "tfjob-kit"
 # What the local training-operator gangs its pods with: Volcano (PodGroups, all or nothing), or
 # nothing (the operator's default: every pod goes to the default scheduler on its own).
 GANG_SCHEDULERS = ("volcano", "none")
+# A Go duration as the charts' schema takes it (charts/volcano values.schema.json), e.g. 500ms.
+GO_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+")
 
 
 @dataclass
@@ -35,6 +38,43 @@ class UpOptions:
     timeout: float = 300.0
     # One of GANG_SCHEDULERS.
     gang_scheduler: str = "volcano"
+    # The training-operator's tuning (its flags --controller-threads, --kube-api-qps and
+    # --kube-api-burst; these defaults are the operator's own, as in charts/training-operator).
+    operator_threads: int = 1
+    operator_qps: int = 20
+    operator_burst: int = 30
+    # vc-scheduler's --schedule-period, a Go duration. Shorter than Volcano's 1s default (the
+    # charts'): gangs on the local cluster start sooner, which keeps the tests quick.
+    schedule_period: str = "500ms"
+
+    def tuning_problems(self) -> list[str]:
+        """What is wrong with the tuning options, each naming the option (empty when all is
+        well)."""
+        problems = [
+            f"{option} is {value}; it must be a whole number of at least 1"
+            for option, value in (
+                ("operator_threads", self.operator_threads),
+                ("operator_qps", self.operator_qps),
+                ("operator_burst", self.operator_burst),
+            )
+            if type(value) is not int or value < 1
+        ]
+        if not is_schedule_period(self.schedule_period):
+            problems.append(
+                f"schedule_period is {self.schedule_period!r}; it must be a Go duration of more "
+                "than zero, such as 500ms or 2s"
+            )
+        return problems
+
+
+def is_schedule_period(text: object) -> bool:
+    """Whether ``text`` is a Go duration of more than zero (what vc-scheduler's
+    --schedule-period takes and the charts' schema allows, zero excluded)."""
+    return (
+        isinstance(text, str)
+        and GO_DURATION.fullmatch(text) is not None
+        and re.search("[1-9]", text) is not None
+    )
 
 
 def default_name() -> str:

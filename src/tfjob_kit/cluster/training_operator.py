@@ -82,15 +82,31 @@ def _secret_certs(kubectl: Kubectl, secret: str) -> dict[str, bytes] | None:
     }
 
 
+def operator_tuning(opts: UpOptions) -> dict[str, int]:
+    """The operator's tuning flags ``opts`` asks for, by flag name (recorded in the cluster's
+    state, so a later ``up`` that asks for others restarts the operator)."""
+    return {
+        "controller-threads": opts.operator_threads,
+        "kube-api-qps": opts.operator_qps,
+        "kube-api-burst": opts.operator_burst,
+    }
+
+
 def start_operator(
     opts: UpOptions, versions: Versions, kubectl: Kubectl, state: dict[str, Any], out: TextIO
 ) -> None:
     """Start the training-operator (its webhook on or off, as ``opts`` says) and wait until
-    it is ready; the ports come from ``state["ports"]``."""
+    it is ready, tuned as ``opts`` says; the ports come from ``state["ports"]``."""
     name = opts.name
     ports = state["ports"]
     gang = opts.gang_scheduler
-    say(out, f"[up] starting training-operator (tfjob, gang scheduler {gang})")
+    tuning = operator_tuning(opts)
+    say(
+        out,
+        f"[up] starting training-operator (tfjob, gang scheduler {gang}, "
+        + ", ".join(f"--{flag}={value}" for flag, value in tuning.items())
+        + ")",
+    )
     secret = webhook_secret()
     kubectl.apply(
         [
@@ -139,6 +155,7 @@ def start_operator(
             f"--cert-dir={certs_dir}",
             f"--webhook-service-name={service['metadata']['name']}",
             f"--webhook-secret-name={secret['metadata']['name']}",
+            *(f"--{flag}={value}" for flag, value in tuning.items()),
         ],
         env=env,
     )
@@ -162,3 +179,4 @@ def start_operator(
 
     wait("training-operator readiness", operator_ready, opts.timeout)
     state["gang_scheduler"] = gang
+    state["operator_tuning"] = tuning
