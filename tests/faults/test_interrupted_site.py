@@ -1,0 +1,299 @@
+"""`site.yml` interrupted with SIGINT inside each role in turn: the next run converges, and the
+run after that changes nothing.
+
+The interruption is Ctrl-C at a repeatable point: the test-only callback plugin
+``callback_plugins/interrupt_at.py`` sends SIGINT to the run's process group (as a terminal does)
+when the role's install task starts. The interrupted run must say so, stop there and exit non-zero.
+
+The roles site.yml runs with inventories/local, in its order: ``local_cluster`` (connect.yml;
+its install step, ``cluster up``, runs only when the cluster is not running, so its case starts
+with no cluster and its converging run brings the cluster up for the others), ``volcano``,
+``training_operator``, ``nvidia_device_plugin`` and ``tfjob_smoke``. Two roles are never run
+there, so they cannot be interrupted there: ``gpu_node`` runs on the ``gpu_nodes`` hosts, an
+empty group in inventories/local (the local GPU nodes are simulated kwok nodes that already carry
+the GPU labels), and ``kube_batch`` runs only with ``tfjob_kit_scheduler: kube-batch`` (the local
+inventory chooses volcano, and the role refuses Kubernetes >= 1.22, which the local cluster runs).
+
+For a Helm role the test first uninstalls its release, so the interruption hits a fresh install
+(the role's CRDs and namespace applied, the release not yet), and the converging run installs it
+again. To keep the cost down the cases share one cluster, in site.yml's order, and the smoke
+TFJob runs only in the smoke role's own case (``tfjob_kit_smoke_test=false`` elsewhere, in all
+three runs): it installs nothing the other roles' checks need. Each case asserts its own three
+runs: the interrupted one, the converging one (rc 0, every Helm release deployed, the role's
+objects present and healthy) and the idempotent one (changed=0 for every host).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from integration._ansible import BIN, REPO, ansible_env
+from integration._cluster import Cluster
+from integration.conftest import session_name
+from tfjob_kit.cluster import local
+
+PLUGINS = Path(__file__).resolve().parent / "callback_plugins"
+# Small enough to be quick, as the other fault tests' clusters.
+SIZE = ("-e", "local_cluster_cpu_nodes=1", "-e", "local_cluster_gpu_nodes=2")
+RUN_TIMEOUT = 900
+
+
+@dataclass
+class Run:
+    rc: int
+    output: str
+
+    def recap(self) -> dict[str, dict[str, int]]:
+        """PLAY RECAP: host -> counter -> value."""
+        found = {}
+        for line in self.output.split("PLAY RECAP", 1)[-1].splitlines():
+            match = re.match(r"^(\S+)\s+: (.*)$", line)
+            if match and "changed=" in line:
+                found[match[1]] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match[2])}
+        return found
+
+
+@dataclass
+class Site:
+    """site.yml with inventories/local against one local cluster, named by this module."""
+
+    name: str
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def cluster(self) -> Cluster:
+        return Cluster(local.kubeconfig_path(self.name), self.name)
+
+    def run(self, *extra: str, interrupt: tuple[str, str] | None = None) -> Run:
+        env = ansible_env(local.kubeconfig_path(self.name))
+        if interrupt:
+            env.update(
+                {
+                    "ANSIBLE_CALLBACK_PLUGINS": str(PLUGINS),
+                    "ANSIBLE_CALLBACKS_ENABLED": "interrupt_at",
+                    "TFJOB_KIT_INTERRUPT_ROLE": interrupt[0],
+                    "TFJOB_KIT_INTERRUPT_TASK": interrupt[1],
+                }
+            )
+        command = [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            "inventories/local",
+            "playbooks/site.yml",
+            "-e",
+            f"local_cluster_name={self.name}",
+            *SIZE,
+            *extra,
+        ]
+        # A process group of its own: the plugin's SIGINT reaches this run only.
+        with subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        ) as proc:
+            try:
+                output, _ = proc.communicate(timeout=RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                output, _ = proc.communicate()
+                raise AssertionError(
+                    f"site.yml ran past {RUN_TIMEOUT}s:\n{output[-6000:]}"
+                ) from None
+        run = Run(proc.returncode, output)
+        self.runs.append(run)
+        return run
+
+    def converge(self, *extra: str) -> Run:
+        run = self.run(*extra)
+        assert run.rc == 0, run.output[-8000:]
+        return run
+
+    def helm(self, *args: str) -> subprocess.CompletedProcess[str]:
+        status = subprocess.run(
+            [str(BIN / "tfjob-kit"), "cluster", "status", "--name", self.name, "--output", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        helm = json.loads(status.stdout)["helm"]
+        return subprocess.run(
+            [helm, "--kubeconfig", str(local.kubeconfig_path(self.name)), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    """One local cluster for the module's cases, brought up by site.yml itself (the
+    local_cluster case) or on first need, removed at the end. Like ``fault_cluster``'s, but
+    shared by the cases, each of which costs three site.yml runs."""
+    state = Site(session_name("fault"))
+    try:
+        yield state
+    finally:
+        local.down(state.name, out=io.StringIO())
+
+
+def releases(cluster: Cluster) -> dict[str, str]:
+    """Each Helm release's latest revision: "namespace/name" -> status."""
+    latest: dict[str, tuple[int, str]] = {}
+    for secret in cluster.items("secrets", "-A", "-l", "owner=helm"):
+        labels = secret["metadata"]["labels"]
+        key = f"{secret['metadata']['namespace']}/{labels['name']}"
+        version = int(labels["version"])
+        if version >= latest.get(key, (0, ""))[0]:
+            latest[key] = (version, labels["status"])
+    return {key: status for key, (_, status) in latest.items()}
+
+
+def available(cluster: Cluster, namespace: str) -> None:
+    deployments = cluster.items("deployments", "-n", namespace)
+    assert deployments, f"no Deployment in {namespace}"
+    for deployment in deployments:
+        conditions = {
+            c["type"]: c["status"] for c in deployment.get("status", {}).get("conditions", [])
+        }
+        assert conditions.get("Available") == "True", (namespace, deployment["metadata"]["name"])
+
+
+def established(cluster: Cluster, crd: str) -> None:
+    conditions = {c["type"]: c["status"] for c in cluster.get("crd", crd)["status"]["conditions"]}
+    assert conditions.get("Established") == "True", crd
+
+
+def check_local_cluster(site: Site, run: Run) -> None:
+    nodes = site.cluster.items("nodes")
+    ready = [
+        n["metadata"]["name"]
+        for n in nodes
+        if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
+    ]
+    assert len(ready) == len(nodes) == 3, [n["metadata"]["name"] for n in nodes]
+    assert "changed: [localhost]" in run.output  # this run brought it up
+
+
+def check_volcano(site: Site, run: Run) -> None:
+    cluster = site.cluster
+    established(cluster, "podgroups.scheduling.volcano.sh")
+    established(cluster, "queues.scheduling.volcano.sh")
+    available(cluster, "volcano-system")
+    queue = cluster.get("queue.scheduling.volcano.sh", "default")
+    assert queue["status"]["state"] == "Open"
+
+
+def check_training_operator(site: Site, run: Run) -> None:
+    established(site.cluster, "tfjobs.kubeflow.org")
+    available(site.cluster, "kubeflow")
+
+
+def check_device_plugin(site: Site, run: Run) -> None:
+    cluster = site.cluster
+    (daemonset,) = cluster.items("daemonsets", "-n", "nvidia-device-plugin")
+    status = daemonset["status"]
+    assert status["desiredNumberScheduled"] == status["numberReady"] == 2, status
+    gpus = [
+        n["status"]["allocatable"].get("nvidia.com/gpu", "0")
+        for n in cluster.items("nodes", "-l", "nvidia.com/gpu.present=true")
+    ]
+    assert len(gpus) == 2 and all(int(g) > 0 for g in gpus), gpus
+
+
+def check_smoke(site: Site, run: Run) -> None:
+    assert re.search(r"tfjob-smoke: Succeeded in", run.output), run.output[-4000:]
+    # As after an uninterrupted run: the job and the namespace the role made are gone.
+    namespaces = {n["metadata"]["name"] for n in site.cluster.items("namespaces")}
+    assert "tfjob-smoke" not in namespaces
+    assert site.cluster.items("tfjobs", "-A") == []
+
+
+@dataclass(frozen=True)
+class Case:
+    role: str
+    task: str
+    check: Callable[[Site, Run], None]
+    release: tuple[str, str] | None = None  # namespace, name: uninstalled before the interruption
+    smoke: bool = False
+
+
+CASES = [
+    Case(
+        "local_cluster",
+        "Bring the local cluster up (builds the binaries on first use)",
+        check_local_cluster,
+    ),
+    Case(
+        "volcano",
+        "Install the Volcano chart (scheduler, controllers, admission webhooks)",
+        check_volcano,
+        ("volcano-system", "volcano"),
+    ),
+    Case(
+        "training_operator",
+        "Install the training-operator chart",
+        check_training_operator,
+        ("kubeflow", "training-operator"),
+    ),
+    Case(
+        "nvidia_device_plugin",
+        "Install the device plugin chart",
+        check_device_plugin,
+        ("nvidia-device-plugin", "nvidia-device-plugin"),
+    ),
+    Case("tfjob_smoke", "Run the smoke TFJob and wait until it succeeds", check_smoke, smoke=True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.role for c in CASES])
+def test_site_converges_after_sigint_inside_the_role(site: Site, case: Case) -> None:
+    smoke = ("-e", f"tfjob_kit_smoke_test={str(case.smoke).lower()}")
+    if case.role == "local_cluster":
+        local.down(site.name, out=io.StringIO())  # its install step runs on a stopped cluster
+    elif not local.is_running(site.name):  # this case alone: bootstrap first
+        site.converge(*smoke)
+    if case.release:
+        namespace, name = case.release
+        removed = site.helm("uninstall", name, "-n", namespace, "--wait")
+        assert removed.returncode == 0, removed.stderr
+
+    interrupted = site.run(*smoke, interrupt=(case.role, case.task))
+    marker = f"INTERRUPT: SIGINT at {case.role} : {case.task}"
+    assert interrupted.rc != 0, interrupted.output[-4000:]
+    assert marker in interrupted.output, interrupted.output[-4000:]
+    assert "User interrupted execution" in interrupted.output, interrupted.output[-4000:]
+    # It stopped there: the last task that started is the role's install task.
+    started = re.findall(r"^TASK \[(.*)\]", interrupted.output, re.MULTILINE)
+    assert started[-1] == f"tfjob.kit.{case.role} : {case.task}", started[-3:]
+    assert "PLAY RECAP" not in interrupted.output
+
+    converged = site.converge(*smoke)
+    assert releases(site.cluster) == {
+        "volcano-system/volcano": "deployed",
+        "kubeflow/training-operator": "deployed",
+        "nvidia-device-plugin/nvidia-device-plugin": "deployed",
+    }
+    case.check(site, converged)
+
+    again = site.converge(*smoke)
+    recap = again.recap()
+    assert recap and all(host["changed"] == 0 for host in recap.values()), (
+        recap,
+        again.output[-4000:],
+    )
