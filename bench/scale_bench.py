@@ -23,6 +23,11 @@ Not a test: ``make bench-scale`` or ``python bench/scale_bench.py [--gpu-nodes N
 [--workers N] [--only gang|wide] [--cluster NAME] [--up-arg=--FLAG=VALUE ...]``. The cluster is
 created unless it runs (``--up-arg`` passes options to ``tfjob-kit cluster up``) and left
 running with ``--keep``. Results: ``bench/results/scale.json``.
+
+``--tuning`` measures the cluster instead of the tools: kubectl drives a smaller gang workload
+(``--tuning-jobs``, 100) and the wide job under each of ``TUNINGS`` (the operator's controller
+threads, API QPS and burst, Volcano's schedule period; the first are the components' defaults),
+restarting the operator and vc-scheduler between them (``bench/results/scale-tuning.json``).
 """
 
 from __future__ import annotations
@@ -256,11 +261,12 @@ class Bench:
             jobs=len(tfjobs),
         )
 
-    def workload(self, name: str, docs: list[dict[str, Any]]) -> list[Run]:
+    def workload(self, name: str, docs: list[dict[str, Any]], toolkit: bool = True) -> list[Run]:
         jobs = self.work / f"{name}.yaml"
         jobs.write_text(yaml.safe_dump_all(docs, sort_keys=False))
         runs = []
-        for tool, run in (("tfjob-kit (submit.yml)", self.toolkit), ("kubectl", self.kubectl_run)):
+        tools = [("tfjob-kit (submit.yml)", self.toolkit)] if toolkit else []
+        for tool, run in [*tools, ("kubectl", self.kubectl_run)]:
             namespace = f"scale-{name}-{uuid.uuid4().hex[:6]}"
             self.kubectl("create", "namespace", namespace)
             log = self.work / f"{namespace}.log"
@@ -306,22 +312,59 @@ def bring_up(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     return local.kubeconfig_path(args.cluster), info
 
 
-def table(runs: list[Run]) -> str:
+# What --tuning compares: the operator's controller threads, API QPS and burst, and Volcano's
+# schedule period; the first are the components' own defaults.
+TUNINGS = [
+    ("threads 1, qps 20, burst 30, period 1s", ["1", "20", "30", "1s"]),
+    ("threads 1, qps 100, burst 200, period 1s", ["1", "100", "200", "1s"]),
+    ("threads 4, qps 100, burst 200, period 1s", ["4", "100", "200", "1s"]),
+    ("threads 4, qps 100, burst 200, period 200ms", ["4", "100", "200", "200ms"]),
+]
+
+
+def tuning(args: argparse.Namespace, bench: Bench) -> list[Run]:
+    """The cluster's own pace (kubectl drives) under each of TUNINGS: the operator and
+    vc-scheduler are restarted with them by ``cluster up`` on the running cluster."""
+    runs = []
+    for label, (threads, qps, burst, period) in TUNINGS:
+        command = [
+            str(BIN / "tfjob-kit"),
+            "cluster",
+            "up",
+            "--name",
+            args.cluster,
+            f"--operator-threads={threads}",
+            f"--operator-qps={qps}",
+            f"--operator-burst={burst}",
+            f"--schedule-period={period}",
+        ]
+        subprocess.run(command, check=True, capture_output=True, env=bench.env)
+        for run in [
+            *bench.workload("gang", gang_jobs(args.tuning_jobs), toolkit=False),
+            *bench.workload("wide", wide_job(args.workers), toolkit=False),
+        ]:
+            run.tool = label
+            runs.append(run)
+    return runs
+
+
+def table(runs: list[Run], overhead: bool = True) -> str:
+    width = max(len(r.tool) for r in runs)
     head = (
-        f"{'workload':<8} {'tool':<24} {'wall s':>8} {'pods':>6} {'pods/s':>7} "
+        f"{'workload':<8} {'tool':<{width}} {'wall s':>8} {'pods':>6} {'pods/s':>7} "
         f"{'first ok s':>10} {'last ok s':>10} {'requests':>9} {'CPU s':>7} {'RSS MiB':>8}"
     )
     lines = [head]
     for r in runs:
         lines.append(
-            f"{r.workload:<8} {r.tool:<24} {r.wall_s:>8.1f} {r.pods:>6} {r.pods_per_s:>7.1f} "
+            f"{r.workload:<8} {r.tool:<{width}} {r.wall_s:>8.1f} {r.pods:>6} {r.pods_per_s:>7.1f} "
             f"{r.first_succeeded_s:>10.1f} {r.last_succeeded_s:>10.1f} {r.requests:>9} "
             f"{r.cpu_s:>7.1f} {r.peak_rss_mib:>8.1f}"
         )
-    for workload in dict.fromkeys(r.workload for r in runs):
+    for workload in dict.fromkeys(r.workload for r in runs) if overhead else ():
         toolkit, kubectl = (r for r in runs if r.workload == workload)
-        overhead = (toolkit.wall_s - kubectl.wall_s) / kubectl.wall_s
-        lines.append(f"{workload}: toolkit overhead vs kubectl {overhead:+.1%} of wall time")
+        extra = (toolkit.wall_s - kubectl.wall_s) / kubectl.wall_s
+        lines.append(f"{workload}: toolkit overhead vs kubectl {extra:+.1%} of wall time")
     return "\n".join(lines)
 
 
@@ -336,6 +379,12 @@ def main() -> int:
     parser.add_argument("--only", choices=["gang", "wide"])
     parser.add_argument("--up-arg", action="append", default=[], help="passed to cluster up")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument(
+        "--tuning",
+        action="store_true",
+        help="instead: the cluster's pace under each operator/Volcano tuning (kubectl drives)",
+    )
+    parser.add_argument("--tuning-jobs", type=int, default=100, help="gang TFJobs per tuning")
     args = parser.parse_args()
     started_here = not local.is_running(args.cluster)
     kubeconfig, info = bring_up(args)
@@ -346,16 +395,18 @@ def main() -> int:
     bench.kubectl("version")  # kubectl's discovery cache, warm for both
     runs: list[Run] = []
     try:
-        if args.only in (None, "gang"):
+        if args.tuning:
+            runs = tuning(args, bench)
+        if args.only in (None, "gang") and not args.tuning:
             runs += bench.workload("gang", gang_jobs(args.jobs))
-        if args.only in (None, "wide"):
+        if args.only in (None, "wide") and not args.tuning:
             runs += bench.workload("wide", wide_job(args.workers))
     finally:
         if started_here and not args.keep:
             local.down(args.cluster, out=sys.stderr)
-    text = table(runs)
+    text = table(runs, overhead=not args.tuning)
     print(f"\n{info}\n\n{text}")
-    (RESULTS / "scale.json").write_text(
+    (RESULTS / ("scale-tuning.json" if args.tuning else "scale.json")).write_text(
         json.dumps({"cluster": info, "runs": [asdict(r) for r in runs]}, indent=2) + "\n"
     )
     return 0
