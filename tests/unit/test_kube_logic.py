@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from tfjob_kit.config import from_settings
 from tfjob_kit.kube import apply, jobs, status
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import from_api_exception
+from tfjob_kit.kube.errors import OPERATOR_WEBHOOK_CONFIGURATION, from_api_exception
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
 from tfjob_kit.manifests import Document, load_text
 
@@ -304,3 +305,41 @@ def test_digest_ignores_itself_and_contains_allows_more_keys() -> None:
     assert not apply.contains(held, {"a": {"b": [{"c": 2}]}})
     assert not apply.contains(held, {"a": {"b": [{"c": 1}, {"c": 1}]}})
     assert not apply.contains({"n": 1}, {"n": True})
+
+
+def test_a_webhook_that_cannot_be_called_names_it_and_says_how_to_recover() -> None:
+    url = "https://training-operator.kubeflow.svc:443/validate-kubeflow-org-v1-tfjob?timeout=10s"
+    exc = failure(
+        500,
+        'Internal error occurred: failed calling webhook "validator.tfjob.training-operator.'
+        f'kubeflow.org": failed to call webhook: Post "{url}": dial tcp 10.0.0.7:443: connect: '
+        "connection refused",
+        "InternalError",
+    )
+    error = from_api_exception(exc, "applying", TFJOB, "ml", "a")
+    assert error.reason == "webhook-unavailable"
+    text = str(error)
+    assert text.startswith(
+        "applying TFJob ml/a: the training-operator's admission webhook "
+        '"validator.tfjob.training-operator.kubeflow.org" (ValidatingWebhookConfiguration '
+        f"validator.training-operator.kubeflow.org), served at Service kubeflow/training-operator "
+        f"port 443 ({url}), cannot be called: dial tcp 10.0.0.7:443: connect: connection refused."
+    ), text
+    assert "`tfjob-kit cluster up`" in text
+    assert "kubectl delete validatingwebhookconfiguration validator.training-operator." in text
+    other = failure(
+        500,
+        'Internal error occurred: failed calling webhook "validatejob.volcano.sh": failed to '
+        'call webhook: Post "https://hooks.example.com/jobs": context deadline exceeded',
+        "InternalError",
+    )
+    text = str(from_api_exception(other, "applying", TFJOB, "ml", "a"))
+    assert '"validatejob.volcano.sh", served at https://hooks.example.com/jobs, cannot' in text
+    assert "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations" in text
+
+
+def test_the_operator_webhook_configuration_name_is_the_charts() -> None:
+    helpers = Path(__file__).parents[2] / "charts/training-operator/templates/_helpers.tpl"
+    text = helpers.read_text()
+    block = text.split('define "training-operator.webhookConfigurationName" -}}')[1]
+    assert block.split("{{-")[0].strip() == OPERATOR_WEBHOOK_CONFIGURATION

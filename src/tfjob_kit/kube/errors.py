@@ -28,6 +28,21 @@ _FORBIDDEN = re.compile(
     r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?'
 )
 _CONFLICT = re.compile(r'conflicts? with "(?P<manager>[^"]+)"')
+# The API server's words when an admission webhook cannot be called (k8s.io/apiserver's
+# webhook errors): the webhook's name, then the URL it posted to and the transport's error.
+_WEBHOOK_CALL = re.compile(
+    r'failed calling webhook "(?P<webhook>[^"]+)": failed to call webhook: '
+    r'(?:Post "(?P<url>[^"]+)": )?(?P<detail>.*)'
+)
+# A Service's in-cluster address, as the API server builds it for service-based webhooks.
+_SERVICE_HOST = re.compile(
+    r"https://(?P<name>[^./:]+)\.(?P<namespace>[^./:]+)\.svc(?::(?P<port>\d+))?"
+)
+# Webhooks whose configuration is known: the training-operator registers its validating webhook
+# in a ValidatingWebhookConfiguration whose name the operator fixes (v1.9.4's
+# cmd/training-operator.v1/main.go; the chart's training-operator.webhookConfigurationName).
+OPERATOR_WEBHOOK = "validator.tfjob.training-operator.kubeflow.org"
+OPERATOR_WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"
 
 
 def _status_body(exc: Any) -> dict[str, Any]:
@@ -44,6 +59,45 @@ def _status_body(exc: Any) -> dict[str, Any]:
 def status_body(exc: Any) -> dict[str, Any]:
     """The Status object the API server answered an ApiException with ({} if none)."""
     return _status_body(exc)
+
+
+def webhook_unavailable(what: str, message: str) -> KubeError | None:
+    """A KubeError for an admission webhook the API server could not call (None when
+    ``message`` is not that): it names the webhook, its configuration where known, the
+    Service or URL it is served at, and how to recover."""
+    match = _WEBHOOK_CALL.search(message)
+    if match is None:
+        return None
+    webhook, url, detail = match["webhook"], match["url"], match["detail"].rstrip(". ")
+    where = ""
+    if url and (service := _SERVICE_HOST.match(url)):
+        port = f" port {service['port']}" if service["port"] else ""
+        where = f"Service {service['namespace']}/{service['name']}{port} ({url})"
+    elif url:
+        where = url
+    served = f", served at {where}," if where else ""
+    if webhook == OPERATOR_WEBHOOK:
+        configuration = OPERATOR_WEBHOOK_CONFIGURATION
+        head = (
+            f'the training-operator\'s admission webhook "{webhook}" '
+            f"(ValidatingWebhookConfiguration {configuration}){served} cannot be called: {detail}"
+        )
+        recover = (
+            "The operator that serves it is not running or not ready. Restart it: on the local "
+            "cluster run `tfjob-kit cluster up` (it restarts the operator); on another cluster "
+            "check the training-operator's Deployment and its Service's endpoints, or re-run the "
+            "tfjob.kit.training_operator role. If the operator was uninstalled, delete the "
+            "webhook it left behind: "
+            f"`kubectl delete validatingwebhookconfiguration {configuration}`"
+        )
+    else:
+        head = f'the admission webhook "{webhook}"{served} cannot be called: {detail}'
+        recover = (
+            "The component that serves it is not running or not ready: restart it. If it was "
+            "uninstalled, delete the webhook configuration that holds the webhook (find it with "
+            "`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations`)"
+        )
+    return KubeError(f"{what}: {head}. {recover}", "webhook-unavailable", 500)
 
 
 def unreachable(host: str, detail: str) -> KubeError:
@@ -89,6 +143,8 @@ def from_api_exception(
             "forbidden",
             status,
         )
+    if status >= 500 and (webhook := webhook_unavailable(f"{action} {what}", message)):
+        return webhook
     raw_details = body.get("details")
     details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     if status == 404 and not details and resource is not None:
