@@ -76,12 +76,10 @@ def _owns(obj: dict[str, Any], field_manager: str) -> bool:
     )
 
 
-def parallel(function: Callable[[T], R], items: Iterable[T], workers: int = WORKERS) -> list[R]:
-    """function over items on a thread pool, results in order. Every call runs; the first
-    KubeError (in item order) is raised with the count of the others."""
-    todo = list(items)
-    if len(todo) <= 1:
-        return [function(x) for x in todo]
+def attempt_all(
+    function: Callable[[T], R], items: Iterable[T], workers: int = WORKERS
+) -> list[tuple[R | None, KubeError | None]]:
+    """function over items on a thread pool, in order: each call's result or KubeError."""
 
     def attempt(x: T) -> tuple[R | None, KubeError | None]:
         try:
@@ -89,14 +87,45 @@ def parallel(function: Callable[[T], R], items: Iterable[T], workers: int = WORK
         except KubeError as exc:
             return None, exc
 
+    todo = list(items)
+    if len(todo) <= 1:
+        return [attempt(x) for x in todo]
     with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-        results = list(pool.map(attempt, todo))
+        return list(pool.map(attempt, todo))
+
+
+def _first_error(errors: list[KubeError], note: str = "") -> KubeError:
+    """The first error, with the count of the others and ``note`` (a sentence or more)."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more failures like it)" if len(errors) > 1 else ""
+    return KubeError(f"{first}{more}{note}", first.reason, first.status)
+
+
+def parallel(function: Callable[[T], R], items: Iterable[T], workers: int = WORKERS) -> list[R]:
+    """function over items on a thread pool, results in order. Every call runs; the first
+    KubeError (in item order) is raised with the count of the others."""
+    results = attempt_all(function, items, workers)
     errors = [e for _, e in results if e is not None]
     if errors:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more failures like it)" if len(errors) > 1 else ""
-        raise KubeError(f"{first}{more}", first.reason, first.status)
+        raise _first_error(errors)
     return [r for r, _ in results]  # type: ignore[misc]
+
+
+def _partly_applied(outcomes: list[Outcome], errors: list[KubeError | None]) -> str:
+    """What a failed apply stored before it failed, as the server confirmed it."""
+    done = [o.item.describe() for o, e in zip(outcomes, errors, strict=True) if e is None]
+    failed = [o.item.describe() for o, e in zip(outcomes, errors, strict=True) if e is not None]
+    shown = ", ".join(done[:5]) + (f" and {len(done) - 5} more" if len(done) > 5 else "")
+    applied = (
+        f"{len(done)} of the {len(outcomes)} to apply were applied ({shown})"
+        if done
+        else (f"none of the {len(outcomes)} to apply was confirmed applied")
+    )
+    return (
+        f".\n{applied}; {len(failed)} failed (first: {failed[0]}): whether those were stored "
+        "is unknown. Once the cause is fixed, run the task again: it applies what is missing or "
+        "different and leaves the rest unchanged"
+    )
 
 
 def _existing(client: Client, items: list[Item]) -> dict[tuple[str, str, str], dict[str, Any]]:
@@ -191,7 +220,11 @@ def apply_items(
 
     pending = [i for i in items if id(i) not in settled]
     try:
-        planned = dict(zip(map(id, pending), parallel(dry_run, pending), strict=True))
+        tried = attempt_all(dry_run, pending)
+        errors = [e for _, e in tried if e is not None]
+        if errors:
+            raise _first_error(errors, ".\nNothing was applied: the dry runs come first")
+        planned = {id(i): r for i, (r, _) in zip(pending, tried, strict=True)}
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -221,7 +254,11 @@ def apply_items(
             outcome.item.resource, outcome.item.body, field_manager=field_manager, force=force
         )
 
-    for outcome, after in zip(todo, parallel(really, todo), strict=True):
+    applied = attempt_all(really, todo)
+    errors = [e for _, e in applied if e is not None]
+    if errors:
+        raise _first_error(errors, _partly_applied(todo, [e for _, e in applied]))
+    for outcome, (after, _) in zip(todo, applied, strict=True):
         outcome.after = after
     return outcomes
 

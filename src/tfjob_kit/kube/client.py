@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -110,6 +111,22 @@ def _send_repeated(rest_client: Any, headers: list[tuple[str, str]]) -> None:
     pool.request = request
 
 
+_POOL_PREFIX = re.compile(r"^\w+\(host=[^)]*\): ")
+
+
+def transport_reason(exc: Exception) -> str:
+    """Why a request never got an answer, in words: urllib3's reason without its Python
+    reprs ("connection aborted: Remote end closed connection without response", "Failed to
+    establish a new connection: [Errno 111] Connection refused", "Read timed out ...")."""
+    reason: Any = getattr(exc, "reason", None) or exc
+    args: tuple[Any, ...] = tuple(getattr(reason, "args", ()))
+    if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], BaseException):
+        # ProtocolError('Connection aborted.', RemoteDisconnected('...'))
+        what, cause = args
+        return f"{what.rstrip('.').lower()}: {cause or type(cause).__name__}"
+    return _POOL_PREFIX.sub("", str(reason))
+
+
 def _default_kubeconfig_exists() -> bool:
     paths = os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)
     return any(Path(p).expanduser().is_file() for p in paths if p)
@@ -162,8 +179,7 @@ class Client:
         except ApiException as exc:
             raise from_api_exception(exc, action, resource, namespace, name) from None
         except HTTPError as exc:
-            reason = getattr(exc, "reason", None) or exc
-            raise unreachable(self.host, str(reason)) from None
+            raise unreachable(self.host, transport_reason(exc)) from None
 
     def _json(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         response = call(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **kwargs)
@@ -384,7 +400,7 @@ class Client:
         except ApiException as exc:
             return int(exc.status or 0), status_body(exc)
         except HTTPError as exc:
-            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+            raise unreachable(self.host, transport_reason(exc)) from None
         data: dict[str, Any] = json.loads(response.data) if response.data else {}
         return int(response.status), data
 
@@ -414,7 +430,7 @@ class Client:
         except ApiException as exc:
             return int(exc.status or 0), status_body(exc)
         except HTTPError as exc:
-            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+            raise unreachable(self.host, transport_reason(exc)) from None
         data: dict[str, Any] = json.loads(response.data) if response.data else {}
         return int(response.status), data
 
@@ -450,7 +466,7 @@ class Client:
             body = status_body(exc)
             return int(exc.status or 0), str(body.get("message") or exc.reason or "")
         except HTTPError as exc:
-            raise unreachable(self.host, str(getattr(exc, "reason", None) or exc)) from None
+            raise unreachable(self.host, transport_reason(exc)) from None
         return 200, ""
 
     def resource_quotas(self, namespace: str) -> list[dict[str, Any]]:

@@ -1,0 +1,312 @@
+"""Control-plane faults: the API server killed mid-apply, etcd restarted under a running job,
+every host process of the local cluster killed. Each on a cluster of its own."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from integration._ansible import PlayResult, run_tasks
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, records
+
+from .conftest import MakeCluster
+
+SMALL = NodePlan(cpu_nodes=1, gpu_nodes=2)
+JOBS = 50
+
+
+def component_pid(name: str, component: str) -> int:
+    """The pid of one kwokctl component (etcd, kube-apiserver...) of this cluster alone: its
+    pid file's process, whose command is the cluster's own binary."""
+    binary = str(local.cluster_dir(name) / "bin" / component).encode()
+    for pid in kwok_pids(name):
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if argv0 == binary:
+            return pid
+    raise AssertionError(f"no running {component} of cluster {name}")
+
+
+def gone(pid: int) -> bool:
+    return proc_start_time(pid) is None
+
+
+def until(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.5) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def tfjob(name: str, namespace: str, suspend: bool = False, workers: int = 1) -> dict[str, Any]:
+    """A small TFJob; suspended ones get no pods (the apply alone is under test)."""
+    container = {
+        "name": "tensorflow",
+        "image": "registry.example.com/mnist:1.0",
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"cpu": "100m", "memory": "128Mi"},
+        },
+    }
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "None", "suspend": suspend},
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": workers,
+                    "restartPolicy": "Never",
+                    "template": {"spec": {"containers": [container]}},
+                }
+            },
+        },
+    }
+
+
+def clean_failure(result: PlayResult) -> str:
+    """The failed task's message; no traceback anywhere."""
+    task = result[0]
+    assert task.get("failed"), task
+    assert "Traceback" not in result.output, result.output
+    assert "Traceback" not in str(task.get("exception", "")), task
+    assert "module_stderr" not in task, task
+    message: str = task["msg"]
+    return message
+
+
+def test_api_server_killed_during_apply(fault_cluster: MakeCluster, tmp_path: Path) -> None:
+    cluster = fault_cluster(nodes=SMALL)
+    assert cluster.name
+    namespace = "apply-fault"
+    cluster.kubectl("create", "namespace", namespace)
+    source = tmp_path / "jobs.yaml"
+    source.write_text(
+        yaml.safe_dump_all(
+            [tfjob(f"job-{i:02d}", namespace, suspend=True) for i in range(JOBS)],
+            sort_keys=False,
+        )
+    )
+    task = [{"tfjob.kit.tfjob": {"src": str(source)}}]
+    server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+
+    # The kill comes when the first TFJob is stored: a watch sees it at once, while the module
+    # still has most of the 50 to apply.
+    watch = subprocess.Popen(
+        cluster.runner.command(
+            "get", "tfjobs.kubeflow.org", "-n", namespace, "--watch-only", "-o", "name"
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    first = tmp_path / "first"
+    first.mkdir()
+    played: list[PlayResult] = []
+    runner = threading.Thread(
+        target=lambda: played.append(run_tasks(first, cluster.kubeconfig, task, timeout=300))
+    )
+    apiserver = component_pid(cluster.name, "kube-apiserver")
+    try:
+        runner.start()
+        assert watch.stdout is not None
+        seen = watch.stdout.readline()
+        assert seen.startswith("tfjob"), seen
+        os.kill(apiserver, signal.SIGKILL)
+    finally:
+        watch.kill()
+        watch.wait()
+        runner.join(300)
+    assert played, "the playbook did not finish"
+    message = clean_failure(played[0])
+    print(f"\nthe module's message with the API server killed:\n{message}")
+    assert f"cannot reach the Kubernetes API server at {server}" in message, message
+    assert "tfjob-kit cluster up" in message, message
+
+    # Back up: `cluster up` restarts the API server in place, the TFJobs stored are kept.
+    output = io.StringIO()
+    local.up(local.UpOptions(name=cluster.name, nodes=SMALL), out=output)
+    assert "starting its stopped components in place" in output.getvalue(), output.getvalue()
+    assert "kube-apiserver" in output.getvalue(), output.getvalue()
+    stored = {o["metadata"]["uid"] for o in cluster.items("tfjobs", "-n", namespace)}
+    assert 0 < len(stored) < JOBS, f"{len(stored)} TFJobs were stored before the kill"
+    # The partial result is honest: what the server confirmed was stored, no more.
+    confirmed = re.search(rf"(\d+) of the {JOBS} to apply were applied", message)
+    assert confirmed, message
+    assert 0 < int(confirmed[1]) <= len(stored), (confirmed[0], len(stored))
+    assert "run the task again" in message, message
+
+    (tmp_path / "second").mkdir()
+    second = run_tasks(tmp_path / "second", cluster.kubeconfig, task)
+    assert not second[0].get("failed"), second[0].get("msg")
+    assert second[0]["changed"] is True
+    actions = [j["action"] for j in second[0]["jobs"]]
+    assert actions.count("created") == JOBS - len(stored), actions
+    after = cluster.items("tfjobs", "-n", namespace)
+    names = sorted(o["metadata"]["name"] for o in after)
+    assert names == [f"job-{i:02d}" for i in range(JOBS)], names
+    assert stored <= {o["metadata"]["uid"] for o in after}  # the stored ones kept, not recreated
+
+    (tmp_path / "third").mkdir()
+    third = run_tasks(tmp_path / "third", cluster.kubeconfig, task)
+    assert not third[0].get("failed"), third[0].get("msg")
+    assert third[0]["changed"] is False, [j["action"] for j in third[0]["jobs"]]
+    assert len(cluster.items("tfjobs", "-n", namespace)) == JOBS
+
+
+def test_etcd_restart_under_a_running_job(fault_cluster: MakeCluster, tmp_path: Path) -> None:
+    cluster = fault_cluster(nodes=SMALL, tfjob_run_seconds=20)
+    name = cluster.name
+    assert name
+    namespace = "etcd-fault"
+    cluster.kubectl("create", "namespace", namespace)
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(tfjob("survivor", namespace, workers=2)))
+    cluster.apply_file(job, namespace)
+
+    def running() -> bool:
+        pods = cluster.items("pods", "-n", namespace)
+        return len(pods) == 2 and all(p["status"].get("phase") == "Running" for p in pods)
+
+    cluster.wait_for("the job's pods to run", running, namespace, timeout=120)
+    pods = {p["metadata"]["uid"] for p in cluster.items("pods", "-n", namespace)}
+    etcd = component_pid(name, "etcd")
+    os.kill(etcd, signal.SIGKILL)
+    until("etcd to exit", lambda: gone(etcd), 10, interval=0.1)
+    until("the API server to report itself not ready", lambda: not local.is_running(name), 60)
+    output = io.StringIO()
+    local.up(local.UpOptions(name=name, nodes=SMALL, tfjob_run_seconds=20), out=output)
+    assert "(stopped: etcd)" in output.getvalue(), output.getvalue()
+    assert component_pid(name, "etcd") != etcd
+
+    def succeeded() -> bool:
+        conditions = cluster.get("tfjob", "survivor", "-n", namespace)["status"].get(
+            "conditions", []
+        )
+        return any(c["type"] == "Succeeded" and c["status"] == "True" for c in conditions)
+
+    cluster.wait_for("the job to succeed after etcd's restart", succeeded, namespace, timeout=120)
+    # The pods that ran before the restart finished the job: none was recreated.
+    assert {p["metadata"]["uid"] for p in cluster.items("pods", "-n", namespace)} == pods
+
+
+def test_every_host_process_killed(fault_cluster: MakeCluster) -> None:
+    cluster = fault_cluster(nodes=SMALL)
+    name = cluster.name
+    assert name
+    cluster.kubectl("create", "namespace", "kept")
+    kept = cluster.get("namespace", "kept")["metadata"]["uid"]
+    pids = [*kwok_pids(name), *(r.pid for r in records(name))]
+    assert len(pids) == 9, pids  # etcd, 3 control-plane, kwok; Volcano x2, operator, rendezvous
+    ports = listening_ports(pids)
+    assert ports
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    until("every process to exit", lambda: all(gone(p) for p in pids), 10, interval=0.1)
+
+    up = subprocess.run(
+        [
+            str(BIN / "tfjob-kit"),
+            "cluster",
+            "up",
+            "--name",
+            name,
+            "--cpu-nodes",
+            "1",
+            "--gpu-nodes",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "Traceback" not in up.stderr
+    print(f"\n`cluster up` after SIGKILL of everything:\n{up.stderr}")
+    assert "starting its stopped components in place" in up.stderr
+    assert cluster.get("namespace", "kept")["metadata"]["uid"] == kept
+    assert all(r.alive() for r in records(name))
+    assert local.status(name)["running"]
+    alive = [*kwok_pids(name), *(r.pid for r in records(name))]
+    assert all(not gone(p) for p in alive)
+    ports = listening_ports(alive)
+
+    down = subprocess.run(
+        [str(BIN / "tfjob-kit"), "cluster", "down", "--name", name],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert all(gone(p) for p in alive), [p for p in alive if not gone(p)]
+    assert not local.cluster_dir(name).exists()
+    assert not listening_ports_any(ports), ports
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()]
+    assert not any(name.encode() in cmdline(int(p)) for p in left)
+
+
+BIN = Path(os.environ.get("VIRTUAL_ENV") or Path(__file__).resolve().parents[2] / ".venv") / "bin"
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _inodes(pid: int) -> set[str]:
+    found = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = str(fd.readlink())
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                found.add(target[8:-1])
+    except OSError:
+        pass
+    return found
+
+
+def _listeners() -> dict[str, int]:
+    """Listening TCP sockets: inode -> port."""
+    out = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A":  # LISTEN
+                out[fields[9]] = int(fields[1].rsplit(":", 1)[1], 16)
+    return out
+
+
+def listening_ports(pids: list[int]) -> set[int]:
+    listeners = _listeners()
+    return {listeners[i] for p in pids for i in _inodes(p) if i in listeners}
+
+
+def listening_ports_any(ports: set[int]) -> set[int]:
+    return ports & set(_listeners().values())
