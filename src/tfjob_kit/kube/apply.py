@@ -117,9 +117,10 @@ def _partly_applied(outcomes: list[Outcome], errors: list[KubeError | None]) -> 
     failed = [o.item.describe() for o, e in zip(outcomes, errors, strict=True) if e is not None]
     shown = ", ".join(done[:5]) + (f" and {len(done) - 5} more" if len(done) > 5 else "")
     applied = (
-        f"{len(done)} of the {len(outcomes)} to apply were applied ({shown})"
+        f"{len(done)} of the {len(outcomes)} to apply {'was' if len(done) == 1 else 'were'} "
+        f"applied ({shown})"
         if done
-        else (f"none of the {len(outcomes)} to apply was confirmed applied")
+        else f"none of the {len(outcomes)} to apply was confirmed applied"
     )
     return (
         f".\n{applied}; {len(failed)} failed (first: {failed[0]}): whether those were stored "
