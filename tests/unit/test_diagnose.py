@@ -498,3 +498,72 @@ def test_as_dict_names_the_object() -> None:
         "message": "not found",
         "fatal": True,
     }
+
+
+def assigned(name: str, node_name: str, uid: str) -> dict[str, Any]:
+    return event(
+        "Pod",
+        name,
+        "Scheduled",
+        f"Successfully assigned {NS}/{name} to {node_name}",
+        60,
+        uid,
+        "Normal",
+    )
+
+
+def test_a_pod_lost_with_a_deleted_node_is_named_with_its_replica() -> None:
+    now = pod("worker", 1)
+    now["spec"] = {"nodeName": "gpu-0"}
+    events = [
+        assigned("mnist-worker-1", "gpu-9", "uid-old"),  # the earlier pod, on a node now gone
+        assigned("mnist-worker-1", "gpu-0", "uid-mnist-worker-1"),  # the pod of now
+        assigned("mnist-worker-0", "gpu-1", "uid-old-0"),  # an earlier pod on a node still there
+    ]
+    calls: list[int] = []
+
+    def read() -> Capacity:
+        calls.append(1)
+        return CLUSTER
+
+    found = run(tfjob(workers=2), [pod("worker", 0), now], events, cluster=read)
+    assert calls == [1]
+    assert [p.as_dict() for p in found] == [
+        {
+            "object": f"Pod {NS}/mnist-worker-1",
+            "kind": "Pod",
+            "name": f"{NS}/mnist-worker-1",
+            "reason": "NodeDeleted",
+            "message": f"replica Worker 1: its pod {NS}/mnist-worker-1 (uid uid-old) was lost "
+            "with node gpu-9, which no longer exists (the scheduler had assigned the pod to it); "
+            "the pod now is uid uid-mnist-worker-1 on node gpu-0",
+            "fatal": False,
+        }
+    ]
+    # the job failed and its lost pod was not made again
+    gone = run(tfjob(workers=2), [pod("worker", 0)], events[:1], cluster=CLUSTER)
+    assert [(p.reason, p.message.endswith("no pod of that name exists now")) for p in gone] == [
+        ("NodeDeleted", True)
+    ]
+    # without earlier pods the nodes are not read
+    assert run(tfjob(workers=2), [now], events[1:2], cluster=read) == [] and calls == [1]
+
+
+def test_a_disruption_condition_is_reported_not_fatal() -> None:
+    doomed = pod("worker", 0)
+    doomed["spec"] = {"nodeName": "gpu-9"}
+    doomed["status"] = {
+        "phase": "Failed",
+        "conditions": [
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "DeletionByPodGC",
+                "message": "PodGC: node no longer exists",
+            }
+        ],
+    }
+    assert [p.line() for p in run(tfjob(workers=1), [doomed])] == [
+        f"Pod {NS}/mnist-worker-0: DeletionByPodGC: replica worker 0 on node gpu-9: "
+        "PodGC: node no longer exists"
+    ]

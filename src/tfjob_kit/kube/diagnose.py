@@ -22,12 +22,19 @@ reason and message. A problem is *fatal* when waiting longer cannot help:
   condition or PodGroup) reports it unschedulable, with no scale-up under way; or its Volcano
   PodGroup needs more than its queue's ``capability``.
 
+* A pod lost with its node (not fatal: what follows is the operator's, by the replica's
+  restartPolicy): a live pod with a ``DisruptionTarget`` condition (PodGC's ``DeletionByPodGC``
+  when its node is gone, a preemption, an eviction), and a pod the events show an earlier
+  incarnation of (another uid) that was assigned to a node the cluster no longer has
+  (``NodeDeleted``): PodGC deleted it with its node, and the replica it was is named.
+
 Everything else (Pending while nodes scale up, a PodGroup Pending or Inqueue that could fit,
 ``ContainerCreating``) is transient: at most a problem that is not fatal.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -68,6 +75,8 @@ _TYPE_LABEL = "training.kubeflow.org/replica-type"
 _INDEX_LABEL = "training.kubeflow.org/replica-index"
 _VOLCANO_TASK = "volcano.sh/task-spec"
 _VOLCANO_INDEX = "volcano.sh/task-index"
+# The scheduler's event on binding a pod (kube-scheduler's and Volcano's wording).
+_ASSIGNED = re.compile(r"^Successfully assigned (?P<pod>\S+) to (?P<node>\S+)$")
 
 
 @dataclass(frozen=True)
@@ -105,12 +114,14 @@ class Capacity:
     nodes: int = 0
     total: dict[str, Fraction] = field(default_factory=dict)
     largest: dict[str, Fraction] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
 
 
 def capacity(nodes: Iterable[dict[str, Any]]) -> Capacity:
     found = Capacity()
     for node in nodes:
         found.nodes += 1
+        found.names.add(str((node.get("metadata") or {}).get("name") or ""))
         allocatable = (node.get("status") or {}).get("allocatable") or {}
         for name, value in allocatable.items():
             amount = quantity.parse(value)
@@ -293,6 +304,17 @@ def diagnose(
                 fatal = _decides_success(job, pod)
                 problems.append(Problem("Pod", _where(pod), reason, text, fatal))
         for condition in status.get("conditions") or []:
+            if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
+                problems.append(
+                    Problem(
+                        "Pod",
+                        _where(pod),
+                        str(condition.get("reason") or "DisruptionTarget"),
+                        f"{_replica(pod)} on node {(pod.get('spec') or {}).get('nodeName')}: "
+                        f"{condition.get('message') or ''}".rstrip(": "),
+                        False,
+                    )
+                )
             if (
                 condition.get("type") == "PodScheduled"
                 and condition.get("status") == "False"
@@ -339,8 +361,29 @@ def diagnose(
             _queue_problems(group, queues or {}, about_queue[-1] if about_queue else None)
         )
 
-    if callable(cluster) and not scaling_up and (unschedulable or group_says):
-        cluster = cluster()  # read only when the scheduler said something
+    earlier = _earlier_pods(job, pods, by_object)
+    if callable(cluster) and (earlier or (not scaling_up and (unschedulable or group_says))):
+        cluster = cluster()  # read only when the scheduler said something, or a pod was lost
+    if isinstance(cluster, Capacity) and cluster.nodes:
+        for replica, pod_name, uid, node, current in earlier:
+            if node in cluster.names:
+                continue
+            now_is = (
+                f"the pod now is uid {_uid(current)} on node "
+                f"{(current.get('spec') or {}).get('nodeName') or '(not scheduled yet)'}"
+                if current
+                else "no pod of that name exists now"
+            )
+            problems.append(
+                Problem(
+                    "Pod",
+                    pod_name,
+                    "NodeDeleted",
+                    f"{replica}: its pod {pod_name} (uid {uid}) was lost with node {node}, "
+                    f"which no longer exists (the scheduler had assigned the pod to it); {now_is}",
+                    False,
+                )
+            )
     if isinstance(cluster, Capacity) and cluster.nodes and not scaling_up:
         told = [
             (timestamp(c.get("lastTransitionTime")) or now, f"Pod {_where(p)}: {c.get('message')}")
@@ -361,6 +404,59 @@ def diagnose(
                 )
     problems.sort(key=lambda p: not p.fatal)
     return problems
+
+
+def _replica(pod: dict[str, Any]) -> str:
+    """The replica a pod is, as its labels (TFJob) or annotations (Volcano) say."""
+    metadata = pod.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    kind = labels.get(_TYPE_LABEL) or annotations.get(_VOLCANO_TASK)
+    index = labels.get(_INDEX_LABEL) or annotations.get(_VOLCANO_INDEX)
+    return f"replica {kind} {index}" if kind is not None else "the pod"
+
+
+def _earlier_pods(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    by_object: dict[tuple[str, str], list[dict[str, Any]]],
+) -> list[tuple[str, str, str, str, dict[str, Any] | None]]:
+    """Earlier incarnations of the job's pods (a pod name the job's replicas make, another uid
+    than the pod of that name now, if any) that the events show the scheduler assigned to a
+    node: (the replica, namespace/name, uid, node, the pod of that name now)."""
+    job_name = str((job.get("metadata") or {}).get("name") or "")
+    namespace = str((job.get("metadata") or {}).get("namespace") or "")
+    by_name = {str((p.get("metadata") or {}).get("name") or ""): p for p in pods}
+    found: list[tuple[str, str, str, str, dict[str, Any] | None]] = []
+    for replica, count, _ in job_templates(job):
+        for index in range(count):
+            name = model.pod_name(job_name, replica, index)
+            current = by_name.get(name)
+            seen: set[str] = set()
+            for event in by_object.get(("Pod", name), []):
+                involved = event.get("involvedObject") or {}
+                uid = str(involved.get("uid") or "")
+                match = _ASSIGNED.match(str(event.get("message") or ""))
+                if (
+                    event.get("reason") != "Scheduled"
+                    or match is None
+                    or not uid
+                    or uid in seen
+                    or (current is not None and uid == _uid(current))
+                    or str(involved.get("namespace") or namespace) != namespace
+                ):
+                    continue
+                seen.add(uid)
+                found.append(
+                    (
+                        f"replica {replica} {index}",
+                        f"{namespace}/{name}",
+                        uid,
+                        match["node"],
+                        current,
+                    )
+                )
+    return found
 
 
 def _never_fits(job: dict[str, Any], cluster: Capacity) -> list[str]:
