@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from integration._ansible import PlayResult, run_tasks
+from integration._ansible import BIN, PlayResult, run_tasks
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, records
@@ -206,6 +206,27 @@ def test_etcd_restart_under_a_running_job(fault_cluster: MakeCluster, tmp_path: 
     assert {p["metadata"]["uid"] for p in cluster.items("pods", "-n", namespace)} == pods
 
 
+def kill_all(name: str) -> list[int]:
+    """SIGKILL every host process of the cluster (kwokctl's components and the addons)."""
+    pids = [*kwok_pids(name), *(r.pid for r in records(name))]
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    until("every process to exit", lambda: all(gone(p) for p in pids), 10, interval=0.1)
+    return pids
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(BIN / "tfjob-kit"), "cluster", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
 def test_every_host_process_killed(fault_cluster: MakeCluster) -> None:
     cluster = fault_cluster(nodes=SMALL)
     name = cluster.name
@@ -216,54 +237,48 @@ def test_every_host_process_killed(fault_cluster: MakeCluster) -> None:
     assert len(pids) == 9, pids  # etcd, 3 control-plane, kwok; Volcano x2, operator, rendezvous
     ports = listening_ports(pids)
     assert ports
-    for pid in pids:
-        os.kill(pid, signal.SIGKILL)
-    until("every process to exit", lambda: all(gone(p) for p in pids), 10, interval=0.1)
+    kill_all(name)
 
-    up = subprocess.run(
-        [
-            str(BIN / "tfjob-kit"),
-            "cluster",
-            "up",
-            "--name",
-            name,
-            "--cpu-nodes",
-            "1",
-            "--gpu-nodes",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert up.returncode == 0, up.stdout + up.stderr
-    assert "Traceback" not in up.stderr
+    # Recovery in place: the same cluster, its objects kept, every process running again.
+    up = cli("up", "--name", name, "--cpu-nodes", "1", "--gpu-nodes", "2")
     print(f"\n`cluster up` after SIGKILL of everything:\n{up.stderr}")
-    assert "starting its stopped components in place" in up.stderr
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "starting its stopped components in place" in up.stderr, up.stderr
     assert cluster.get("namespace", "kept")["metadata"]["uid"] == kept
     assert all(r.alive() for r in records(name))
     assert local.status(name)["running"]
     alive = [*kwok_pids(name), *(r.pid for r in records(name))]
-    assert all(not gone(p) for p in alive)
-    ports = listening_ports(alive)
+    assert len(alive) == 9 and all(not gone(p) for p in alive), alive
+    ports |= listening_ports(alive)
 
-    down = subprocess.run(
-        [str(BIN / "tfjob-kit"), "cluster", "down", "--name", name],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    # A restart that cannot work (etcd's binary gone): up stops and says exactly what to do,
+    # leaving the cluster's data alone.
+    pids = kill_all(name)
+    etcd = local.cluster_dir(name) / "bin" / "etcd"
+    etcd.rename(etcd.with_name("etcd.moved"))
+    failed = cli("up", "--name", name, "--cpu-nodes", "1", "--gpu-nodes", "2")
+    print(f"\n`cluster up` when the restart fails:\n{failed.stderr}")
+    assert failed.returncode != 0
+    assert f"cluster {name!r} could not be restarted" in failed.stderr, failed.stderr
+    assert (
+        f"tfjob-kit cluster down --name {name} && tfjob-kit cluster up --name {name}"
+        in failed.stderr
+    ), failed.stderr
+    assert (local.cluster_dir(name) / "etcd").is_dir()  # the data is still there
+
+    down = cli("down", "--name", name)
     assert down.returncode == 0, down.stdout + down.stderr
-    assert all(gone(p) for p in alive), [p for p in alive if not gone(p)]
+    assert all(gone(p) for p in [*alive, *pids])
     assert not local.cluster_dir(name).exists()
-    assert not listening_ports_any(ports), ports
-    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()]
-    assert not any(name.encode() in cmdline(int(p)) for p in left)
-
-
-BIN = Path(os.environ.get("VIRTUAL_ENV") or Path(__file__).resolve().parents[2] / ".venv") / "bin"
+    mine = [p for p in running_pids() if name.encode() in cmdline(p)]
+    assert not mine, [cmdline(p) for p in mine]
+    # Nothing of the cluster listens on its ports (another cluster may have taken one since).
+    owners = listening_owners()
+    assert not [
+        (port, owners[port])
+        for port in ports
+        if port in owners and name.encode() in cmdline(owners[port])
+    ]
 
 
 def cmdline(pid: int) -> bytes:
@@ -308,5 +323,11 @@ def listening_ports(pids: list[int]) -> set[int]:
     return {listeners[i] for p in pids for i in _inodes(p) if i in listeners}
 
 
-def listening_ports_any(ports: set[int]) -> set[int]:
-    return ports & set(_listeners().values())
+def running_pids() -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+def listening_owners() -> dict[int, int]:
+    """Listening TCP ports: port -> the pid holding it (of the processes we may read)."""
+    listeners = _listeners()
+    return {listeners[i]: pid for pid in running_pids() for i in _inodes(pid) if i in listeners}

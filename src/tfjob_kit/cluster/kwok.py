@@ -10,6 +10,7 @@ clients and peers over mutual TLS with the cluster's own CA (``etcd_tls_patches`
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -75,10 +76,22 @@ def _kwokctl(
             rc = -1
         if check and rc != 0:
             log.seek(0)
-            tail = "\n".join(log.read().splitlines()[-30:])
+            tail = "\n".join(_readable(line) for line in log.read().splitlines()[-30:])
             what = "timed out" if rc == -1 else f"failed (exit {rc})"
             raise ClusterError(f"`kwokctl {' '.join(args)}` {what}:\n{tail}")
     return rc
+
+
+def _readable(line: str) -> str:
+    """One line of kwokctl's log: its JSON records as "LEVEL message: error"."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(record, dict) or "msg" not in record:
+        return line
+    error = f": {record['err']}" if record.get("err") else ""
+    return f"{record.get('level', '')} {record['msg']}{error}".strip()
 
 
 def etcd_tls_patches(pki: Path, client_port: int, peer_port: int) -> list[dict[str, Any]]:
