@@ -123,13 +123,17 @@ def test_api_server_killed_during_apply(fault_cluster: MakeCluster, tmp_path: Pa
         target=lambda: played.append(run_tasks(first, cluster.kubeconfig, task, timeout=300))
     )
     apiserver = component_pid(cluster.name, "kube-apiserver")
+    # Should the module store nothing, the watch ends (and the test fails) after 240 s.
+    timer = threading.Timer(240, watch.kill)
     try:
+        timer.start()
         runner.start()
         assert watch.stdout is not None
         seen = watch.stdout.readline()
         assert seen.startswith("tfjob"), seen
         os.kill(apiserver, signal.SIGKILL)
     finally:
+        timer.cancel()
         watch.kill()
         watch.wait()
         runner.join(300)
