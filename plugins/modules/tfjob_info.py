@@ -177,11 +177,11 @@ jobs:
             - The server's reason (an event's, a container status', a pod condition's, such as
               C(DeletionByPodGC) on a pod whose node is gone), or C(NeverFits) and
               C(QueueCapability) for a job bigger than the cluster or its queue.
-            - C(NodeDeleted) (not fatal) for a pod of the job that was lost with its node: the
-              scheduler's events put an earlier pod of that name (another uid) on a node the
-              cluster no longer has. The message names the replica, the lost pod's uid, the node,
-              and the pod of that name now, if any (the operator makes it again unless the
-              replica's restartPolicy let the job fail).
+            - C(NodeDeleted) (not fatal) for a pod of the job that was lost with its node, as
+              the scheduler's events show (an earlier pod of that name, another uid, on a node
+              the cluster no longer has). The message names the replica, the lost pod's uid, the
+              node, and the pod of that name now, if any (the operator makes it again unless
+              the replica's restartPolicy let the job fail).
           type: str
         message:
           description: The server's message, as is.
