@@ -3,10 +3,11 @@ goes away, on a local cluster of the test's own.
 
 * the training-operator is SIGKILLed while a TFJob runs and restarted with ``tfjob-kit cluster
   up``: the job completes with the very pods it had (same UIDs);
-* vc-scheduler is SIGKILLed, gang jobs are submitted and pile up (more than the GPUs can hold at
-  once); after ``cluster up`` restarts it they all run, and a watch of every pod change of the
-  test shows no gang split at any moment (the check is run against the real default scheduler
-  too, which splits, so it is known to be able to fail);
+* vc-scheduler is SIGKILLed, then gang jobs are submitted, more than the GPUs hold at once (they
+  wait: the operator makes a gang's pods only once vc-scheduler admits its PodGroup); after
+  ``cluster up`` restarts it they all run, and a watch of every pod change of the test shows no
+  gang split at any moment (the check is run against the real default scheduler too, which
+  splits, so it is known to be able to fail);
 * the operator's admission webhook is registered but its backend is dead: ``tfjob.kit.tfjob``
   (through ansible-playbook) names the webhook, its ValidatingWebhookConfiguration and the
   Service, and says how to recover; the advice works;
@@ -186,7 +187,9 @@ class PodWatch:
 
     def stop(self) -> list[tuple[str, dict[str, Any]]]:
         """The events so far; fails if the watch ended by itself (a gap could hide a split)."""
-        assert self._proc.poll() is None, f"the watch ended: {self._proc.stderr}"
+        if self._proc.poll() is not None:
+            assert self._proc.stderr
+            raise AssertionError(f"the pod watch ended early: {self._proc.stderr.read()}")
         self._proc.terminate()
         self._proc.wait(10)
         self._thread.join(10)
