@@ -2,25 +2,29 @@
 run after that changes nothing.
 
 The interruption is Ctrl-C at a repeatable point: the test-only callback plugin
-``callback_plugins/interrupt_at.py`` sends SIGINT to the run's process group (as a terminal does)
-when the role's install task starts. The interrupted run must say so, stop there and exit non-zero.
+``callback_plugins/interrupt_at.py`` sends SIGINT to the run's process group, as a terminal does
+(ansible-playbook passes it on to its workers, the module and helm). The point is the role's
+install step: for a Helm role, while helm installs the release (the plugin watches the release's
+Secrets and interrupts when helm has recorded it pending-install); for the others, when the
+install task starts. The interrupted run must say so, stop in that task and exit non-zero.
 
 The roles site.yml runs with inventories/local, in its order: ``local_cluster`` (connect.yml;
 its install step, ``cluster up``, runs only when the cluster is not running, so its case starts
 with no cluster and its converging run brings the cluster up for the others), ``volcano``,
-``training_operator``, ``nvidia_device_plugin`` and ``tfjob_smoke``. Two roles are never run
-there, so they cannot be interrupted there: ``gpu_node`` runs on the ``gpu_nodes`` hosts, an
-empty group in inventories/local (the local GPU nodes are simulated kwok nodes that already carry
-the GPU labels), and ``kube_batch`` runs only with ``tfjob_kit_scheduler: kube-batch`` (the local
-inventory chooses volcano, and the role refuses Kubernetes >= 1.22, which the local cluster runs).
+``training_operator``, ``nvidia_device_plugin`` and ``tfjob_smoke`` (its step: running the smoke
+TFJob). Two roles are never run there, so they cannot be interrupted there: ``gpu_node`` runs on
+the ``gpu_nodes`` hosts, an empty group in inventories/local (the local GPU nodes are simulated
+kwok nodes that already carry the GPU labels), and ``kube_batch`` runs only with
+``tfjob_kit_scheduler: kube-batch`` (the local inventory chooses volcano, and the role refuses
+Kubernetes >= 1.22, which the local cluster runs).
 
-For a Helm role the test first uninstalls its release, so the interruption hits a fresh install
-(the role's CRDs and namespace applied, the release not yet), and the converging run installs it
-again. To keep the cost down the cases share one cluster, in site.yml's order, and the smoke
-TFJob runs only in the smoke role's own case (``tfjob_kit_smoke_test=false`` elsewhere, in all
-three runs): it installs nothing the other roles' checks need. Each case asserts its own three
-runs: the interrupted one, the converging one (rc 0, every Helm release deployed, the role's
-objects present and healthy) and the idempotent one (changed=0 for every host).
+For a Helm role the test first uninstalls its release, so the interruption hits a fresh install,
+and the converging run installs it again. To keep the cost down the cases share one cluster, in
+site.yml's order, and the smoke TFJob runs only in the smoke role's own case
+(``tfjob_kit_smoke_test=false`` elsewhere, in all three runs): it installs nothing the other
+roles' checks need. Each case asserts its own three runs: the interrupted one, the converging one
+(rc 0, every Helm release deployed, the role's objects present and healthy) and the idempotent
+one (changed=0 for every host).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import os
 import re
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +52,16 @@ PLUGINS = Path(__file__).resolve().parent / "callback_plugins"
 # Small enough to be quick, as the other fault tests' clusters.
 SIZE = ("-e", "local_cluster_cpu_nodes=1", "-e", "local_cluster_gpu_nodes=2")
 RUN_TIMEOUT = 900
+MARK = "INTERRUPT: SIGINT at "  # what the plugin prints when it sends SIGINT
+GRACE = 45  # seconds an interrupted run has to end
+LOCAL_UP = "Bring the local cluster up (builds the binaries on first use)"
 
 
 @dataclass
 class Run:
     rc: int
     output: str
+    forced: bool = False  # it needed a second SIGINT
 
     def recap(self) -> dict[str, dict[str, int]]:
         """PLAY RECAP: host -> counter -> value."""
@@ -74,7 +84,7 @@ class Site:
     def cluster(self) -> Cluster:
         return Cluster(local.kubeconfig_path(self.name), self.name)
 
-    def run(self, *extra: str, interrupt: tuple[str, str] | None = None) -> Run:
+    def run(self, *extra: str, interrupt: tuple[str, str] | None = None, release: str = "") -> Run:
         env = ansible_env(local.kubeconfig_path(self.name))
         if interrupt:
             env.update(
@@ -83,6 +93,7 @@ class Site:
                     "ANSIBLE_CALLBACKS_ENABLED": "interrupt_at",
                     "TFJOB_KIT_INTERRUPT_ROLE": interrupt[0],
                     "TFJOB_KIT_INTERRUPT_TASK": interrupt[1],
+                    "TFJOB_KIT_INTERRUPT_RELEASE": release,
                 }
             )
         command = [
@@ -96,7 +107,7 @@ class Site:
             *extra,
         ]
         # A process group of its own: the plugin's SIGINT reaches this run only.
-        with subprocess.Popen(
+        proc = subprocess.Popen(
             command,
             cwd=REPO,
             env=env,
@@ -104,16 +115,35 @@ class Site:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
-        ) as proc:
-            try:
-                output, _ = proc.communicate(timeout=RUN_TIMEOUT)
-            except subprocess.TimeoutExpired:
+        )
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + RUN_TIMEOUT
+        interrupted_at: float | None = None
+        again = False
+        try:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"site.yml ran past {RUN_TIMEOUT}s:\n{''.join(lines)}")
+                if interrupted_at is None and any(x.startswith(MARK) for x in lines[-50:]):
+                    interrupted_at = time.monotonic()
+                # ansible-core can hang on Ctrl-C: a worker killed while it held the results
+                # queue's lock leaves the main process waiting on it for ever. A user presses
+                # Ctrl-C again, which ends it (its handler is then the default one).
+                if interrupted_at and not again and time.monotonic() > interrupted_at + GRACE:
+                    again = True
+                    os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
-                output, _ = proc.communicate()
-                raise AssertionError(
-                    f"site.yml ran past {RUN_TIMEOUT}s:\n{output[-6000:]}"
-                ) from None
-        run = Run(proc.returncode, output)
+            proc.wait()
+            reader.join(timeout=30)
+        output = "".join(lines)
+        if again:
+            output += f"\n(the run still ran {GRACE}s after SIGINT: a second SIGINT ended it)\n"
+        run = Run(proc.returncode, output, again)
         self.runs.append(run)
         return run
 
@@ -187,7 +217,9 @@ def check_local_cluster(site: Site, run: Run) -> None:
         if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
     ]
     assert len(ready) == len(nodes) == 3, [n["metadata"]["name"] for n in nodes]
-    assert "changed: [localhost]" in run.output  # this run brought it up
+    # This run brought it up: the install task ran and changed something.
+    after = run.output.split(f"TASK [tfjob.kit.local_cluster : {LOCAL_UP}]", 1)[1]
+    assert after.split("\n", 2)[1].startswith("changed: [localhost]"), after[:2000]
 
 
 def check_volcano(site: Site, run: Run) -> None:
@@ -273,11 +305,21 @@ def test_site_converges_after_sigint_inside_the_role(site: Site, case: Case) -> 
         removed = site.helm("uninstall", name, "-n", namespace, "--wait")
         assert removed.returncode == 0, removed.stderr
 
-    interrupted = site.run(*smoke, interrupt=(case.role, case.task))
-    marker = f"INTERRUPT: SIGINT at {case.role} : {case.task}"
+    release = "/".join(case.release or ())
+    interrupted = site.run(*smoke, interrupt=(case.role, case.task), release=release)
+    marker = f"{MARK}{case.role} : {case.task}"
+    if release:  # helm had recorded the release and was installing it
+        marker += f" while {release} is pending-install"
+        # What helm left: failed when its SIGINT handler marked the revision, pending-install
+        # when it died first, deployed when it finished before the signal reached it.
+        left = releases(site.cluster).get(release)
+        print(f"{case.role}: the interrupted run left release {release} {left}")
+        assert left in ("pending-install", "failed", "deployed"), interrupted.output[-4000:]
     assert interrupted.rc != 0, interrupted.output[-4000:]
     assert marker in interrupted.output, interrupted.output[-4000:]
-    assert "User interrupted execution" in interrupted.output, interrupted.output[-4000:]
+    assert interrupted.forced or "User interrupted execution" in interrupted.output, (
+        interrupted.output[-4000:]
+    )
     # It stopped there: the last task that started is the role's install task.
     started = re.findall(r"^TASK \[(.*)\]", interrupted.output, re.MULTILINE)
     assert started[-1] == f"tfjob.kit.{case.role} : {case.task}", started[-3:]
