@@ -350,7 +350,10 @@ def test_per_job_reads_diagnose_as_the_namespace_wide_ones() -> None:
                     "uid": f"p-{pod_name}-{step % 3}",
                     "labels": {TFJOB.job_label: name, "training.kubeflow.org/replica-index": "0"},
                 },
-                "spec": {"containers": [{"name": "tensorflow", "env": [{"value": "x" * 99}]}]},
+                "spec": {
+                    "containers": [{"name": "tensorflow", "env": [{"value": "x" * 99}]}],
+                    **({"nodeName": f"node-{step % 4}"} if step % 3 else {}),
+                },
                 "status": {
                     "phase": "Pending",
                     "containerStatuses": [
@@ -365,7 +368,12 @@ def test_per_job_reads_diagnose_as_the_namespace_wide_ones() -> None:
                             "reason": "Unschedulable",
                             "message": "0/3 nodes are available",
                             "lastTransitionTime": "2026-11-26T12:00:00Z",
-                        }
+                        },
+                        *(
+                            [{"type": "DisruptionTarget", "status": "True", "reason": "Gone"}]
+                            if step % 5 == 0
+                            else []
+                        ),
                     ],
                 },
             }
@@ -399,10 +407,11 @@ def test_per_job_reads_diagnose_as_the_namespace_wide_ones() -> None:
         if step % 100 == 99:
             for key in keys:
                 assert _diagnosed(view, key, False) == _diagnosed(view, key, True), key
-    assert view.pods and all("spec" not in p for p in view.pods.values())
+    assert view.pods and all(set(p["spec"]) <= {"nodeName"} for p in view.pods.values())
     # The comparison saw problems of every kind read: the pods', the events', the PodGroups'.
     seen = {p["reason"] for key in keys for p in _diagnosed(view, key, False)}
-    assert {"ErrImagePull", "FailedCreatePod", "QueueCapability"} <= seen, seen
+    assert {"ErrImagePull", "FailedCreatePod", "QueueCapability", "Gone"} <= seen, seen
+    assert any("on node node-" in p["message"] for k in keys for p in _diagnosed(view, k, False))
 
 
 def test_the_events_dropped_first_are_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:

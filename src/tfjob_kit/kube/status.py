@@ -171,8 +171,8 @@ class _View:
 
     Indexed by job, so that reading one job's share costs what the job has, not what all the
     jobs have (a wait on 500 jobs reads each of them every tick). A pod is kept without its
-    spec: a 1,000-worker job's pods each carry every worker's address in TF_CONFIG, which would
-    make the memory grow with the square of the pods."""
+    spec but for its node: a 1,000-worker job's pods each carry every worker's address in
+    TF_CONFIG, which would make the memory grow with the square of the pods."""
 
     def __init__(self, keys: list[Key]) -> None:
         self.keys = keys
@@ -302,8 +302,14 @@ class _View:
         elif source.what == "pods":
             self._drop_pod((ns, name))
             if not gone:
-                # What diagnose reads of a pod: its metadata and status (not its spec).
-                pod = {"metadata": obj.get("metadata"), "status": obj.get("status")}
+                # What diagnose reads of a pod: its metadata, status and node (not the rest of
+                # its spec, whose env holds TF_CONFIG).
+                node = (obj.get("spec") or {}).get("nodeName")
+                pod = {
+                    "metadata": obj.get("metadata"),
+                    "spec": {"nodeName": node} if node else {},
+                    "status": obj.get("status"),
+                }
                 self.pods[(ns, name)] = pod
                 for index in self._pod_index(ns, pod):
                     self.pods_by_job.setdefault(index, {})[name] = pod
