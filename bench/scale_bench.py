@@ -15,9 +15,10 @@ For each it reports the wall time; the pods and how fast they were scheduled (po
 from the start to the last pod's PodScheduled); the time to the first and to the last Succeeded
 job; the tool's own API requests (the toolkit's counted in each Python process it starts, see
 ``bench/count_requests``; kubectl's from its ``-v=6`` request log), CPU time and peak RSS (of
-the tool's process tree, from ``wait4``). The toolkit's overhead is (toolkit wall - kubectl wall)
-/ kubectl wall. The cluster's own work (the operator creating pods and Services, Volcano
-scheduling them) is the same for both; ``up`` time and the cluster's memory are printed too.
+the tool's process tree: ``wait4``, and VmHWM sampled). The toolkit's overhead is (toolkit wall
+- kubectl wall) / kubectl wall. The cluster's own work (the operator creating pods and
+Services, Volcano scheduling them) is the same for both; ``up`` time and the cluster's memory are
+printed too.
 
 Not a test: ``make bench-scale`` or ``python bench/scale_bench.py [--gpu-nodes N] [--jobs N]
 [--workers N] [--only gang|wide] [--cluster NAME] [--up-arg=--FLAG=VALUE ...]``. The cluster is
@@ -129,19 +130,54 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def _tree_peak_kib(root: int) -> int:
+    """The largest peak RSS (VmHWM) among ``root`` and its descendants now."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(text[text.rindex(")") + 2 :].split()[1])
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    peak = 0
+    for pid in tree:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except OSError:
+            continue
+    return peak
+
+
 def measured(command: list[str], env: dict[str, str], log: Path) -> tuple[float, float, float]:
     """Run ``command`` (output to ``log``); (wall s, CPU s, peak RSS MiB) of its process tree.
-    A failure ends the benchmark with the command's output."""
+
+    The CPU time is the tree's (``wait4``). The peak RSS is sampled, every 0.2 s, as the largest
+    VmHWM of a process of the tree: ``wait4``'s maxrss would report this benchmark's own size,
+    which a child carries across fork and exec. A failure ends the benchmark with the
+    command's output."""
     start = time.perf_counter()
+    peak = 0
     with log.open("ab") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, _tree_peak_kib(proc.pid))
+            time.sleep(0.2)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         tail = log.read_text(errors="replace")[-4000:]
         raise SystemExit(f"{' '.join(command[:3])} ... failed ({proc.returncode}):\n{tail}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, peak / 1024
 
 
 class Bench:
