@@ -445,3 +445,55 @@ def test_the_events_dropped_first_are_the_oldest(monkeypatch: pytest.MonkeyPatch
             del expected[oldest]
         assert list(view.events) == list(expected)
     assert len(view._oldest) <= 4 * 7 + 1  # the heap is rebuilt, not left to grow
+
+
+def test_a_job_is_read_again_when_told_about_and_every_few_ticks_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two pending jobs; the watches tell about one of them (its pod) twice. Each is diagnosed
+    when first listed, after each change told about it, and every REREAD_TICKS ticks between:
+    not every tick, as a wait on 500 pending jobs did."""
+    other = (TFJOB, NS, "other")
+    reads: list[tuple[float, str]] = []
+    real = diagnose.diagnose
+    started = time.monotonic()
+
+    def counted(job: dict[str, Any], *args: Any, **kwargs: Any) -> list[diagnose.Problem]:
+        reads.append((time.monotonic() - started, job["metadata"]["name"]))
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(diagnose, "diagnose", counted)
+    second = job("Created")
+    second["metadata"].update(name="other", uid="u2")
+    pods = follow.Source("pods", NS, "")
+
+    def pod(phase: str) -> dict[str, Any]:
+        labels = {TFJOB.job_label: "mnist"}
+        return {
+            "metadata": {"name": "mnist-worker-0", "labels": labels},
+            "status": {"phase": phase},
+        }
+
+    script = Scripted(
+        [
+            (0, follow.Reset(follow.Source(TFJOB, NS), [job("Created"), second])),
+            (0.6, follow.Change(pods, "ADDED", pod("Pending"))),
+            (0.3, follow.Change(pods, "MODIFIED", pod("Running"))),
+        ]
+    )
+    with pytest.raises(status.WaitError, match="timed out"):
+        status.wait(
+            None,  # type: ignore[arg-type]
+            [KEY, other],
+            wait_for=["Succeeded"],
+            fail_on=["Failed"],
+            timeout=1.5,
+            tick=0.05,
+            follower=script,  # type: ignore[arg-type]
+        )
+    mine = [t for t, name in reads if name == "mnist"]
+    theirs = [t for t, name in reads if name == "other"]
+    # 1.5 s of 0.05 s ticks, read every 5 ticks: about 6 reads, not 30; two more for mnist.
+    assert 4 <= len(theirs) <= 9, theirs
+    assert len(mine) >= len(theirs) + 1, (mine, theirs)
+    assert any(0.6 <= t < 0.7 for t in mine), mine  # at once after its pod was added

@@ -162,6 +162,9 @@ QUEUE = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", PODGROUP
 # Events kept while waiting: the latest of each series about the jobs' own objects, at most this
 # many in all (the oldest go first).
 MAX_EVENTS = 2000
+# A job nothing was told about is diagnosed again after this many ticks (a wait on 500 pending
+# jobs read each of them every tick, most of a core).
+REREAD_TICKS = 5
 NODES_MAX_AGE = 30.0
 
 
@@ -182,6 +185,9 @@ class _View:
             self.names.setdefault((resource, namespace), set()).add(name)
             self.in_namespace.setdefault(namespace, set()).add(name)
         self.labels = {resource.job_label for resource, _, _ in keys}
+        # The jobs something was told about since ``take_changed`` (more is harmless: a job
+        # read again for nothing).
+        self.changed: set[Key] = set(keys)
         self.jobs: dict[Key, dict[str, Any]] = {}
         self.listed: set[tuple[Resource, str]] = set()
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
@@ -199,6 +205,22 @@ class _View:
         self._arrivals = itertools.count()
         self.event_order: dict[tuple[str, str, str, str, str], int] = {}
         self.broken: dict[str, str] = {}
+
+    def _touch(self, namespace: str, name: str) -> None:
+        """Mark changed the jobs of the namespace whose name is ``name`` or a prefix of it ending
+        before a dash (a job's pods, Services and PodGroups are named so)."""
+        names = self.in_namespace.get(namespace, set())
+        mine = {name[:i] for i, c in enumerate(name) if c == "-"} | {name}
+        for job_name in mine & names:
+            self.changed.update(
+                (resource, namespace, job_name)
+                for resource, ns in self.names
+                if ns == namespace and job_name in self.names[(resource, ns)]
+            )
+
+    def take_changed(self) -> set[Key]:
+        changed, self.changed = self.changed, set()
+        return changed
 
     def _job_of(self, namespace: str, name: str, prefixed: bool) -> bool:
         """``name`` is a job's, or (``prefixed``) starts with a job's name and a dash."""
@@ -232,6 +254,7 @@ class _View:
 
     def _reset(self, source: follow.Source, items: list[dict[str, Any]]) -> None:
         ns = source.namespace
+        self.changed.update(k for k in self.keys if k[1] == ns)
         if isinstance(source.what, Resource) and source.what is not PODGROUP:
             self.listed.add((source.what, ns))
             for key in [k for k in self.jobs if k[0] is source.what and k[1] == ns]:
@@ -292,6 +315,14 @@ class _View:
         ns = source.namespace
         name = str((obj.get("metadata") or {}).get("name") or "")
         gone = kind == "DELETED"
+        if source.what == "events":
+            involved = obj.get("involvedObject") or {}
+            self._touch(ns, str(involved.get("name") or ""))
+        else:
+            self._touch(ns, name)
+        for label, value in ((obj.get("metadata") or {}).get("labels") or {}).items():
+            if label in self.labels:  # a pod of a job whose name is no prefix of the pod's
+                self._touch(ns, str(value))
         if isinstance(source.what, Resource) and source.what is not PODGROUP:
             key = (source.what, ns, name)
             if name in self.names.get((source.what, ns), set()):
@@ -451,6 +482,7 @@ def wait(
     cluster = ClusterReader(client, clock)
     done: dict[Key, JobStatus] = {}
     current: dict[Key, JobStatus] = {}
+    read_at: dict[Key, float] = {}
     with follower(client, _sources(keys)) as followed:
         while True:
             timeout_at = min(deadline, clock() + tick)
@@ -469,9 +501,15 @@ def wait(
             except queue.Empty:
                 pass
             now = wall()
+            # A job is read again when the watches told something about it, and every
+            # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
+            changed = view.take_changed()
             for key in keys:
                 if key in done or (key[0], key[1]) not in view.listed:
                     continue
+                if key not in changed and clock() - read_at.get(key, -1e9) < REREAD_TICKS * tick:
+                    continue
+                read_at[key] = clock()
                 resource, namespace, name = key
                 what = resource.describe(namespace, name)
                 obj = view.jobs.get(key)
