@@ -567,3 +567,27 @@ def test_a_disruption_condition_is_reported_not_fatal() -> None:
         f"Pod {NS}/mnist-worker-0: DeletionByPodGC: replica worker 0 on node gpu-9: "
         "PodGC: node no longer exists"
     ]
+
+
+def test_a_gang_still_forming_waits_past_the_grace_and_a_formed_one_does_not() -> None:
+    """Volcano calls a gang's pods Unschedulable ("pod group is not ready") while the operator
+    is still creating the rest of them: minutes for a 1,000-worker job. Not fatal until every
+    pod the PodGroup wants exists; then the grace applies as to any pod."""
+    says = "pod group is not ready, 3 minAvailable, 2 Pending; Pending: 2 Unschedulable"
+    group = podgroup({"cpu": "3"})  # minMember 3, of a 3-worker job
+    two = [pod(index=i, unschedulable=(300, says)) for i in range(2)]
+    forming = run(tfjob(workers=3), two, podgroups=[group], cluster=CLUSTER)
+    assert [(p.reason, p.fatal) for p in forming] == [("Unschedulable", False)] * 2
+    assert "(the gang is forming: 2 of its 3 pods exist)" in forming[0].message
+    three = [*two, pod(index=2, unschedulable=(300, says))]
+    formed = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)
+    assert [(p.reason, p.fatal) for p in formed] == [("Unschedulable", True)] * 3
+    # A PodGroup wanting more pods than the job has can never form: the grace applies.
+    group["spec"]["minMember"] = 5
+    never = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)
+    assert [p.fatal for p in never if p.reason == "Unschedulable"] == [True] * 3
+    # Another job's PodGroup says nothing about this one.
+    group["metadata"]["ownerReferences"][0]["uid"] = "another"
+    group["spec"]["minMember"] = 3
+    alone = run(tfjob(workers=3), two, podgroups=[group], cluster=CLUSTER)
+    assert [p.fatal for p in alone] == [True, True]

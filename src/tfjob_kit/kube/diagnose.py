@@ -283,6 +283,30 @@ def diagnose(
         problems.append(Problem(kind, _where(job), reason, message, not transient))
 
     live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    owned = [
+        g
+        for g in podgroups or []
+        if any(
+            r.get("uid") == _uid(job)
+            for r in (g.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+    # A gang still forming: its PodGroup wants more pods than the operator has created yet (it
+    # creates them one request at a time: minutes for a 1,000-worker job). Volcano calls the
+    # created ones Unschedulable ("pod group is not ready") until the last exists; that is no
+    # reason to give up on them.
+    expected = sum(count for _, count, _ in job_templates(job))
+    forming = next(
+        (
+            wanted
+            for wanted in (
+                min(model.as_int((g.get("spec") or {}).get("minMember"), 0), expected)
+                for g in owned
+            )
+            if len(live) < wanted
+        ),
+        0,
+    )
     scaling_up = False
     unschedulable: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for pod in sorted(live, key=lambda p: str((p.get("metadata") or {}).get("name"))):
@@ -326,19 +350,13 @@ def diagnose(
                 message = str(condition.get("message") or "")
                 if pod_scaling:
                     message += f" (a node autoscaler is adding nodes: {scale[-1].get('message')})"
-                fatal = age >= unschedulable_grace and not pod_scaling
-                if not fatal and not pod_scaling:
+                fatal = age >= unschedulable_grace and not pod_scaling and not forming
+                if forming:
+                    message += f" (the gang is forming: {len(live)} of its {forming} pods exist)"
+                elif not fatal and not pod_scaling:
                     message += f" (for {age:.0f}s of the {unschedulable_grace:g}s grace)"
                 problems.append(Problem("Pod", _where(pod), "Unschedulable", message, fatal))
 
-    owned = [
-        g
-        for g in podgroups or []
-        if any(
-            r.get("uid") == _uid(job)
-            for r in (g.get("metadata") or {}).get("ownerReferences") or []
-        )
-    ]
     group_says = ""
     group_since: float | None = None
     for group in owned:
