@@ -130,6 +130,16 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def _true_since(objects: list[dict[str, Any]], condition: str) -> list[float]:
+    """When each object's ``condition`` became True (objects without it are left out)."""
+    return [
+        _seconds(c["lastTransitionTime"])
+        for o in objects
+        for c in o.get("status", {}).get("conditions", [])
+        if c.get("type") == condition and c.get("status") == "True"
+    ]
+
+
 def _tree_peak_kib(root: int) -> int:
     """The largest peak RSS (VmHWM) among ``root`` and its descendants now."""
     parents: dict[int, int] = {}
@@ -263,19 +273,9 @@ class Bench:
         """What the cluster shows of the run: its pods' scheduling, its jobs' success."""
         wall, cpu, rss, requests = result
         pods = json.loads(self.kubectl("get", "pods", "-n", namespace, "-o", "json"))["items"]
-        scheduled = [
-            _seconds(c["lastTransitionTime"])
-            for p in pods
-            for c in p.get("status", {}).get("conditions", [])
-            if c.get("type") == "PodScheduled" and c.get("status") == "True"
-        ]
+        scheduled = _true_since(pods, "PodScheduled")
         tfjobs = json.loads(self.kubectl("get", "tfjobs", "-n", namespace, "-o", "json"))["items"]
-        succeeded = [
-            _seconds(c["lastTransitionTime"])
-            for j in tfjobs
-            for c in j.get("status", {}).get("conditions", [])
-            if c.get("type") == "Succeeded" and c.get("status") == "True"
-        ]
+        succeeded = _true_since(tfjobs, "Succeeded")
         if len(succeeded) != len(tfjobs) or len(scheduled) != len(pods):
             raise SystemExit(
                 f"{tool}: {len(succeeded)} of {len(tfjobs)} jobs Succeeded, "
