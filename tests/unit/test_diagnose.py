@@ -582,6 +582,15 @@ def test_a_gang_still_forming_waits_past_the_grace_and_a_formed_one_does_not() -
     three = [*two, pod(index=2, unschedulable=(300, says))]
     formed = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)
     assert [(p.reason, p.fatal) for p in formed] == [("Unschedulable", True)] * 3
+    # The grace counts from the gang's last pod: the conditions date from its first ones.
+    for index, created in enumerate((300, 200, 10)):
+        three[index]["metadata"]["creationTimestamp"] = at(created)
+    just = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)
+    assert [(p.reason, p.fatal) for p in just] == [("Unschedulable", False)] * 3
+    assert "(for 10s of the 60s grace)" in just[0].message
+    three[2]["metadata"]["creationTimestamp"] = at(61)
+    late = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)
+    assert [p.fatal for p in late] == [True] * 3
     # A PodGroup wanting more pods than the job has can never form: the grace applies.
     group["spec"]["minMember"] = 5
     never = run(tfjob(workers=3), three, podgroups=[group], cluster=CLUSTER)

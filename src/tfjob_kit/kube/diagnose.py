@@ -307,6 +307,13 @@ def diagnose(
         ),
         0,
     )
+    # A formed gang is Unschedulable since its last pod came, whatever its pods' conditions say:
+    # Volcano set them when the first pods came and keeps them while the gang forms.
+    formed_at = (
+        max((timestamp((p.get("metadata") or {}).get("creationTimestamp")) or 0.0) for p in live)
+        if owned and live and not forming
+        else None
+    )
     scaling_up = False
     unschedulable: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for pod in sorted(live, key=lambda p: str((p.get("metadata") or {}).get("name"))):
@@ -346,6 +353,8 @@ def diagnose(
             ):
                 unschedulable.append((pod, condition))
                 since_when = timestamp(condition.get("lastTransitionTime"))
+                if since_when is not None and formed_at:
+                    since_when = max(since_when, formed_at)
                 age = now - since_when if since_when is not None else 0.0
                 message = str(condition.get("message") or "")
                 if pod_scaling:
