@@ -343,3 +343,21 @@ def test_the_operator_webhook_configuration_name_is_the_charts() -> None:
     text = helpers.read_text()
     block = text.split('define "training-operator.webhookConfigurationName" -}}')[1]
     assert block.split("{{-")[0].strip() == OPERATOR_WEBHOOK_CONFIGURATION
+
+
+def test_transport_reasons_read_as_words_without_python_reprs() -> None:
+    from http.client import RemoteDisconnected
+
+    from urllib3.connection import HTTPSConnection
+    from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
+
+    from tfjob_kit.kube.client import transport_reason
+
+    refused = NewConnectionError(
+        HTTPSConnection("127.0.0.1", 1), "Failed to establish a new connection: [Errno 111] x"
+    )
+    aborted = ProtocolError("Connection aborted.", RemoteDisconnected("Remote end closed"))
+    assert transport_reason(MaxRetryError(None, "/api", refused)) == (  # type: ignore[arg-type]
+        "Failed to establish a new connection: [Errno 111] x"
+    )
+    assert transport_reason(aborted) == "connection aborted: Remote end closed"
