@@ -51,6 +51,7 @@ import yaml
 
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.build import kubectl_path
+from tfjob_kit.cluster.options import UpOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -225,8 +226,9 @@ class Bench:
         counts = self.work / f"requests-{namespace}.jsonl"
         env = dict(
             self.env,
+            # No empty entry: it would put the working directory on every process's path.
             PYTHONPATH=os.pathsep.join(
-                [str(ROOT / "bench" / "count_requests"), self.env.get("PYTHONPATH", "")]
+                filter(None, [str(ROOT / "bench" / "count_requests"), self.env.get("PYTHONPATH")])
             ),
             TFJOB_KIT_BENCH_REQUESTS=str(counts),
         )
@@ -358,29 +360,50 @@ TUNINGS = [
 ]
 
 
+def _tune(args: argparse.Namespace, bench: Bench, values: list[str]) -> None:
+    """``cluster up`` on the running cluster with these threads, QPS, burst and period (it
+    restarts the operator and vc-scheduler to match)."""
+    threads, qps, burst, period = values
+    command = [
+        str(BIN / "tfjob-kit"),
+        "cluster",
+        "up",
+        "--name",
+        args.cluster,
+        f"--operator-threads={threads}",
+        f"--operator-qps={qps}",
+        f"--operator-burst={burst}",
+        f"--schedule-period={period}",
+    ]
+    subprocess.run(command, check=True, capture_output=True, env=bench.env)
+
+
 def tuning(args: argparse.Namespace, bench: Bench) -> list[Run]:
     """The cluster's own pace (kubectl drives) under each of TUNINGS: the operator and
-    vc-scheduler are restarted with them by ``cluster up`` on the running cluster."""
+    vc-scheduler are restarted with them by ``cluster up`` on the running cluster, and with
+    the local cluster's defaults at the end."""
     runs = []
-    for label, (threads, qps, burst, period) in TUNINGS:
-        command = [
-            str(BIN / "tfjob-kit"),
-            "cluster",
-            "up",
-            "--name",
-            args.cluster,
-            f"--operator-threads={threads}",
-            f"--operator-qps={qps}",
-            f"--operator-burst={burst}",
-            f"--schedule-period={period}",
-        ]
-        subprocess.run(command, check=True, capture_output=True, env=bench.env)
-        for run in [
-            *bench.workload("gang", gang_jobs(args.tuning_jobs), toolkit=False),
-            *bench.workload("wide", wide_job(args.workers), toolkit=False),
-        ]:
-            run.tool = label
-            runs.append(run)
+    try:
+        for label, values in TUNINGS:
+            _tune(args, bench, values)
+            for run in [
+                *bench.workload("gang", gang_jobs(args.tuning_jobs), toolkit=False),
+                *bench.workload("wide", wide_job(args.workers), toolkit=False),
+            ]:
+                run.tool = label
+                runs.append(run)
+    finally:
+        defaults = UpOptions()
+        _tune(
+            args,
+            bench,
+            [
+                str(defaults.operator_threads),
+                str(defaults.operator_qps),
+                str(defaults.operator_burst),
+                defaults.schedule_period,
+            ],
+        )
     return runs
 
 
@@ -423,14 +446,14 @@ def main() -> int:
     parser.add_argument("--tuning-jobs", type=int, default=100, help="gang TFJobs per tuning")
     args = parser.parse_args()
     started_here = not local.is_running(args.cluster)
-    kubeconfig, info = bring_up(args)
-    print(f"[bench] cluster: {info}", file=sys.stderr)
-    work = RESULTS / f"scale-{uuid.uuid4().hex[:6]}"
-    work.mkdir(parents=True)
-    bench = Bench(kubeconfig, work)
-    bench.kubectl("version")  # kubectl's discovery cache, warm for both
     runs: list[Run] = []
     try:
+        kubeconfig, info = bring_up(args)
+        print(f"[bench] cluster: {info}", file=sys.stderr)
+        work = RESULTS / f"scale-{uuid.uuid4().hex[:6]}"
+        work.mkdir(parents=True)
+        bench = Bench(kubeconfig, work)
+        bench.kubectl("version")  # kubectl's discovery cache, warm for both
         if args.tuning:
             runs = tuning(args, bench)
         if args.only in (None, "gang") and not args.tuning:
