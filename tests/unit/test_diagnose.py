@@ -545,6 +545,10 @@ def test_a_pod_lost_with_a_deleted_node_is_named_with_its_replica() -> None:
     assert [(p.reason, p.message.endswith("no pod of that name exists now")) for p in gone] == [
         ("NodeDeleted", True)
     ]
+    # A succeeded job whose pods were cleaned up, on nodes scaled away since: nothing was lost.
+    done = tfjob(workers=2)
+    done["status"]["conditions"].append({"type": "Succeeded", "status": "True"})
+    assert run(done, [], events[:1], cluster=CLUSTER) == []
     # without earlier pods the nodes are not read
     assert run(tfjob(workers=2), [now], events[1:2], cluster=read) == [] and calls == [1]
 

@@ -392,8 +392,17 @@ def diagnose(
     if callable(cluster) and (earlier or (not scaling_up and (unschedulable or group_says))):
         cluster = cluster()  # read only when the scheduler said something, or a pod was lost
     if isinstance(cluster, Capacity) and cluster.nodes:
+        succeeded = any(
+            c.get("type") == "Succeeded" and c.get("status") == "True"
+            for c in model.as_list(model.as_dict(job.get("status")).get("conditions"))
+            if isinstance(c, dict)
+        )
         for replica, pod_name, uid, node, current in earlier:
             if node in cluster.names:
+                continue
+            if current is None and succeeded:
+                # A succeeded job's pods may be gone by its cleanPodPolicy, and their nodes
+                # scaled away since: no sign that a node took a pod with it.
                 continue
             now_is = (
                 f"the pod now is uid {_uid(current)} on node "
