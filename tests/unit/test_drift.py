@@ -291,3 +291,19 @@ def test_the_library_runs_this_checkouts_gpu_module_utils() -> None:
     assert installed.read_bytes() == (ROOT / "plugins" / "module_utils" / "gpu.py").read_bytes(), (
         f"{installed} is not this checkout's plugins/module_utils/gpu.py: pip install -e ."
     )
+
+
+def test_the_helm_roles_repair_releases_alike() -> None:
+    """roles/*/tasks/release_repair.yml are one task file in three roles (Ansible has no
+    parameterized include across roles without a shared role): the same but for the prefix."""
+    copies = {
+        role.name: (role / "tasks" / "release_repair.yml").read_text("utf-8")
+        for role in ROLES
+        if (role / "tasks" / "release_repair.yml").is_file()
+    }
+    assert set(copies) == {"nvidia_device_plugin", "training_operator", "volcano"}
+    same = {text.replace(f"{name}_", "ROLE_") for name, text in copies.items()}
+    assert len(same) == 1
+    for name in copies:  # and each role runs it before its install
+        present = (ROOT / "roles" / name / "tasks" / "present.yml").read_text("utf-8")
+        assert "release_repair.yml" in present, name
