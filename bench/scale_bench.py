@@ -320,16 +320,17 @@ class Bench:
         return runs
 
 
+def _up(args: argparse.Namespace) -> list[str]:
+    """``tfjob-kit cluster up`` of the benchmark's cluster; options follow."""
+    return [str(BIN / "tfjob-kit"), "cluster", "up", "--name", args.cluster]
+
+
 def bring_up(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     """The cluster, started unless it runs: how long ``up`` took and what the cluster holds."""
     info: dict[str, Any] = {"cluster": args.cluster, "reused": local.is_running(args.cluster)}
     if not info["reused"]:
         command = [
-            str(BIN / "tfjob-kit"),
-            "cluster",
-            "up",
-            "--name",
-            args.cluster,
+            *_up(args),
             "--cpu-nodes",
             "2",
             "--gpu-nodes",
@@ -365,11 +366,7 @@ def _tune(args: argparse.Namespace, bench: Bench, values: list[str]) -> None:
     restarts the operator and vc-scheduler to match)."""
     threads, qps, burst, period = values
     command = [
-        str(BIN / "tfjob-kit"),
-        "cluster",
-        "up",
-        "--name",
-        args.cluster,
+        *_up(args),
         f"--operator-threads={threads}",
         f"--operator-qps={qps}",
         f"--operator-burst={burst}",
