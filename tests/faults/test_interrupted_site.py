@@ -21,10 +21,10 @@ Kubernetes >= 1.22, which the local cluster runs).
 For a Helm role the test first uninstalls its release, so the interruption hits a fresh install,
 and the converging run installs it again. To keep the cost down the cases share one cluster, in
 site.yml's order, and the smoke TFJob runs only in the smoke role's own case
-(``tfjob_kit_smoke_test=false`` elsewhere, in all three runs): it installs nothing the other
-roles' checks need. Each case asserts its own three runs: the interrupted one, the converging one
-(rc 0, every Helm release deployed, the role's objects present and healthy) and the idempotent
-one (changed=0 for every host).
+(``tfjob_kit_smoke_test=false`` elsewhere, in every run): it installs nothing the other
+roles' checks need. Each case asserts its interrupted run and its converging run (rc 0, every Helm
+release deployed, the role's objects present and healthy); the last case adds a third run, which
+must change nothing (changed=0 for every host) after all the interruptions before it.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ class Site:
 def site() -> Iterator[Site]:
     """One local cluster for the module's cases, brought up by site.yml itself (the
     local_cluster case) or on first need, removed at the end. Like ``fault_cluster``'s, but
-    shared by the cases, each of which costs three site.yml runs."""
+    shared by the cases, each of which costs two site.yml runs (the last one three)."""
     state = Site(session_name("fault"))
     try:
         yield state
@@ -333,6 +333,12 @@ def test_site_converges_after_sigint_inside_the_role(site: Site, case: Case) -> 
     }
     case.check(site, converged)
 
+    # The run after that changes nothing. Checked once, after the last case: the cases share
+    # the cluster in site.yml's order and each disturbs only its own role's objects (its
+    # release), so whatever an earlier interruption left that a converging run keeps
+    # "repairing" is still there at the end and shows as a change. One run instead of five.
+    if case is not CASES[-1]:
+        return
     again = site.converge(*smoke)
     recap = again.recap()
     assert recap and all(host["changed"] == 0 for host in recap.values()), (
