@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import http.client
 import io
-import ipaddress
 import json
 import ssl
 import stat
@@ -23,71 +22,21 @@ from tfjob_kit.cluster import local
 from tfjob_kit.cluster.nodes import NodePlan
 
 from ._cluster import Cluster
+from ._sockets import descendants, listening_sockets, socket_inodes
 from .conftest import session_name
 
 LOOPBACK = {"127.0.0.1", "::1"}
 
 
-def _address(hex_addr: str) -> str:
-    """/proc/net/tcp{,6} writes addresses as little-endian hex words."""
-    raw = bytes.fromhex(hex_addr)
-    if len(raw) == 4:
-        return ".".join(str(b) for b in reversed(raw))
-    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
-    packed = b"".join(words)
-    if packed[:12] == b"\0" * 10 + b"\xff\xff":  # IPv4-mapped
-        return ".".join(str(b) for b in packed[12:])
-    return str(ipaddress.IPv6Address(packed))
-
-
-def _listening_sockets() -> dict[int, tuple[str, int]]:
-    """inode -> (address, port) of every listening TCP socket on the machine."""
-    found: dict[int, tuple[str, int]] = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] != "0A":  # TCP_LISTEN
-                continue
-            addr, port = fields[1].split(":")
-            found[int(fields[9])] = (_address(addr), int(port, 16))
-    return found
-
-
-def _children(pids: set[int]) -> set[int]:
-    """pids and all their descendants."""
-    parent: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                text = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent[int(entry.name)] = int(text[text.rindex(")") + 2 :].split()[1])
-    found = set(pids)
-    grew = True
-    while grew:
-        more = {pid for pid, ppid in parent.items() if ppid in found} - found
-        found |= more
-        grew = bool(more)
-    return found
-
-
 def _listeners(name: str) -> dict[str, list[tuple[str, int]]]:
     """process name -> the (address, port) pairs it listens on."""
-    sockets = _listening_sockets()
+    sockets = listening_sockets()
     out: dict[str, list[tuple[str, int]]] = {}
     for pname, proc in local.status(name)["processes"].items():
-        for pid in _children({proc["pid"]}):
-            try:
-                links = [p.readlink() for p in Path(f"/proc/{pid}/fd").iterdir()]
-            except OSError:
-                continue
-            for link in links:
-                text = str(link)
-                if text.startswith("socket:["):
-                    inode = int(text[8:-1])
-                    if inode in sockets:
-                        out.setdefault(pname, []).append(sockets[inode])
+        for pid in descendants({proc["pid"]}):
+            for inode in socket_inodes(pid):
+                if inode in sockets:
+                    out.setdefault(pname, []).append(sockets[inode])
     return out
 
 
