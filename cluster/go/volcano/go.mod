@@ -1,5 +1,5 @@
-// Wrapper module: builds Volcano's scheduler and controller-manager main
-// packages (tool directives). Volcano's go.mod replaces the Kubernetes staging
+// Wrapper module: builds Volcano's scheduler, controller-manager and
+// webhook-manager main packages (tool directives). Volcano's go.mod replaces the Kubernetes staging
 // modules and volcano.sh/apis with local paths, so this module repeats that
 // replace block with published versions: Kubernetes aligned with the cluster's
 // release (shares the build cache with cluster/go/kube), volcano.sh/apis with
@@ -31,6 +31,9 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/errwrap v1.1.0 // indirect
+	github.com/hashicorp/go-multierror v1.1.1 // indirect
+	github.com/imdario/mergo v0.3.16 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -90,6 +93,7 @@ require (
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
+	k8s.io/kubelet v0.34.4 // indirect
 	k8s.io/kubernetes v1.34.4 // indirect
 	k8s.io/metrics v0.34.1 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
@@ -144,4 +148,5 @@ replace (
 tool (
 	volcano.sh/volcano/cmd/controller-manager
 	volcano.sh/volcano/cmd/scheduler
+	volcano.sh/volcano/cmd/webhook-manager
 )

@@ -1,12 +1,13 @@
-"""The addons: the real Volcano scheduler and controller-manager, the training-operator
-(``training_operator``) and the TensorFlow rendezvous stand-in (``rendezvous``), as local
-processes of one cluster.
+"""The addons: the real Volcano scheduler, controller-manager and admission webhooks
+(``volcano_admission``), the training-operator (``training_operator``) and the TensorFlow
+rendezvous stand-in (``rendezvous``), as local processes of one cluster.
 
 ``start_addons`` applies the CRDs (Volcano's, and the TFJob CRD generated from ``schemas/``),
 gives each process its own identity (``identity``), starts them on free loopback ports and
-waits until they serve. On a cluster whose addons already run it renews their tokens, and
-restarts the operator when the gang scheduler or the operator's tuning asked for differs from
-what it runs with, and vc-scheduler when the schedule period does.
+waits until they serve. On a cluster whose addons already run it renews their tokens,
+registers Volcano's webhook configurations again (a teardown removes them), and restarts the
+operator when the gang scheduler or the operator's tuning asked for differs from what it runs
+with, and vc-scheduler when the schedule period does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, TextIO
 import yaml
 
 from tfjob_kit import crd as tfjob_crd
-from tfjob_kit.cluster import build, chart_rbac
+from tfjob_kit.cluster import build, chart_rbac, volcano_admission
 from tfjob_kit.cluster.identity import ADDON_PROCESSES, identity_kubeconfig, renew_tokens
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.options import UpOptions
@@ -42,6 +43,8 @@ PORTS = (
     "operator_metrics",
     "operator_health",
     "operator_webhook",
+    "vc_admission",
+    "vc_admission_healthz",
 )
 CRDS = (
     "podgroups.scheduling.volcano.sh",
@@ -108,6 +111,7 @@ def _adjust_addons(
     period = state.get("schedule_period", default.schedule_period)
     say(out, "[up] addons already running; renewing their tokens")
     renew_tokens(opts.name, kubectl)
+    volcano_admission.register(kubectl, opts.name, state["ports"]["vc_admission"])
     if period != opts.schedule_period:
         say(
             out,
@@ -166,6 +170,10 @@ def start_addons(
 
     ports = {k: free_port() for k in PORTS}
     state["ports"] = ports
+    # Before the scheduler: its default queue passes Volcano's queue webhooks.
+    volcano_admission.start_admission(
+        name, volcano_dir / "vc-webhook-manager", kubectl, ports, opts.timeout, out
+    )
     logs = logs_dir(name)
     say(
         out,

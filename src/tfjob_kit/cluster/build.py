@@ -312,6 +312,7 @@ def _build_volcano(c: Component, out: Path, b: Builder) -> None:
     for binary, pkg in (
         ("vc-scheduler", "volcano.sh/volcano/cmd/scheduler"),
         ("vc-controller-manager", "volcano.sh/volcano/cmd/controller-manager"),
+        ("vc-webhook-manager", "volcano.sh/volcano/cmd/webhook-manager"),
     ):
         _go_build(b, binary, out / binary, pkg, flags, b.module_dir(c))
     module_dir = b.module_download_dir("volcano.sh/volcano", c.version)
@@ -374,12 +375,13 @@ def components(versions: Versions) -> dict[str, Component]:
             (
                 "vc-scheduler",
                 "vc-controller-manager",
+                "vc-webhook-manager",
                 "crds",
                 *(f"rbac/{r}.yaml" for r in VOLCANO_ROLES),
             ),
             _build_volcano,
             "volcano",
-            "Volcano scheduler + controller-manager (wrapper module)",
+            "Volcano scheduler, controller-manager, webhook-manager (wrapper module)",
         ),
         Component("helm", v.helm, ("helm",), _build_helm, None, "helm 3"),
         Component("kubectl", v.kubectl, ("kubectl",), _build_kubectl, "kube", "kubectl"),

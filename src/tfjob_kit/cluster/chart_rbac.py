@@ -39,6 +39,7 @@ COMPONENTS = {
     "training-operator": Component("training-operator", "training-operator"),
     "vc-scheduler": Component("volcano", "volcano", ("admission.enabled=false",)),
     "vc-controller-manager": Component("volcano", "volcano", ("admission.enabled=false",)),
+    "vc-webhook-manager": Component("volcano", "volcano"),
 }
 
 

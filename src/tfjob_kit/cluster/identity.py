@@ -30,6 +30,7 @@ TOKEN_DURATION = "24h"
 IDENTITIES = {
     "vc-scheduler": "tfjob-kit-local-vc-scheduler",
     "vc-controller-manager": "tfjob-kit-local-vc-controllers",
+    "vc-webhook-manager": "tfjob-kit-local-vc-admission",
     "training-operator": "tfjob-kit-local-training-operator",
     "tf-rendezvous": "tfjob-kit-local-rendezvous",
 }
