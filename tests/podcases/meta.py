@@ -127,6 +127,25 @@ MUTATIONS: list[Mutation] = [
         "tolerations annotation with a bad operator",
         _annotation("scheduler.alpha.kubernetes.io/tolerations", '[{"operator": "Bogus"}]'),
     ),
+    # Nesting Go takes (up to 10,000 deep) and Python's recursive json does not
+    Mutation(
+        "tolerations annotation nested 5000 deep",
+        _annotation("scheduler.alpha.kubernetes.io/tolerations", "[" * 5000 + "]" * 5000),
+    ),
+    Mutation(
+        "tolerations annotation with a key nested 5000 deep",
+        _annotation(
+            "scheduler.alpha.kubernetes.io/tolerations",
+            '[{"key": ' + "[" * 5000 + "]" * 5000 + "}]",
+        ),
+    ),
+    Mutation(
+        "ok-tolerations annotation with an unknown field nested 5000 deep",
+        _annotation(
+            "scheduler.alpha.kubernetes.io/tolerations",
+            '[{"operator": "Exists", "x": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}]",
+        ),
+    ),
     Mutation(
         "tolerations annotation not JSON",
         _annotation("scheduler.alpha.kubernetes.io/tolerations", "not json"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfjob_kit.podcheck.gojson import MAX_DEPTH, syntax_error
+from tfjob_kit.podcheck.gojson import MAX_DEPTH, flatten_below, syntax_error
 
 GO = [
     ("not json", "invalid character 'o' in literal null (expecting 'u')"),
@@ -52,3 +52,18 @@ def test_syntax_errors_as_go_words_them(text: str, error: str) -> None:
 )
 def test_what_go_accepts(text: str) -> None:
     assert syntax_error(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "flat"),
+    [
+        ('[{"key": "a]\\"[", "v": [[[1]]]}]', '[{"key": "a]\\"[", "v": [[]]}]'),
+        ('{"a": {"b": {"c": {"d": "}"}}}}', '{"a": {"b": {"c": {}}}}'),
+        ("[1, [2, [3, [4, [5]]]]]", "[1, [2, [3, []]]]"),
+        ('[{"k": "v"}]', '[{"k": "v"}]'),
+        ("[" * MAX_DEPTH + "]" * MAX_DEPTH, "[[[[]]]]"),
+    ],
+)
+def test_flatten_below_empties_only_what_is_deeper(text: str, flat: str) -> None:
+    assert syntax_error(text) is None
+    assert flatten_below(text, 3) == flat

@@ -281,3 +281,35 @@ def syntax_error(text: str) -> str | None:
     except _SyntaxError as error:
         return str(error)
     return None
+
+
+def flatten_below(text: str, depth: int) -> str:
+    """Valid JSON (``syntax_error`` found none) with every array or object nested deeper than
+    ``depth`` emptied (``[]``, ``{}``), keeping its kind: what a decoder into a fixed Go type
+    looks at, without the nesting (up to ``MAX_DEPTH``) that Python's recursive ``json``
+    cannot take. Linear; strings are copied as they are."""
+    out: list[str] = []
+    level = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':  # a string: copy it whole, escapes included
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if level <= depth:
+                out.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if c in "[{":
+            level += 1
+            if level <= depth + 1:
+                out.append(c)
+        elif c in "]}":
+            if level <= depth + 1:
+                out.append(c)
+            level -= 1
+        elif level <= depth:
+            out.append(c)
+        i += 1
+    return "".join(out)

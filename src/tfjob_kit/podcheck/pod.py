@@ -255,6 +255,10 @@ def _decode_tolerations(text: str) -> tuple[list[dict[str, Any]], str]:
         data = json.loads(text)
     except ValueError as exc:  # not reached: Python's decoder takes what Go's scanner takes
         return [], str(exc)
+    except RecursionError:
+        # Go takes nesting up to 10,000 deep; only three levels reach a type (the list, a
+        # toleration, a field's value), so the deeper ones are emptied.
+        data = json.loads(gojson.flatten_below(text, 3))
     if data is None:
         return [], ""
     if not isinstance(data, list):
