@@ -334,7 +334,8 @@ def configurations(client: Client) -> list[dict[str, Any]]:
 def _serving(client: Client, hook: Webhook) -> tuple[str, str] | None:
     """Why a service-based webhook cannot be called, from its Service and EndpointSlices
     (reason, words), or None when it may be (or cannot be judged so)."""
-    assert hook.service is not None
+    if hook.service is None:
+        return None
     namespace, name, _, _ = hook.service
     status, data = _request(client, "GET", f"/api/v1/namespaces/{namespace}/services/{name}")
     if status == 404:
