@@ -23,7 +23,8 @@ description:
     ready endpoint whatever it matches.
   - A webhook that answers (allows or denies) is working and is not reported. The module never
     deletes anything; RV(message) names each configuration and the C(kubectl delete) command
-    for those that are not the toolkit's.
+    for those that are not the toolkit's. When it does not fail, it warns with RV(message)
+    whenever it found a webhook that cannot be called.
   - Needs cluster-wide C(list) on C(validatingwebhookconfigurations) and
     C(mutatingwebhookconfigurations), C(get) on namespaces, services and endpointslices, and
     C(create) on pods (and podgroups) in O(namespaces) (dry runs are authorized as creations).
@@ -215,6 +216,8 @@ def main() -> None:
     failing = [b for b in report.blocking if params["fail_on_toolkit"] or not b.webhook.toolkit]
     if params["fail_on_blocking"] and failing:
         module.fail_json(msg=result["message"], changed=False, **result)
+    if report.found:
+        module.warn(result["message"])
     module.exit_json(changed=False, **result)
 
 
