@@ -478,3 +478,48 @@ SCENARIOS = scenarios(
 SHARED = Shared(
     "volcano", "volcano", SCENARIOS, without_pods=(LOCAL_CLUSTER,), mask=_mask_generated_cert
 )
+
+
+def test_volcano_local_admission_is_the_charts_pointed_at_the_local_process() -> None:
+    """The local cluster's vc-webhook-manager: the chart's webhook configurations (names,
+    rules, failurePolicy, selectors) with only where they call changed, the caBundle the
+    certificate the process serves, the chart Deployment's own arguments."""
+    from tfjob_kit.cluster import chart_rbac, volcano_admission
+    from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
+
+    chart = chart_rbac.rendered(volcano_admission.PROCESS, LOCAL_NAMESPACE)
+    charted = {d["metadata"]["name"]: d for d in chart if d["kind"] in WEBHOOK_KINDS}
+    service, *configs = volcano_admission.webhook_objects(31234, b"the CA")
+    assert service["spec"] == {"type": "ExternalName", "externalName": "localhost"}
+    assert service["metadata"]["namespace"] == LOCAL_NAMESPACE
+    assert {c["metadata"]["name"] for c in configs} == set(charted)
+    for config in configs:
+        assert "labels" not in config["metadata"]
+        original = charted[config["metadata"]["name"]]
+        assert config["kind"] == original["kind"]
+        for hook, theirs in zip(config["webhooks"], original["webhooks"], strict=True):
+            rest = {k: v for k, v in hook.items() if k != "clientConfig"}
+            assert rest == {k: v for k, v in theirs.items() if k != "clientConfig"}
+            assert hook["clientConfig"] == {
+                "service": {**theirs["clientConfig"]["service"], "port": 31234},
+                "caBundle": base64.b64encode(b"the CA").decode(),
+            }
+    # The chart's Secret: the certificate is for the Service's name, signed by its ca.crt.
+    secret = one(chart, "Secret", "admission-tls")
+    cert = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert f"{service['metadata']['name']}.{LOCAL_NAMESPACE}.svc" in names.get_values_for_type(
+        x509.DNSName
+    )
+    # The process is told what the chart tells the pod, but for in-pod paths and ports.
+    (deployment,) = [
+        d
+        for d in chart
+        if d["kind"] == "Deployment"
+        and d["spec"]["template"]["spec"]["containers"][0]["name"] == volcano_admission.PROCESS
+    ]
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    local_args = volcano_admission.chart_args()
+    assert set(local_args) < set(args)
+    assert any(a.startswith("--enabled-admission=") for a in local_args)
+    assert not any(a.split("=")[0] in volcano_admission.LOCAL_FLAGS for a in local_args)

@@ -103,7 +103,7 @@ def webhook_objects(port: int, ca: bytes) -> list[dict[str, Any]]:
     return objects
 
 
-def _args() -> list[str]:
+def chart_args() -> list[str]:
     """The chart Deployment's arguments of vc-webhook-manager, less the in-pod paths/ports."""
     for doc in _chart():
         if doc["kind"] != "Deployment":
@@ -151,7 +151,7 @@ def start_admission(
         [
             str(binary),
             f"--kubeconfig={kubeconfig}",
-            *_args(),
+            *chart_args(),
             f"--tls-cert-file={files / 'tls.crt'}",
             f"--tls-private-key-file={files / 'tls.key'}",
             f"--ca-cert-file={files / 'ca.crt'}",
