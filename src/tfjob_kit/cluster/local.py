@@ -16,7 +16,8 @@ This module only orchestrates; each job has a module of its own:
 * ``nodes``: the simulated CPU and GPU nodes.
 * ``identity``: each local process's ServiceAccount, kubeconfig and renewed token.
 * ``addons``: starting Volcano and the rendezvous stand-in; ``training_operator``: the operator
-  and its validating webhook (the chart's objects, pointed at the local process).
+  and its validating webhook (the chart's objects, pointed at the local process);
+  ``volcano_admission``: vc-webhook-manager and the chart's webhook configurations, likewise.
 * ``chart_rbac``: what the charts grant and name, rendered with the built helm.
 
 Everything listens on 127.0.0.1 only, the cluster's directory and files are this user's alone,
