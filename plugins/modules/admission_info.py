@@ -12,7 +12,7 @@ short_description: Find admission webhooks that cannot be called and so block po
 version_added: 0.1.0
 description:
   - Finds the webhooks of Validating and Mutating webhook configurations that the API server
-    cannot call, typically left behind when an operator (Volcano, say) was uninstalled by hand:
+    cannot call, typically left behind when an operator (Volcano, say) was uninstalled by hand;
     with C(failurePolicy) C(Fail) each makes every request it matches fail, pod creation
     included.
   - The API server is the judge. In each of O(namespaces) the module dry-runs (C(dryRun=All),

@@ -298,6 +298,31 @@ def cmd_gpu_preflight(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_webhooks(args: argparse.Namespace) -> int:
+    """Admission webhooks that cannot be called (kube/webhooks.py): exit 1 when one with
+    failurePolicy Fail blocks requests, 2 when the cluster cannot be asked."""
+    from tfjob_kit.kube import webhooks
+    from tfjob_kit.kube.client import Client
+    from tfjob_kit.kube.connection import Connection
+    from tfjob_kit.kube.errors import KubeError
+
+    try:
+        connection = Connection.from_options(
+            {"kubeconfig": args.kubeconfig, "context": args.context}
+        )
+        with Client(connection) as client:
+            found = webhooks.check(client, args.namespace or ["default"])
+    except KubeError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        print(json.dumps(found.as_dict(), indent=2))
+    else:
+        print(webhooks.message(found.found))
+        if found.missing_namespaces:
+            print(f"not checked (no such namespace): {', '.join(found.missing_namespaces)}")
+    return EXIT_FINDINGS if found.blocking else EXIT_OK
+
+
 def build_parser(only_validate: bool = False) -> argparse.ArgumentParser:
     """The command line. `only_validate`: with the validate command alone, which parses a
     validate command line the same (the others' modules, the cluster commands', not imported)."""
@@ -409,6 +434,29 @@ def build_parser(only_validate: bool = False) -> argparse.ArgumentParser:
     preflight.add_argument("--min-gpus", type=int, default=1, metavar="N")
     preflight.add_argument("--format", choices=["text", "json"], default="text")
     preflight.set_defaults(func=cmd_gpu_preflight)
+
+    webhooks_parser = sub.add_parser(
+        "webhooks",
+        help="find admission webhooks that cannot be called (they block pod creation)",
+        description="Dry-run the creation of a Pod, a TFJob's pod and a Volcano PodGroup in "
+        "each namespace (nothing is stored) and read every webhook configuration's Service: "
+        "name each webhook the API server cannot call (left behind by an operator removed by "
+        "hand) and the kubectl command that deletes its configuration. Exit 1 when one with "
+        "failurePolicy Fail is found. Deletes nothing.",
+    )
+    webhooks_parser.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        metavar="NAMESPACE",
+        help="a namespace to dry-run in (repeatable; default: default)",
+    )
+    webhooks_parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)"
+    )
+    webhooks_parser.add_argument("--context", help="the kubeconfig context to use")
+    webhooks_parser.add_argument("--format", choices=["text", "json"], default="text")
+    webhooks_parser.set_defaults(func=cmd_webhooks)
 
     from tfjob_kit import images
 
