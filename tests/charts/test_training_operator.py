@@ -180,6 +180,48 @@ def test_operator_tuning_flags_are_the_operators_own(operator: Chart, go: str) -
         assert values[key] == int(found[1]), key
 
 
+def _go_int_flags(go: str, version: str) -> set[str]:
+    """The int and string flags upstream's cmd/training-operator.v1 declares at ``version``
+    (from the Go module cache)."""
+    module = build.Builder(load_versions(ROOT), ROOT, go=go).module_download_dir(
+        "github.com/kubeflow/training-operator", version
+    )
+    text = (module / "cmd" / "training-operator.v1" / "main.go").read_text()
+    return set(re.findall(r'flag\.\w+\(&[\w.]+, "([a-z-]+)"', text))
+
+
+def test_operator_flags_follow_the_operator_version(operator: Chart, go: str) -> None:
+    """Every flag the chart passes is one the release it runs declares: the pinned release by
+    default, the upgrade-from release (versions.toml) with operatorVersion, which leaves out
+    what that release lacks."""
+    versions = load_versions(ROOT)
+    old = versions.training_operator_upgrade_from
+    for version, extra in ((versions.training_operator, ()), (old, sets(f"operatorVersion={old}"))):
+        docs = operator.render(*extra)
+        args = _operator_container(docs)["args"]
+        passed = {a.split("=", 1)[0].lstrip("-") for a in args}
+        assert passed <= _go_int_flags(go, version), (version, passed - _go_int_flags(go, version))
+        labels = one(docs, "Deployment")["metadata"]["labels"]
+        assert labels["app.kubernetes.io/version"] == version
+    old_args = _operator_container(operator.render(*sets(f"operatorVersion={old}")))["args"]
+    assert not [a for a in old_args if a.startswith("--kube-api-")]
+    assert "--controller-threads=1" in old_args
+
+
+def test_operator_installs_only_the_tfjob_scheme_and_crd(operator: Chart) -> None:
+    """Other operators' kubeflow.org kinds (mpijobs of mpi-operator v2, pytorchjobs, ...) are
+    never the chart's: one scheme enabled, one CRD shipped, no role on other kinds' objects."""
+    for docs in (operator.rendered(), operator.render(*sets("operatorVersion=v1.8.1"))):
+        args = _operator_container(docs)["args"]
+        assert [a for a in args if a.startswith("--enable-scheme")] == ["--enable-scheme=tfjob"]
+        for kind in ("ClusterRole", "Role"):
+            for rule in one(docs, kind)["rules"]:
+                if "kubeflow.org" in rule.get("apiGroups", []):
+                    kinds = {r.split("/")[0] for r in rule["resources"]}
+                    assert kinds <= {"tfjobs"}, rule
+    assert [p.name for p in (operator.path / "crds").iterdir()] == ["tfjobs.kubeflow.org.yaml"]
+
+
 def test_operator_webhook_certificates(operator: Chart) -> None:
     docs = operator.rendered()
     secret = one(docs, "Secret")
@@ -346,6 +388,7 @@ OPERATOR_FAILURES = [
     (("--set", "kubeApiBurst=0"), "kubeApiBurst"),
     (("--set", "kubeApiQps=1.5"), "kubeApiQps"),
     (("--set", "controllerThreads=0"), "controllerThreads"),
+    (("--set", "operatorVersion=latest"), "operatorVersion"),
     (
         ("--set", "extraArgs={--kube-api-qps=100}"),
         "sets --kube-api-qps, which the chart sets itself",

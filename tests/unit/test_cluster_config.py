@@ -103,7 +103,7 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
 def test_version_lock_covers_every_component() -> None:
     versions = load_versions()
     table = build.components(versions)
-    assert set(build.DEFAULT) | {"kubectl"} == set(table)
+    assert set(build.DEFAULT) | {"kubectl", build.OPERATOR_UPGRADE_FROM} == set(table)
     assert table["kube"].version == versions.kubernetes == versions.kubectl
     assert all(c.dirname == f"{c.name}-{c.version}" for c in table.values())
 

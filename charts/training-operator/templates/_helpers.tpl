@@ -30,12 +30,20 @@ The helm.sh/chart label value: "<chart>-<version>", "+" replaced (labels do not 
 {{- end }}
 
 {{/*
+The training-operator release the image runs: operatorVersion, else the chart's appVersion. It
+gates the flags an older release lacks.
+*/}}
+{{- define "training-operator.version" -}}
+{{- .Values.operatorVersion | default .Chart.AppVersion }}
+{{- end }}
+
+{{/*
 Labels of every object.
 */}}
 {{- define "training-operator.labels" -}}
 helm.sh/chart: {{ include "training-operator.chart" . }}
 {{ include "training-operator.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ include "training-operator.version" . | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: tfjob-kit
 {{- end }}
@@ -115,8 +123,11 @@ The manager's flags. Every flag the chart owns is listed in "training-operator.o
 - --namespace={{ .Values.watchNamespace }}
 {{- end }}
 - --controller-threads={{ .Values.controllerThreads | default 1 }}
+{{- /* v1.9.0 added --kube-api-qps and --kube-api-burst: older operators exit on them. */}}
+{{- if semverCompare ">=1.9.0-0" (include "training-operator.version" .) }}
 - --kube-api-qps={{ .Values.kubeApiQps | default 20 }}
 - --kube-api-burst={{ .Values.kubeApiBurst | default 30 }}
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
@@ -96,10 +97,25 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// The release this binary was built from, as the Go module records it: what an upgrade
+	// of the local cluster checks.
+	setupLog.Info("starting training-operator", "version", operatorVersion())
 	if err := run(o); err != nil {
 		setupLog.Error(err, "training-operator failed")
 		os.Exit(1)
 	}
+}
+
+// operatorVersion is the version of the training-operator module linked into this binary.
+func operatorVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/kubeflow/training-operator" {
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
 }
 
 func run(o options) error {

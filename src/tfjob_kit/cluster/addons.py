@@ -33,7 +33,11 @@ from tfjob_kit.cluster.paths import (
     state_dir,
 )
 from tfjob_kit.cluster.procs import check_alive, free_port, http_ok, records, say, spawn, wait
-from tfjob_kit.cluster.training_operator import operator_tuning, start_operator
+from tfjob_kit.cluster.training_operator import (
+    operator_tuning,
+    operator_version,
+    start_operator,
+)
 
 PORTS = (
     "vc_scheduler_metrics",
@@ -108,6 +112,9 @@ def _adjust_addons(
     operator_differs |= state.get("operator_tuning", operator_tuning(default)) != operator_tuning(
         opts
     )
+    operator_differs |= state.get(
+        "operator_version", versions.training_operator
+    ) != operator_version(opts, versions)
     period = state.get("schedule_period", default.schedule_period)
     say(out, "[up] addons already running; renewing their tokens")
     renew_tokens(opts.name, kubectl)
@@ -123,7 +130,11 @@ def _adjust_addons(
         _spawn_scheduler(opts, kubectl, state, volcano_dir)
         _wait_volcano(opts, kubectl, state)
     if operator_differs:
-        say(out, "[up] restarting training-operator with the gang scheduler and tuning asked for")
+        say(
+            out,
+            "[up] restarting training-operator with the release, gang scheduler and tuning "
+            "asked for",
+        )
         for record in records(opts.name):
             if record.name == "training-operator":
                 record.stop()

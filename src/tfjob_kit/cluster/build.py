@@ -28,6 +28,10 @@ from tfjob_kit.cluster.paths import ClusterError, Versions, bin_root, load_versi
 STAMP = ".stamp.json"
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 OPERATOR_ROLE = "training-operator-clusterrole.yaml"
+# The upgrade-from operator's upstream manifests (copied from its Go module download).
+UPSTREAM_MANIFESTS = "manifests"
+# The components of the pinned training-operator and of the release upgrades start from.
+OPERATOR_UPGRADE_FROM = "training-operator-upgrade-from"
 VOLCANO_ROLES = ("volcano-scheduler", "volcano-controllers")
 
 
@@ -302,6 +306,9 @@ def _build_operator(c: Component, out: Path, b: Builder) -> None:
     rbac = out / "rbac"
     rbac.mkdir()
     shutil.copyfile(manifests / "rbac" / "role.yaml", rbac / OPERATOR_ROLE)
+    if UPSTREAM_MANIFESTS in c.outputs:
+        # The release's own install manifests (kustomize), for installing it the upstream way.
+        shutil.copytree(manifests.parent, out / UPSTREAM_MANIFESTS)
 
 
 def _build_volcano(c: Component, out: Path, b: Builder) -> None:
@@ -386,7 +393,16 @@ def components(versions: Versions) -> dict[str, Component]:
         Component("helm", v.helm, ("helm",), _build_helm, None, "helm 3"),
         Component("kubectl", v.kubectl, ("kubectl",), _build_kubectl, "kube", "kubectl"),
     ]
-    return {c.name: c for c in items}
+    # Built on demand (the upgrade tests), into training-operator-<upgrade_from>/.
+    upgrade_from = Component(
+        "training-operator",
+        v.training_operator_upgrade_from,
+        ("training-operator", f"rbac/{OPERATOR_ROLE}", UPSTREAM_MANIFESTS),
+        _build_operator,
+        "training-operator-v1.8",
+        "Kubeflow training-operator the upgrades start from (wrapper module, its manifests)",
+    )
+    return {**{c.name: c for c in items}, OPERATOR_UPGRADE_FROM: upgrade_from}
 
 
 CORE = ("etcd", "kube", "kwok")

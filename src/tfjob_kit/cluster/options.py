@@ -43,6 +43,9 @@ class UpOptions:
     operator_threads: int = 1
     operator_qps: int = 20
     operator_burst: int = 30
+    # The training-operator release the local process runs: "" (the pinned one, versions.toml's
+    # [training-operator] version) or its upgrade_from (the upgrade tests start there).
+    operator_version: str = ""
     # vc-scheduler's --schedule-period, a Go duration. Shorter than Volcano's 1s default (the
     # charts'): gangs on the local cluster start sooner, which keeps the tests quick.
     schedule_period: str = "500ms"

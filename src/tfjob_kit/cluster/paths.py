@@ -157,6 +157,8 @@ class Versions:
     volcano_apis: str
     helm: str
     kubectl: str
+    # The training-operator release the upgrade path starts from ([training-operator]).
+    training_operator_upgrade_from: str = ""
 
     @property
     def kube_minor(self) -> tuple[str, str]:
@@ -187,4 +189,5 @@ def load_versions(root: Path | None = None) -> Versions:
         volcano_apis=_section_version(data, "volcano", "apis"),
         helm=_section_version(data, "helm"),
         kubectl=_section_version(data, "kubectl"),
+        training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
     )

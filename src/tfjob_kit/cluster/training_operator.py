@@ -18,6 +18,8 @@ import copy
 import os
 from typing import Any, TextIO
 
+import yaml
+
 from tfjob_kit.cluster import build, chart_rbac
 from tfjob_kit.cluster.identity import ADDON_PROCESSES, LOCAL_NAMESPACE, identity_kubeconfig
 from tfjob_kit.cluster.kubectl import Kubectl
@@ -82,6 +84,30 @@ def _secret_certs(kubectl: Kubectl, secret: str) -> dict[str, bytes] | None:
     }
 
 
+# Flags the upgrade-from release lacks (added in v1.9.0), by name: left out when it runs, as the
+# chart leaves them out (its operatorVersion).
+NEWER_FLAGS = ("kube-api-qps", "kube-api-burst")
+
+
+def operator_component(version: str, versions: Versions) -> str:
+    """The build component of the operator release ``version`` ("" is the pinned one); the
+    local cluster runs the pinned release and the one upgrades start from (versions.toml)."""
+    if version in ("", versions.training_operator):
+        return "training-operator"
+    if version == versions.training_operator_upgrade_from:
+        return build.OPERATOR_UPGRADE_FROM
+    raise ClusterError(
+        f"the local cluster runs training-operator {versions.training_operator} or "
+        f"{versions.training_operator_upgrade_from} (versions.toml), not {version!r}"
+    )
+
+
+def operator_version(opts: UpOptions, versions: Versions) -> str:
+    """The release ``opts`` asks for (its operator_version, else the pinned one)."""
+    operator_component(opts.operator_version, versions)
+    return opts.operator_version or versions.training_operator
+
+
 def operator_tuning(opts: UpOptions) -> dict[str, int]:
     """The operator's tuning flags ``opts`` asks for, by flag name (recorded in the cluster's
     state, so a later ``up`` that asks for others restarts the operator)."""
@@ -101,10 +127,17 @@ def start_operator(
     ports = state["ports"]
     gang = opts.gang_scheduler
     tuning = operator_tuning(opts)
+    version = operator_version(opts, versions)
+    component = operator_component(version, versions)
+    if component != "training-operator":
+        build.build_all([component], with_kubectl=False, out=out)
+    flags = {
+        k: v for k, v in tuning.items() if component == "training-operator" or k not in NEWER_FLAGS
+    }
     say(
         out,
-        f"[up] starting training-operator (tfjob, gang scheduler {gang}, "
-        + ", ".join(f"--{flag}={value}" for flag, value in tuning.items())
+        f"[up] starting training-operator {version} (tfjob, gang scheduler {gang}, "
+        + ", ".join(f"--{flag}={value}" for flag, value in flags.items())
         + ")",
     )
     secret = webhook_secret()
@@ -143,7 +176,7 @@ def start_operator(
         PROCESS,
         name,
         [
-            str(build.binary("training-operator", "training-operator", versions)),
+            str(build.binary("training-operator", component, versions)),
             f"--kubeconfig={operator_kubeconfig}",
             "--enable-scheme=tfjob",
             *(["--gang-scheduler-name=volcano"] if gang == "volcano" else []),
@@ -155,7 +188,7 @@ def start_operator(
             f"--cert-dir={certs_dir}",
             f"--webhook-service-name={service['metadata']['name']}",
             f"--webhook-secret-name={secret['metadata']['name']}",
-            *(f"--{flag}={value}" for flag, value in tuning.items()),
+            *(f"--{flag}={value}" for flag, value in flags.items()),
         ],
         env=env,
     )
@@ -180,3 +213,61 @@ def start_operator(
     wait("training-operator readiness", operator_ready, opts.timeout)
     state["gang_scheduler"] = gang
     state["operator_tuning"] = tuning
+    state["operator_version"] = version
+
+
+# The upstream install's webhook configuration: on the local cluster the process's own
+# registration (``webhook_objects``, the same name) stands in for it.
+UPSTREAM_SKIPPED = ("ValidatingWebhookConfiguration",)
+
+
+def install_upstream(name: str, kubectl: Kubectl, versions: Versions, out: TextIO) -> list[str]:
+    """Install the upgrade-from release the way most clusters got it: upstream's standalone
+    overlay (``kubectl apply --server-side -k manifests/overlays/standalone``, from its Go
+    module download): its CRDs, namespace kubeflow, RBAC, Service and Deployment (kwok plays
+    its pod). Run the local process at that release too (``up`` with its operator_version).
+    Returns the kinds/names applied."""
+    component = build.OPERATOR_UPGRADE_FROM
+    build.build_all([component], with_kubectl=False, out=out)
+    overlay = (
+        build.binary(build.UPSTREAM_MANIFESTS, component, versions) / "overlays" / "standalone"
+    )
+    rendered = kubectl.run("kustomize", str(overlay)).stdout
+    docs = [
+        d
+        for d in yaml.safe_load_all(rendered)
+        if isinstance(d, dict) and d.get("kind") not in UPSTREAM_SKIPPED
+    ]
+    say(
+        out,
+        f"[upstream] applying training-operator {versions.training_operator_upgrade_from}'s "
+        f"standalone manifests to {name!r} ({len(docs)} objects)",
+    )
+    kubectl.run(
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(docs, sort_keys=False),
+        timeout=300,
+    )
+    return [f"{d['kind']}/{d['metadata']['name']}" for d in docs]
+
+
+def _flag_values(args: list[str]) -> dict[str, str]:
+    return {
+        a[2:].split("=", 1)[0]: a.split("=", 1)[1] for a in args if a.startswith("--") and "=" in a
+    }
+
+
+def deployment_asks(
+    deployment: dict[str, Any], current: dict[str, int]
+) -> tuple[str, dict[str, int]]:
+    """The release (its app.kubernetes.io/version label) and the tuning (its container's flags;
+    a flag it leaves out keeps ``current``'s value) a training-operator Deployment runs."""
+    version = deployment["metadata"].get("labels", {}).get("app.kubernetes.io/version", "")
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    flags = _flag_values(list(containers[0].get("args") or []))
+    tuning = {k: int(flags[k]) if k in flags else v for k, v in current.items()}
+    return version, tuning

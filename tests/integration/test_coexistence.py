@@ -1,0 +1,202 @@
+"""Living with what is already installed (README): the training_operator role's preflight on a
+cluster that has another operator's kubeflow.org CRD (a minimal mpijobs.kubeflow.org standing in
+for mpi-operator v2's) and a training-operator the toolkit did not install.
+
+One local cluster without addons for the module (the role installs the chart; kwok plays the
+pods). The role runs as site.yml runs it, through include_role.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.build import helm_path
+
+from ._ansible import BIN, REPO, ansible_env
+from ._cluster import Cluster
+from .conftest import session_name
+
+RECORD = "tfjob-kit-adopted-training-operator"
+FOREIGN_NS = "ml-platform"
+FOREIGN_IMAGE = "kubeflow/training-operator:v1-04f9f13"
+
+MPIJOBS_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "mpijobs.kubeflow.org"},
+    "spec": {
+        "group": "kubeflow.org",
+        "names": {"kind": "MPIJob", "plural": "mpijobs", "singular": "mpijob"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v2beta1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+
+FOREIGN_OPERATOR: list[dict[str, Any]] = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": FOREIGN_NS}},
+    {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "training-operator", "namespace": FOREIGN_NS},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"control-plane": "kubeflow-training-operator"}},
+            "template": {
+                "metadata": {"labels": {"control-plane": "kubeflow-training-operator"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "training-operator",
+                            "image": FOREIGN_IMAGE,
+                            "command": ["/manager"],
+                        }
+                    ]
+                },
+            },
+        },
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def bare() -> Iterator[Cluster]:
+    name = session_name("h3-coexist")
+    try:
+        kubeconfig = local.up(local.UpOptions(name=name, addons=False), out=io.StringIO())
+        cluster = Cluster(kubeconfig, name)
+        cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(MPIJOBS_CRD))
+        yield cluster
+    finally:
+        local.down(name, out=io.StringIO())
+
+
+def role(tmp_path: Path, cluster: Cluster, state: str, **extra: Any) -> tuple[int, str, int]:
+    """The role in a play of its own: rc, output and the recap's changed count."""
+    variables = {
+        "training_operator_state": state,
+        "training_operator_helm_binary": str(helm_path()),
+        "training_operator_webhook_enabled": False,
+        "training_operator_wait_timeout": 180,
+        **extra,
+    }
+    play = [
+        {
+            "name": "role",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "The role",
+                    "ansible.builtin.include_role": {"name": "tfjob.kit.training_operator"},
+                    "vars": variables,
+                }
+            ],
+        }
+    ]
+    playbook = tmp_path / "role.yml"
+    playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+    proc = subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            "localhost,",
+            "-c",
+            "local",
+            str(playbook),
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+        ],
+        cwd=REPO,
+        env=ansible_env(cluster.kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    recap = next((x for x in output.splitlines() if x.startswith("localhost ")), "changed=-1")
+    return proc.returncode, output, int(recap.split("changed=")[1].split()[0])
+
+
+def crd_identity(cluster: Cluster) -> tuple[str, str]:
+    meta = cluster.get("crd", "mpijobs.kubeflow.org")["metadata"]
+    return meta["uid"], meta["resourceVersion"]
+
+
+def test_other_operators_crds_are_left_by_install_and_teardown(
+    bare: Cluster, tmp_path: Path
+) -> None:
+    before = crd_identity(bare)
+    rc, output, _ = role(tmp_path, bare, "present")
+    assert rc == 0, output[-6000:]
+    assert (
+        "found CRDs of the kubeflow.org group that are not the toolkit's: mpijobs.kubeflow.org. "
+        "The toolkit installs only the TFJob scheme and tfjobs.kubeflow.org; it leaves these"
+        in output
+    ), output[-6000:]
+    assert bare.items("secrets", "-n", "kubeflow", "-l", "owner=helm")
+    rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
+    assert rc == 0, output[-6000:]
+    assert bare.kubectl("get", "crd", "tfjobs.kubeflow.org", check=False).returncode != 0
+    assert crd_identity(bare) == before
+
+
+def test_a_foreign_operator_is_refused_then_adopted_and_left_by_teardown(
+    bare: Cluster, tmp_path: Path
+) -> None:
+    crd_before = crd_identity(bare)
+    bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(FOREIGN_OPERATOR))
+    uid = bare.get("deployment", "-n", FOREIGN_NS, "training-operator")["metadata"]["uid"]
+
+    rc, output, _ = role(tmp_path, bare, "present")
+    assert rc != 0
+    assert (
+        f"found a training-operator the toolkit did not install: Deployment "
+        f"{FOREIGN_NS}/training-operator (image {FOREIGN_IMAGE}, version v1.8.1)"
+    ) in output, output[-6000:]
+    assert "training_operator_existing: adopt" in output
+    assert not bare.items("secrets", "-A", "-l", "owner=helm")
+    assert bare.kubectl("get", "crd", "tfjobs.kubeflow.org", check=False).returncode != 0
+
+    for attempt in ("first", "again"):
+        rc, output, changes = role(tmp_path, bare, "present", training_operator_existing="adopt")
+        assert rc == 0, output[-6000:]
+        assert "adopting the training-operator Deployment" in output
+        assert changes == (1 if attempt == "first" else 0), output[-6000:]
+    record = bare.get("configmap", "-n", "kube-system", RECORD)
+    assert record["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "tfjob-kit"
+    assert {k: record["data"][k] for k in ("namespace", "kind", "version")} == {
+        "namespace": FOREIGN_NS,
+        "kind": "kubeflow-training-operator",
+        "version": "v1.8.1",
+    }
+    assert record["data"]["adopted-at"]
+    assert not bare.items("secrets", "-A", "-l", "owner=helm")
+
+    rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
+    assert rc == 0, output[-6000:]
+    assert bare.kubectl("get", "configmap", "-n", "kube-system", RECORD, check=False).returncode
+    kept = bare.get("deployment", "-n", FOREIGN_NS, "training-operator")
+    assert kept["metadata"]["uid"] == uid
+    assert crd_identity(bare) == crd_before
