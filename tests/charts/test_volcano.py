@@ -74,12 +74,11 @@ def test_volcano_default_render_has_every_component(volcano: Chart) -> None:
 def test_volcano_arguments_are_accepted_by_the_pinned_binaries(
     volcano: Chart, values: list[str]
 ) -> None:
-    """The chart's command lines parse with the vc-scheduler / vc-controller-manager built from
-    versions.toml (`--version` exits right after flag parsing; an unknown flag exits 2)."""
+    """The chart's command lines parse with the vc-scheduler / vc-controller-manager /
+    vc-webhook-manager built from versions.toml (`--version` exits right after flag parsing; an
+    unknown flag exits 2)."""
     for deployment in of_kind(volcano.render(*sets(*values)), "Deployment"):
         container = deployment["spec"]["template"]["spec"]["containers"][0]
-        if container["name"] == "vc-webhook-manager":
-            continue  # not built locally (the local cluster runs no webhook)
         executable = binary(container["name"], "volcano")  # fails when Volcano is not built
         result = subprocess.run(
             [str(executable), *container["args"], "--version"],
@@ -523,3 +522,12 @@ def test_volcano_local_admission_is_the_charts_pointed_at_the_local_process() ->
     assert set(local_args) < set(args)
     assert any(a.startswith("--enabled-admission=") for a in local_args)
     assert not any(a.split("=")[0] in volcano_admission.LOCAL_FLAGS for a in local_args)
+
+
+def test_volcano_role_knows_the_local_clusters_namespace() -> None:
+    """The role keeps the local cluster's own webhook configurations (they call a Service in
+    that namespace) while their server answers: its copy of the namespace is the cluster's."""
+    from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
+
+    role_vars = yaml.safe_load((ROOT / "roles" / "volcano" / "vars" / "main.yml").read_text())
+    assert role_vars["volcano_local_namespace"] == LOCAL_NAMESPACE

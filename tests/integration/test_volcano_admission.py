@@ -266,47 +266,72 @@ def test_another_volcano_is_refused_or_adopted_and_left_by_teardown(
         vc_cluster.kubectl("delete", "namespace", "other-volcano", "--wait=true", check=False)
 
 
+LEFTOVER = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": f"{PREFIX}pods-mutate"},
+    "webhooks": [
+        {
+            "name": "mutatepod.volcano.sh",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "NoneOnDryRun",
+            "failurePolicy": "Fail",
+            "clientConfig": {
+                "service": {
+                    "name": "volcano-admission-service",
+                    "namespace": "volcano-system",
+                    "path": "/pods/mutate",
+                }
+            },
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE"],
+                    "resources": ["pods"],
+                }
+            ],
+        }
+    ],
+}
+
+
 def test_uninstall_leaves_no_webhook_that_blocks_pods(
     vc_cluster: Cluster, ns: str, tmp_path: Path
 ) -> None:
-    """The known failure: the webhook server is gone and its configurations stay, so the API
-    server refuses what they match (here the local server stopped, with a pods webhook as
-    upstream's install registers it). The role's uninstall removes every Volcano webhook
-    configuration, and pods and PodGroups are created again."""
-    installed = volcano_role(vc_cluster, tmp_path)
-    assert installed["rc"] == 0, installed["output"][-3000:]
-    # A pods webhook as upstream's webhook-manager registers it, on the same (soon dead) server.
-    pods = vc_cluster.get("mutatingwebhookconfiguration", f"{PREFIX}jobs-mutate")
-    pods["metadata"] = {"name": f"{PREFIX}pods-mutate"}
-    (hook,) = pods["webhooks"]
-    hook["name"] = "mutatepod.volcano.sh"
-    hook["clientConfig"]["service"]["path"] = "/pods/mutate"
-    hook["rules"] = [
-        {
-            "apiGroups": [""],
-            "apiVersions": ["v1"],
-            "operations": ["CREATE"],
-            "resources": ["pods"],
-            "scope": "*",
-        }
-    ]
-    hook.pop("objectSelector", None)
-    vc_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pods))
-    assert vc_cluster.name
-    for record in records(vc_cluster.name):
-        if record.name == volcano_admission.PROCESS:
-            record.stop()
+    """The known failure: a webhook server is gone and its configurations stay, so the API
+    server refuses what they match. An upstream install's pods webhook left behind blocks every
+    pod; the role's uninstall removes it and keeps the local cluster's own configurations while
+    their server answers (admission still works). Once that server is gone too, its
+    configurations block PodGroups, and the uninstall removes them: none of Volcano's is left,
+    and pods and PodGroups are created."""
     pod = yaml.safe_dump(
         {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": "after", "namespace": ns},
+            "metadata": {"generateName": "after-", "namespace": ns},
             "spec": {"containers": [{"name": "c", "image": "busybox"}]},
         }
     )
+    local_configurations = webhook_configurations(vc_cluster)
+    installed = volcano_role(vc_cluster, tmp_path)
+    assert installed["rc"] == 0, installed["output"][-3000:]
+    vc_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER))
     blocked = vc_cluster.kubectl("create", "-f", "-", stdin=pod, check=False)
     assert blocked.returncode != 0
     assert 'failed calling webhook "mutatepod.volcano.sh"' in blocked.stderr
+
+    removed = volcano_role(vc_cluster, tmp_path, volcano_state="absent")
+    assert removed["rc"] == 0, removed["output"][-3000:]
+    assert webhook_configurations(vc_cluster) == local_configurations
+    vc_cluster.kubectl("create", "-f", "-", stdin=pod)
+    refused = vc_cluster.kubectl("create", "-f", "-", stdin=podgroup("pg", ns, "no"), check=False)
+    assert "unable to find queue" in refused.stderr
+
+    assert vc_cluster.name
+    for record in records(vc_cluster.name):
+        if record.name == volcano_admission.PROCESS:
+            record.stop()
     blocked = vc_cluster.kubectl("create", "-f", "-", stdin=podgroup("pg", ns), check=False)
     assert 'failed calling webhook "validatepodgroup.volcano.sh"' in blocked.stderr
 
