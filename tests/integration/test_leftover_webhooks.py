@@ -141,6 +141,23 @@ def playbook(cluster: Cluster, name: str, *extra: str) -> subprocess.CompletedPr
     )
 
 
+def webhooks_cli(cluster: Cluster, namespace: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(BIN / "tfjob-kit"),
+            "webhooks",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "-n",
+            namespace,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def create_pod(cluster: Cluster, namespace: str) -> subprocess.CompletedProcess[str]:
     """A real creation (not a dry run: the check's own means)."""
     name = f"p-{uuid.uuid4().hex[:6]}"
@@ -187,6 +204,19 @@ def test_leftover_webhooks_block_pods_and_are_named(own_cluster: Cluster, tmp_pa
         assert any("PodGroup" in b for w in found["blocking"] for b in w["blocks"])
         for kind, name in POD_HOOKS:
             assert f"kubectl delete {kind.lower()} {name}" in found["message"]
+        # The README's sample line.
+        assert (
+            "ValidatingWebhookConfiguration volcano-admission-service-podgroups-validate, webhook "
+            "validatepodgroup.volcano.sh (failurePolicy Fail) calls Service volcano-system/"
+            "volcano-admission port 443 path /podgroups/validate: its Service does not exist; it "
+            "fails creating: Volcano PodGroup in namespace default"
+        ) in found["message"]
+        cli = webhooks_cli(cluster, namespace)
+        assert cli.returncode == 1, cli.stdout + cli.stderr
+        assert (
+            "kubectl delete mutatingwebhookconfiguration volcano-admission-service-pods-mutate"
+            in (cli.stdout)
+        )
 
         # site.yml refuses before installing anything, naming them.
         site = playbook(cluster, "site.yml")
@@ -223,3 +253,5 @@ def test_leftover_webhooks_block_pods_and_are_named(own_cluster: Cluster, tmp_pa
     after = check(cluster, tmp_path, namespace)
     assert after["webhooks"] == [], after["message"]
     assert after["message"] == "no admission webhook blocks pod creation"
+    cli = webhooks_cli(cluster, namespace)
+    assert cli.returncode == 0 and cli.stdout == "no admission webhook blocks pod creation\n"
