@@ -150,3 +150,21 @@ def test_the_message_names_each_configuration_and_the_command() -> None:
     assert "kubectl delete validatingwebhookconfiguration by-url" not in text
     assert "The toolkit's own (by-url)" in text
     assert webhooks.message([]) == "no admission webhook blocks pod creation"
+
+
+def test_an_ignore_webhook_is_reported_but_blocks_nothing() -> None:
+    (hook,) = webhooks.webhooks(
+        [
+            {
+                **_config("ValidatingWebhookConfiguration", "soft", "soft.example.com", {}),
+                "webhooks": [
+                    {"name": "soft.example.com", "failurePolicy": "Ignore", "clientConfig": {}}
+                ],
+            }
+        ]
+    )
+    found = webhooks.Blocked(hook, "service-missing", "")
+    assert not found.blocking
+    assert webhooks.message([found]).startswith(
+        "admission webhooks with failurePolicy Ignore cannot be called"
+    )

@@ -363,12 +363,26 @@ def _serving(client: Client, hook: Webhook) -> tuple[str, str] | None:
 
 def _probes(namespace: str) -> list[tuple[str, str, str, dict[str, Any]]]:
     """(what, path, query kind, body) of each object the dry run creates in a namespace."""
-    container = {"name": "probe", "image": "registry.k8s.io/pause:3.10"}
+    # Within Pod Security "restricted": the PodSecurity admission plugin runs before the
+    # validating webhooks, and a refusal of its own would hide theirs.
+    container = {
+        "name": "probe",
+        "image": "registry.k8s.io/pause:3.10",
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
+    pod_security = {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     plain = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": PROBE_NAME, "namespace": namespace},
-        "spec": {"containers": [container]},
+        "spec": {"containers": [container], "securityContext": pod_security},
     }
     # Labels the training-operator puts on a TFJob's pods (webhooks may select on them).
     labelled = {
@@ -384,7 +398,11 @@ def _probes(namespace: str) -> list[tuple[str, str, str, dict[str, Any]]]:
                 "training.kubeflow.org/job-role": "master",
             },
         },
-        "spec": {"containers": [{**container, "name": "tensorflow"}], "restartPolicy": "Never"},
+        "spec": {
+            "containers": [{**container, "name": "tensorflow"}],
+            "restartPolicy": "Never",
+            "securityContext": pod_security,
+        },
     }
     podgroup = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -461,10 +479,15 @@ def check(
                     entry.blocks.append(what)
     for hook in hooks:
         key = (hook.kind, hook.configuration, hook.name)
-        if key in found or hook.service is None:
+        if hook.service is None or not (why := _serving(client, hook)):
             continue
-        if why := _serving(client, hook):
+        if key not in found:
             found[key] = Blocked(hook, why[0], why[1])
+        elif found[key].reason != why[0]:
+            # The Service says why (the API server's words may be of a proxy on the way).
+            entry = found[key]
+            entry.detail = f"{why[1]}; the API server said: {entry.detail}"
+            entry.reason = why[0]
     ordered = sorted(
         found.values(),
         key=lambda b: (not b.blocking, b.webhook.kind, b.webhook.configuration, b.webhook.name),
