@@ -122,7 +122,9 @@ options:
         a pod or Service the operator builds from the job, and the operator retries the same
         template forever (for example for a volumeMount that names no volume of the pod).
         Rejections that can pass by themselves (an exceeded ResourceQuota, an admission webhook
-        that cannot be reached) are listed but not fatal.
+        that cannot be reached) are listed but not fatal, except a webhook that has failed for
+        over 60 s and still fails (its server is gone; C(tfjob-kit webhooks) and
+        M(tfjob.kit.admission_info) name the configuration left behind).
       - C(ErrImagePull), C(ImagePullBackOff), C(InvalidImageName) (and the kubelet's
         C(ErrImageNeverPull), C(RegistryUnavailable), C(SignatureValidationFailed)) in a
         container status. The image will not come; the other pods hold their resources and

@@ -171,6 +171,31 @@ def test_failed_create_pod_is_fatal_and_quotes_the_server() -> None:
     assert [(p.reason, p.fatal) for p in found] == [("FailedCreateService", True)]
 
 
+def test_a_webhook_that_stays_down_past_the_grace_is_fatal() -> None:
+    webhook = (
+        'Error creating: Internal error occurred: failed calling webhook "mutatepod.volcano.sh": '
+        'failed to call webhook: Post "https://volcano-admission.volcano-system.svc:443/pods/'
+        'mutate?timeout=10s": service "volcano-admission" not found'
+    )
+    grace = diagnose.WEBHOOK_GRACE
+
+    def found(first_ago: float, last_ago: float) -> list[tuple[bool, str]]:
+        events = [
+            event("TFJob", "mnist", "FailedCreatePod", webhook, last_ago, first_ago=first_ago)
+        ]
+        return [(p.fatal, p.message) for p in run(tfjob(), events=events)]
+
+    # Failing for longer than the grace and still failing: fatal, and the user is told how to
+    # find the configuration.
+    [(fatal, message)] = found(grace + 30, 2)
+    assert fatal and message.startswith(webhook)
+    assert f"(for {grace + 30:.0f}s: an admission webhook" in message
+    assert f"`tfjob-kit webhooks -n {NS}`" in message
+    # Within the grace, or no longer failing (last seen before the grace): not fatal.
+    assert found(grace - 5, 2) == [(False, webhook)]
+    assert found(grace + 300, grace + 10) == [(False, webhook)]
+
+
 def test_create_failures_that_can_pass_are_not_fatal() -> None:
     quota = (
         'Error creating: pods "mnist-worker-1" is forbidden: exceeded quota: compute, '

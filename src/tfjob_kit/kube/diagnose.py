@@ -8,7 +8,9 @@ reason and message. A problem is *fatal* when waiting longer cannot help:
   ``FailedCreate``): the API server rejected an
   object the operator builds from the job (a pod template mistake, say). The operator retries
   forever with the same template. Rejections that can pass later (an exceeded ResourceQuota, an
-  unreachable admission webhook) are reported but not fatal.
+  unreachable admission webhook) are reported but not fatal; a webhook that has failed for
+  longer than ``WEBHOOK_GRACE`` (60 s) and still fails is fatal (its server is gone: a
+  configuration left behind blocks the job until someone acts).
 * ``ErrImagePull``, ``ImagePullBackOff``, ``InvalidImageName`` (and the kubelet's other
   image-pull reasons) in a container status: the kubelet cannot get the image.
 * ``CrashLoopBackOff`` of a pod that decides the job's success (``model.success_decider``: every
@@ -59,6 +61,9 @@ TRANSIENT_CREATE = (
     "connection refused",
     "Timeout:",
 )
+# An admission webhook the API server cannot call: transient, unless it lasts this long.
+WEBHOOK_DOWN = "failed calling webhook"
+WEBHOOK_GRACE = 60.0
 # Container waiting reasons of the kubelet that mean the image will not come
 # (pkg/kubelet/images/types.go and the CRI's registry and signature errors).
 IMAGE_FAILURES = (
@@ -280,6 +285,17 @@ def diagnose(
             continue
         message = str(event.get("message") or "")
         transient = any(word in message for word in TRANSIENT_CREATE)
+        if transient and WEBHOOK_DOWN in message:
+            first = timestamp(event.get("firstTimestamp")) or seen
+            # Still failing (seen within the grace) and failing for longer than the grace.
+            if first is not None and seen is not None and now - seen < WEBHOOK_GRACE <= now - first:
+                transient = False
+                message += (
+                    f" (for {now - first:.0f}s: an admission webhook whose server is gone "
+                    "blocks every creation it matches; `tfjob-kit webhooks -n "
+                    f"{(job.get('metadata') or {}).get('namespace', '')}` names its "
+                    "configuration)"
+                )
         problems.append(Problem(kind, _where(job), reason, message, not transient))
 
     live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
