@@ -123,3 +123,36 @@ def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
         down = cli("down")
     assert down.returncode == 0, down.stderr
     assert cli("status").returncode == 1
+
+
+def test_two_ups_at_once_each_get_their_own_ports() -> None:
+    """kwokctl picks a new cluster's ports among those free at the moment: two creations at
+    once took the same ones before they were made one at a time."""
+    names = [f"{NAME}-a", f"{NAME}-b"]
+    for name in names:
+        local.down(name, out=io.StringIO())
+    command = [sys.executable, "-m", "tfjob_kit.cli", "cluster", "up", "--no-addons"]
+    size = ["--cpu-nodes", "1", "--gpu-nodes", "0"]
+    try:
+        runs = [
+            subprocess.Popen(
+                [*command, "--name", name, *size],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for name in names
+        ]
+        outputs = [run.communicate(timeout=600)[0] for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], outputs
+        ports = []
+        for name in names:
+            info = local.status(name)
+            assert info["running"], (name, info)
+            assert all(p["alive"] for p in info["processes"].values()), (name, info)
+            server = yaml.safe_load(local.kubeconfig_path(name).read_text())["clusters"][0]
+            ports.append(urlparse(server["cluster"]["server"]).port)
+        assert ports[0] != ports[1], ports
+    finally:
+        for name in names:
+            local.down(name, out=io.StringIO())

@@ -10,12 +10,15 @@ clients and peers over mutual TLS with the cluster's own CA (``etcd_tls_patches`
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -184,8 +187,40 @@ def kwokctl_config(
     )
 
 
+@contextlib.contextmanager
+def _one_creation_at_a_time(name: str, timeout: float, out: TextIO) -> Iterator[None]:
+    """Hold the machine's cluster-creation lock. kwokctl gives a new cluster's components the
+    first ports it finds free, counting down from 32767: two clusters created at once took the
+    same ports (one's kube-scheduler died, the other's ``up`` hung). Once a creation is done its
+    components hold their ports, so the next one picks others."""
+    path = private_dir(kwok_workdir()) / ".create.lock"
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        told = False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ClusterError(
+                        f"cannot create cluster {name!r}: another local cluster has been "
+                        f"being created for over {timeout:.0f}s (lock {path}); try again once "
+                        "it is up"
+                    ) from None
+                if not told:
+                    say(out, f"[up] {name}: waiting for another cluster's creation to finish")
+                    told = True
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
 def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO) -> None:
-    """``kwokctl create cluster`` with our binaries, waiting until it is up."""
+    """``kwokctl create cluster`` with our binaries, waiting until it is up (one creation on
+    the machine at a time)."""
     kube = build.components(versions)["kube"]
     kube_dir = bin_root() / kube.dirname
     private_dir(cluster_dir(opts.name).parent)
@@ -193,38 +228,45 @@ def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO)
     os.close(fd)  # mkstemp: a new 0600 file of our own
     config = Path(temp)
     try:
-        etcd_ports = (free_port(), free_port())
-        config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
-        _kwokctl(
-            versions,
-            opts.name,
-            "create",
-            "cluster",
-            "--name",
-            opts.name,
-            "--runtime",
-            "binary",
-            "--kube-apiserver-binary",
-            str(kube_dir / "kube-apiserver"),
-            "--kube-controller-manager-binary",
-            str(kube_dir / "kube-controller-manager"),
-            "--kube-scheduler-binary",
-            str(kube_dir / "kube-scheduler"),
-            "--kwok-controller-binary",
-            str(build.binary("kwok", "kwok", versions)),
-            "--etcd-binary",
-            str(build.binary("etcd", "etcd", versions)),
-            "--config",
-            str(config),
-            "--kubeconfig",
-            "",  # never touch ~/.kube/config
-            "--wait",
-            f"{int(opts.timeout)}s",
-            out=out,
-            timeout=opts.timeout + 60,
-        )
+        with _one_creation_at_a_time(opts.name, opts.timeout + 60, out):
+            _create(opts, versions, root, kube_dir, config, out)
     finally:
         config.unlink(missing_ok=True)
+
+
+def _create(
+    opts: UpOptions, versions: Versions, root: Path, kube_dir: Path, config: Path, out: TextIO
+) -> None:
+    etcd_ports = (free_port(), free_port())
+    config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
+    _kwokctl(
+        versions,
+        opts.name,
+        "create",
+        "cluster",
+        "--name",
+        opts.name,
+        "--runtime",
+        "binary",
+        "--kube-apiserver-binary",
+        str(kube_dir / "kube-apiserver"),
+        "--kube-controller-manager-binary",
+        str(kube_dir / "kube-controller-manager"),
+        "--kube-scheduler-binary",
+        str(kube_dir / "kube-scheduler"),
+        "--kwok-controller-binary",
+        str(build.binary("kwok", "kwok", versions)),
+        "--etcd-binary",
+        str(build.binary("etcd", "etcd", versions)),
+        "--config",
+        str(config),
+        "--kubeconfig",
+        "",  # never touch ~/.kube/config
+        "--wait",
+        f"{int(opts.timeout)}s",
+        out=out,
+        timeout=opts.timeout + 60,
+    )
 
 
 def stopped_components(name: str) -> list[str]:
