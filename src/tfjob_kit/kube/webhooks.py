@@ -304,7 +304,14 @@ def _request(
         return int(exc.status or 0), status_body(exc)
     except HTTPError as exc:
         raise unreachable(client.host, transport_reason(exc)) from None
-    data: dict[str, Any] = json.loads(response.data) if response.data else {}
+    try:
+        data = json.loads(response.data) if response.data else {}
+    except ValueError:  # not JSON: "404 page not found" for a kind the server does not serve
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if not data and int(response.status) >= 300:
+        data = {"message": response.data.decode(errors="replace").strip()}
     return int(response.status), data
 
 
