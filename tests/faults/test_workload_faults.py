@@ -14,9 +14,9 @@ goes away, on a local cluster of the test's own.
 * a node is deleted under a running job: what the real operator does with the lost replica, and
   what ``tfjob.kit.tfjob_info`` reports.
 
-Volcano's admission webhook does not run on the local cluster (only vc-scheduler and
-vc-controller-manager do; running vc-webhook-manager locally is another issue), so its "backend
-down" case is not tested here; the module's error for any webhook it cannot call is unit-tested
+Volcano's admission webhooks with their backend gone (configurations left behind, what every
+pod creation then meets) are tested in tests/integration/test_leftover_webhooks.py and
+test_volcano_admission.py; the module's error for any webhook it cannot call is unit-tested
 (tests/unit/test_kube_logic.py).
 """
 

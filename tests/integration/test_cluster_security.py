@@ -138,7 +138,7 @@ def test_process_tokens_are_short_lived_and_renewed_by_up(cluster: Cluster) -> N
     assert cluster.name
     state = local.cluster_dir(cluster.name) / "tfjob-kit"
     tokens = sorted(state.glob("*.token"))
-    assert len(tokens) == 4, tokens  # operator, two Volcano processes, rendezvous
+    assert len(tokens) == 5, tokens  # operator, three Volcano processes, rendezvous
     for token in tokens:
         assert _token_lifetime(token) <= 24 * 3600 + 60, token.name
         kubeconfig = yaml.safe_load(token.with_suffix(".kubeconfig").read_text())

@@ -12,7 +12,8 @@ PodGroup. It then asks the API server, all requests in parallel:
 * a metadata-only GET of every object the pods name: ServiceAccounts, PriorityClasses, Secrets,
   ConfigMaps and PersistentVolumeClaims (a pod's dry run does not check that its Secrets,
   ConfigMaps and claims exist: the kubelet does, and the pod then waits forever), and the
-  Volcano queue of a gang job (nothing in admission checks it);
+  Volcano queue of a gang job (Volcano's admission refuses a PodGroup in a missing queue where
+  it runs; where it does not, the PodGroup waits: either way the queue is named);
 * the namespace's ResourceQuotas, against the whole job: the sum of every replica's requests and
   limits (as defaulted by the dry run, LimitRange defaults included) and its pod count over
   ``hard - used``. A job already on the server is not summed (its pods may be in ``used``).
@@ -543,7 +544,10 @@ def _missing_hint(ref: _Ref) -> str:
     if ref.kind in ("serviceaccounts", "priorityclasses"):
         return "the API server refuses every pod that names it; create it first"
     if ref.kind == "queues":
-        return "the PodGroup stays Pending and no pod starts; create the queue or name another"
+        return (
+            "Volcano's admission refuses the operator's PodGroup (where it does not run, the "
+            "PodGroup stays Pending) and no pod starts; create the queue or name another"
+        )
     return (
         "the pods are created but never start (the kubelet waits for it); create it first, or "
         "mark the reference optional"
@@ -641,6 +645,7 @@ def check(
         if index in group_answers:
             job_found.extend(_group_findings(job, *group_answers[index]))
         job_found.extend(_ref_findings(job, ref_answers))
+        job_found = _one_missing_queue(job, job_found)
         namespace_quotas = quotas.get(job.target.namespace)
         if isinstance(namespace_quotas, str):
             job_found.append(
@@ -676,6 +681,21 @@ def check(
             ]
         found.extend(c for f in job_found if (c := config.apply(f)) is not None)
     return found
+
+
+def _one_missing_queue(job: _Job, found: list[Finding]) -> list[Finding]:
+    """A missing queue is said once. Where Volcano's admission runs, it refuses the PodGroup
+    for the same reason ("unable to find queue"); the missing-reference finding already names
+    the queue, at its own path, so the PodGroup's refusal for it is dropped."""
+    queues = [r.name for r in job.refs if r.kind == "queues"]
+    missing = any(f.rule == MISSING_RULE and f.path.endswith(".queue") for f in found)
+    if not (queues and missing):
+        return found
+    return [
+        f
+        for f in found
+        if not (f.rule == PODGROUP_RULE and "queue" in f.message and queues[0] in f.message)
+    ]
 
 
 def _namespace_missing(status: int, body: dict[str, Any]) -> bool:
