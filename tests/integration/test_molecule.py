@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,7 @@ def test_every_role_has_a_scenario() -> None:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_molecule(cluster: Cluster, role: str) -> None:
+def test_molecule(cluster: Cluster, role: str, tmp_path: Path) -> None:
     # The roles find helm on PATH (the one `make cluster-build` built, as `tfjob-kit cluster
     # env` puts it there for users).
     path = os.pathsep.join([str(BIN), str(helm_path().parent), os.environ["PATH"]])
@@ -33,6 +34,10 @@ def test_molecule(cluster: Cluster, role: str) -> None:
         "ANSIBLE_NOCOLOR": "1",
         "PY_COLORS": "0",
         "NO_COLOR": "1",
+        # Molecule installs the collection under test into ANSIBLE_HOME's collections
+        # (~/.ansible by default): a copy there, left behind, would shadow the checkout for
+        # every later ansible-lint and ansible-playbook of this user.
+        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
     }
     proc = subprocess.run(
         [str(BIN / "molecule"), "test"],
