@@ -55,7 +55,7 @@ integration: cluster-build
 	$(BIN)/python -m pytest tests/integration
 
 test: lint sanity cluster-build
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest --durations=40 tests
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
 schemas: venv

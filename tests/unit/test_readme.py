@@ -125,7 +125,7 @@ def test_the_two_commands() -> None:
     )
     # make test: the checks, the cluster build, then every test (unit and integration: no -m)
     commands = make_dry_run("test")
-    assert re.search(r"python -m pytest tests$", commands[-1]), commands
+    assert re.search(r"python -m pytest (--durations=\d+ )?tests$", commands[-1]), commands
     steps = ("pre-commit run --all-files", "tools/sanity.py", "ansible-lint", "cluster build")
     for step in steps:
         assert any(step in command for command in commands[:-1]), (step, commands)
