@@ -196,6 +196,27 @@ def test_a_webhook_that_stays_down_past_the_grace_is_fatal() -> None:
     assert found(grace + 300, grace + 10) == [(False, webhook)]
 
 
+def test_a_webhook_failure_counts_from_when_the_wait_saw_it_recur() -> None:
+    """An aggregated event keeps the first time of an earlier outage: a blip an hour later is
+    not fatal at once; only one the wait sees recur for the whole grace is."""
+    webhook = 'Error creating: Internal error occurred: failed calling webhook "w.example.com": x'
+    grace = diagnose.WEBHOOK_GRACE
+    noticed: dict[str, float] = {}
+
+    def fatal(now: float, last_at: float) -> bool:
+        seen = event("TFJob", "mnist", "FailedCreatePod", webhook, NOW - last_at, first_ago=3600)
+        found = diagnose.diagnose(tfjob(), [], [seen], now=now, noticed=noticed)
+        return [p.fatal for p in found] == [True]
+
+    assert not fatal(NOW, NOW - 1)  # first seen now, though the event began an hour ago
+    assert not fatal(NOW + grace - 1, NOW + grace - 2)  # still within the grace
+    assert fatal(NOW + grace + 1, NOW + grace)  # recurring for the whole grace
+    # It stopped (not seen for the grace): forgotten, and a new blip starts the count again.
+    assert not fatal(NOW + 3 * grace, NOW + grace)
+    assert webhook not in noticed
+    assert not fatal(NOW + 3 * grace + 1, NOW + 3 * grace)
+
+
 def test_create_failures_that_can_pass_are_not_fatal() -> None:
     quota = (
         'Error creating: pods "mnist-worker-1" is forbidden: exceeded quota: compute, '

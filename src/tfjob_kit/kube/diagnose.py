@@ -257,11 +257,15 @@ def diagnose(
     podgroups: list[dict[str, Any]] | None = None,
     queues: dict[str, dict[str, Any]] | None = None,
     since: float | None = None,
+    noticed: dict[str, float] | None = None,
 ) -> list[Problem]:
     """The job's problems, fatal ones first. ``events`` may hold events of other objects (only
     the job's, its pods' and its PodGroups' are read); ``cluster`` may be a function, called
     only when the scheduler reports the job unschedulable; ``now`` is seconds since the epoch;
-    job events last seen before ``since`` are ignored (they are about an earlier spec)."""
+    job events last seen before ``since`` are ignored (they are about an earlier spec).
+    ``noticed``, kept by a caller that diagnoses the job again and again (the wait), remembers
+    when each failing webhook was first seen recurring, so that only a failure that lasts the
+    grace is fatal, whatever an aggregated event's first time says."""
     kind = str(job.get("kind") or "TFJob")
     problems: list[Problem] = []
     # Oldest first, by the object they are about: read once, whatever the number of pods.
@@ -287,6 +291,14 @@ def diagnose(
         transient = any(word in message for word in TRANSIENT_CREATE)
         if transient and WEBHOOK_DOWN in message:
             first = timestamp(event.get("firstTimestamp")) or seen
+            if noticed is not None and seen is not None:
+                # An aggregated event's firstTimestamp may be an earlier outage's: the failure
+                # counts from when the caller first saw it recur, and a pause longer than the
+                # grace starts the count again.
+                if now - seen >= WEBHOOK_GRACE:
+                    noticed.pop(message, None)
+                else:
+                    first = max(first or now, noticed.setdefault(message, now))
             # Still failing (seen within the grace) and failing for longer than the grace.
             if first is not None and seen is not None and now - seen < WEBHOOK_GRACE <= now - first:
                 transient = False

@@ -483,6 +483,7 @@ def wait(
     done: dict[Key, JobStatus] = {}
     current: dict[Key, JobStatus] = {}
     read_at: dict[Key, float] = {}
+    noticed: dict[Key, dict[str, float]] = {key: {} for key in keys}
     with follower(client, _sources(keys)) as followed:
         while True:
             timeout_at = min(deadline, clock() + tick)
@@ -532,6 +533,7 @@ def wait(
                     podgroups=podgroups,
                     queues=cluster.queues(podgroups) if podgroups else {},
                     since=(since or {}).get(key),
+                    noticed=noticed[key],
                 )
                 status.problems = [p.as_dict() for p in problems]
                 current[key] = status
