@@ -168,3 +168,12 @@ def test_an_ignore_webhook_is_reported_but_blocks_nothing() -> None:
     assert webhooks.message([found]).startswith(
         "admission webhooks with failurePolicy Ignore cannot be called"
     )
+
+
+def test_a_webhook_without_dry_run_support_is_reported_but_blocks_nothing() -> None:
+    (hook,) = [h for h in HOOKS if h.configuration == "volcano-admission-service-pods-mutate"]
+    assert hook.failure_policy == "Fail"
+    found = webhooks.Blocked(hook, "dry-run-unsupported", "", ["Pod in namespace default"])
+    assert not found.blocking  # a dry run cannot tell whether it works for real requests
+    assert "so a dry run cannot tell whether it works" in found.line()
+    assert webhooks.Blocked(hook, "service-missing", "").blocking

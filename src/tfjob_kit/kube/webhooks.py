@@ -13,8 +13,8 @@ its configurations stay, and every pod creation they match fails with ``failed c
   serves that CRD) in each namespace asked about. The API server calls every matching webhook on
   a dry run (``admissionregistration.k8s.io/v1`` allows only ``sideEffects`` None and
   NoneOnDryRun; a server that still holds one that does not support dry runs answers so, and
-  that is reported too). Each failure is mapped to its configuration by the webhook's name and
-  the address it posted to;
+  that is reported too, but not as blocking: the dry run cannot tell whether it works). Each
+  failure is mapped to its configuration by the webhook's name and the address it posted to;
 * a static pass over every configuration: a webhook whose Service does not exist or has no
   ready endpoint cannot be called, whatever it matches (an ExternalName Service, or a URL, can
   only be judged by the dry run).
@@ -63,7 +63,10 @@ _WORDS = {
     "timeout": "the call timed out",
     "certificate": "the server's certificate is not the one the configuration trusts",
     "dns": "its host name does not resolve",
-    "dry-run-unsupported": "it does not support dry runs (sideEffects Unknown or Some)",
+    "dry-run-unsupported": (
+        "it does not support dry runs (sideEffects Unknown or Some), so a dry run cannot tell "
+        "whether it works"
+    ),
     "call-failed": "the call failed",
 }
 
@@ -104,7 +107,9 @@ class Blocked:
 
     @property
     def blocking(self) -> bool:
-        return self.webhook.failure_policy == "Fail"
+        """Fails what it matches. A webhook that does not support dry runs answered the dry run
+        only with that: it may well work for real requests, so it is reported, not counted."""
+        return self.webhook.failure_policy == "Fail" and self.reason != "dry-run-unsupported"
 
     def line(self) -> str:
         hook = self.webhook
