@@ -238,7 +238,7 @@ def test_every_host_process_killed(fault_cluster: MakeCluster) -> None:
     cluster.kubectl("create", "namespace", "kept")
     kept = cluster.get("namespace", "kept")["metadata"]["uid"]
     pids = [*kwok_pids(name), *(r.pid for r in records(name))]
-    assert len(pids) == 9, pids  # etcd, 3 control-plane, kwok; Volcano x2, operator, rendezvous
+    assert len(pids) == 10, pids  # etcd, 3 control-plane, kwok; Volcano x3, operator, rendezvous
     ports = listening_ports(pids)
     assert ports
     kill_all(name)
@@ -252,7 +252,7 @@ def test_every_host_process_killed(fault_cluster: MakeCluster) -> None:
     assert all(r.alive() for r in records(name))
     assert local.status(name)["running"]
     alive = [*kwok_pids(name), *(r.pid for r in records(name))]
-    assert len(alive) == 9 and all(not gone(p) for p in alive), alive
+    assert len(alive) == 10 and all(not gone(p) for p in alive), alive
     ports |= listening_ports(alive)
 
     # A restart that cannot work (etcd's binary gone): up stops and says exactly what to do,
