@@ -7,6 +7,7 @@
 * Each role's defaults/main.yml, meta/argument_specs.yml and README table name the same
   variables with the same defaults; teardown.yml reads the roles' release names.
 * The library runs this checkout's GPU module_utils (the editable install copies the collection).
+* The roles read the local cluster's marker ConfigMap where `cluster up` writes it.
 """
 
 from __future__ import annotations
@@ -307,3 +308,18 @@ def test_the_helm_roles_repair_releases_alike() -> None:
     for name in copies:  # and each role runs it before its install
         present = (ROOT / "roles" / name / "tasks" / "present.yml").read_text("utf-8")
         assert "release_repair.yml" in present, name
+
+
+def test_the_roles_read_the_local_clusters_marker_where_up_writes_it() -> None:
+    """`tfjob-kit cluster up` writes a marker ConfigMap (cluster/local.py MARKER); the roles that
+    behave differently on the local cluster read it by name."""
+    from tfjob_kit.cluster.local import MARKER
+
+    readers = []
+    for tasks in sorted(ROOT.glob("roles/*/tasks/*.yml")):
+        for task in yaml.safe_load(tasks.read_text()) or []:
+            info = task.get("kubernetes.core.k8s_info") or {}
+            if "marker" in str(task.get("name", "")).lower() and info.get("kind") == "ConfigMap":
+                readers.append(tasks.relative_to(ROOT))
+                assert (info.get("namespace"), info.get("name")) == MARKER, tasks
+    assert len(readers) >= 2, readers  # the volcano and training_operator roles
