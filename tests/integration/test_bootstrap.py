@@ -247,7 +247,7 @@ def test_volcano_runs_gpu_jobs_one_after_the_other(
         assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob", name
 
 
-LEFTOVER_WEBHOOK = {
+LEFTOVER_WEBHOOK: dict[str, Any] = {
     "apiVersion": "admissionregistration.k8s.io/v1",
     "kind": "ValidatingWebhookConfiguration",
     "metadata": {"name": "volcano-admission-service-pods-validate"},
@@ -299,10 +299,17 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
     assert {"tfjobs.kubeflow.org"} <= installed["crds"]
     assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
     # What an upstream Volcano install leaves behind (its admission pod registers these at
-    # runtime, outside any release); left in place they fail every pod creation.
+    # runtime, outside any release). It is not the toolkit's: teardown names it and leaves it.
     bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
     output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
     assert "nothing the toolkit installed is left" in output
+    leftover = f"ValidatingWebhookConfiguration/{LEFTOVER_WEBHOOK['metadata']['name']}"
+    assert f"left as they are, not the toolkit's: {leftover}." in " ".join(output.split())
+    left = snapshot(bare_cluster)
+    assert left["validatingwebhookconfigurations"] == before["validatingwebhookconfigurations"] | {
+        LEFTOVER_WEBHOOK["metadata"]["name"]
+    }
+    bare_cluster.kubectl("delete", "validatingwebhookconfiguration", leftover.split("/")[1])
     assert snapshot(bare_cluster) == before
 
 

@@ -1,6 +1,7 @@
 """Living with what is already installed (README): the training_operator role's preflight on a
 cluster that has another operator's kubeflow.org CRD (a minimal mpijobs.kubeflow.org standing in
-for mpi-operator v2's) and a training-operator the toolkit did not install.
+for mpi-operator v2's) and a training-operator the toolkit did not install; playbooks/teardown.yml
+leaving another install's operator, CRDs and jobs as they are.
 
 One local cluster without addons for the module (the role installs the chart; kwok plays the
 pods). The role runs as site.yml runs it, through include_role.
@@ -19,18 +20,25 @@ import pytest
 import yaml
 
 from snippets import tagged
+from tfjob_kit import crd as tfjob_crd
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.build import helm_path
 
 from ._ansible import BIN, REPO, ansible_env
 from ._cluster import Cluster
 from .conftest import session_name
+from .test_bootstrap import playbook
 
 RECORD = "tfjob-kit-adopted-training-operator"
 README_MESSAGE = next(
     body.strip()
     for target, body in tagged("test")
     if target.endswith("::test_a_foreign_operator_is_refused_then_adopted_and_left_by_teardown")
+)
+README_KEPT = next(
+    body.strip()
+    for target, body in tagged("test")
+    if target.endswith("::test_teardown_leaves_another_install_its_crds_and_jobs")
 )
 FOREIGN_NS = "ml-platform"
 FOREIGN_IMAGE = "kubeflow/training-operator:v1-04f9f13"
@@ -203,3 +211,93 @@ def test_a_foreign_operator_is_refused_then_adopted_and_left_by_teardown(
     kept = bare.get("deployment", "-n", FOREIGN_NS, "training-operator")
     assert kept["metadata"]["uid"] == uid
     assert crd_identity(bare) == crd_before
+
+
+PLATFORM = "platform-team"  # the field manager another team's install applies its CRDs with
+PLATFORM_OBJECTS: list[dict[str, Any]] = [
+    {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "platform-job", "namespace": FOREIGN_NS},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "tensorflow", "image": "busybox"}]}
+                    },
+                }
+            }
+        },
+    },
+    {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "platform"},
+        "spec": {"weight": 1},
+    },
+]
+
+
+def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster) -> None:
+    """A platform team's own training-operator (adopted: the record site.yml writes) and Volcano
+    CRD, applied by its own field manager, with a TFJob and a Queue in them: teardown.yml
+    (inventories/example, which removes the CRDs) removes the toolkit's install only, keeps all of
+    theirs, says what it kept and why, and still proves nothing of the toolkit's is left."""
+    queue_crd = next(
+        d
+        for d in yaml.safe_load_all((REPO / "charts/volcano/crds/volcano-crds.yaml").read_text())
+        if d and d["metadata"]["name"] == "queues.scheduling.volcano.sh"
+    )
+    crds = ["tfjobs.kubeflow.org", "queues.scheduling.volcano.sh"]
+    bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(FOREIGN_OPERATOR))
+    bare.kubectl(
+        "apply",
+        "--server-side",
+        f"--field-manager={PLATFORM}",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all([tfjob_crd.crd(), queue_crd]),
+    )
+    try:
+        for crd in crds:
+
+            def established(name: str = crd) -> bool:
+                conditions = bare.get("crd", name).get("status", {}).get("conditions") or []
+                return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+            bare.wait_for(f"{crd} to be Established", established, FOREIGN_NS, timeout=120)
+        bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(PLATFORM_OBJECTS))
+        bare.kubectl(
+            "create",
+            "configmap",
+            "-n",
+            "kube-system",
+            RECORD,
+            f"--from-literal=namespace={FOREIGN_NS}",
+            "--from-literal=deployment=training-operator",
+            "--from-literal=kind=kubeflow-training-operator",
+        )
+        kept = {
+            "crd tfjobs.kubeflow.org": ["crd", crds[0]],
+            "crd queues.scheduling.volcano.sh": ["crd", crds[1]],
+            "tfjob": ["tfjob", "-n", FOREIGN_NS, "platform-job"],
+            "queue": ["queue", "platform"],
+            "deployment": ["deployment", "-n", FOREIGN_NS, "training-operator"],
+        }
+        uids = {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()}
+
+        output = playbook(
+            bare,
+            "teardown.yml",
+            *("-e", "tfjob_kit_context=", "--limit", "localhost"),
+            inventory="inventories/example",
+        )
+        # The message, word for word as the README shows it.
+        assert README_KEPT in " ".join(output.split()), output[-6000:]
+        assert "nothing the toolkit installed is left" in output
+        assert {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()} == uids
+        assert bare.kubectl("get", "configmap", "-n", "kube-system", RECORD, check=False).returncode
+    finally:
+        bare.kubectl("delete", "crd", *crds, "--ignore-not-found", check=False)
+        bare.kubectl("delete", "configmap", "-n", "kube-system", RECORD, "--ignore-not-found")

@@ -266,7 +266,7 @@ def test_another_volcano_is_refused_or_adopted_and_left_by_teardown(
         vc_cluster.kubectl("delete", "namespace", "other-volcano", "--wait=true", check=False)
 
 
-LEFTOVER = {
+LEFTOVER: dict[str, Any] = {
     "apiVersion": "admissionregistration.k8s.io/v1",
     "kind": "MutatingWebhookConfiguration",
     "metadata": {"name": f"{PREFIX}pods-mutate"},
@@ -301,10 +301,11 @@ def test_uninstall_leaves_no_webhook_that_blocks_pods(
 ) -> None:
     """The known failure: a webhook server is gone and its configurations stay, so the API
     server refuses what they match. An upstream install's pods webhook left behind blocks every
-    pod; the role's uninstall removes it and keeps the local cluster's own configurations while
-    their server answers (admission still works). Once that server is gone too, its
-    configurations block PodGroups, and the uninstall removes them: none of Volcano's is left,
-    and pods and PodGroups are created."""
+    pod; it is not the toolkit's, so the role's uninstall leaves it and names it, and the
+    admission check (teardown.yml's last) names it with its delete command. The uninstall keeps
+    the local cluster's own configurations while their server answers (admission still works);
+    once that server is gone too, its configurations block PodGroups, and the uninstall removes
+    them: none of the local cluster's is left, and PodGroups are created."""
     pod = yaml.safe_dump(
         {
             "apiVersion": "v1",
@@ -313,17 +314,36 @@ def test_uninstall_leaves_no_webhook_that_blocks_pods(
             "spec": {"containers": [{"name": "c", "image": "busybox"}]},
         }
     )
+    leftover = f"MutatingWebhookConfiguration/{LEFTOVER['metadata']['name']}"
     local_configurations = webhook_configurations(vc_cluster)
     installed = volcano_role(vc_cluster, tmp_path)
     assert installed["rc"] == 0, installed["output"][-3000:]
     vc_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER))
-    blocked = vc_cluster.kubectl("create", "-f", "-", stdin=pod, check=False)
-    assert blocked.returncode != 0
-    assert 'failed calling webhook "mutatepod.volcano.sh"' in blocked.stderr
+    try:
+        blocked = vc_cluster.kubectl("create", "-f", "-", stdin=pod, check=False)
+        assert blocked.returncode != 0
+        assert 'failed calling webhook "mutatepod.volcano.sh"' in blocked.stderr
 
-    removed = volcano_role(vc_cluster, tmp_path, volcano_state="absent")
-    assert removed["rc"] == 0, removed["output"][-3000:]
-    assert webhook_configurations(vc_cluster) == local_configurations
+        removed = volcano_role(vc_cluster, tmp_path, volcano_state="absent")
+        assert removed["rc"] == 0, removed["output"][-3000:]
+        assert f"left as they are, not the toolkit's: {leftover}." in " ".join(
+            removed["output"].split()
+        ), removed["output"][-3000:]
+        assert webhook_configurations(vc_cluster) == sorted([*local_configurations, leftover])
+        check = run_tasks(
+            tmp_path,
+            vc_cluster.kubeconfig,
+            [{"tfjob.kit.admission_info": {"namespaces": [ns]}}],
+        )
+        message = check.results[0]["message"]
+        assert LEFTOVER["metadata"]["name"] in message, message
+        assert f"kubectl delete mutatingwebhookconfiguration {LEFTOVER['metadata']['name']}" in (
+            message
+        ), message
+    finally:
+        vc_cluster.kubectl(
+            "delete", "mutatingwebhookconfiguration", LEFTOVER["metadata"]["name"], check=False
+        )
     vc_cluster.kubectl("create", "-f", "-", stdin=pod)
     refused = vc_cluster.kubectl("create", "-f", "-", stdin=podgroup("pg", ns, "no"), check=False)
     assert "unable to find queue" in refused.stderr

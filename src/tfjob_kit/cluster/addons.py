@@ -2,10 +2,12 @@
 (``volcano_admission``), the training-operator (``training_operator``) and the TensorFlow
 rendezvous stand-in (``rendezvous``), as local processes of one cluster.
 
-``start_addons`` applies the CRDs (Volcano's, and the TFJob CRD generated from ``schemas/``),
-gives each process its own identity (``identity``), starts them on free loopback ports and
-waits until they serve. On a cluster whose addons already run it renews their tokens,
-registers Volcano's webhook configurations again (a teardown removes them), and restarts the
+``start_addons`` applies the CRDs (Volcano's, and the TFJob CRD generated from ``schemas/``)
+server-side with the field manager ``tfjob-kit-cluster``, by which teardown knows them as the
+toolkit's (the local inventory keeps them anyway), gives each process its own identity
+(``identity``), starts them on free loopback ports and waits until they serve. On a cluster
+whose addons already run it renews their tokens, registers Volcano's webhook configurations
+again (the volcano role's uninstall removes them once their server is gone), and restarts the
 operator when the gang scheduler or the operator's tuning asked for differs from what it runs
 with, and vc-scheduler when the schedule period does.
 """

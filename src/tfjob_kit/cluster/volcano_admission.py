@@ -16,9 +16,11 @@ The process runs with the chart Deployment's arguments (``--enabled-admission``,
 v1.14 creates no webhook configuration: it gets each enabled one by the chart's name and fills in
 caBundle only when it differs from its CA, which it never does here (the configurations carry
 the CA of the certificate it serves). Its certificate lives in the cluster's private directory.
-``up`` on a running cluster registers the configurations again (a teardown of the volcano role
-removes them with its release), so the local cluster keeps serving the same admission as an
-install.
+``up`` on a running cluster registers the configurations again, so the local cluster keeps
+serving the same admission as an install. They are not part of any Helm release: the volcano
+role's uninstall (``teardown.yml``) leaves them while this server answers and removes them once
+it is gone (it finds them by the Service namespace they call, ``LOCAL_NAMESPACE``); it never
+deletes another install's configurations of the same names' prefix.
 """
 
 from __future__ import annotations
