@@ -43,6 +43,61 @@ OLD, NEW = VERSIONS.training_operator_upgrade_from, VERSIONS.training_operator
 SITE = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false")
 
 
+PYTORCHJOB: dict[str, Any] = {
+    "apiVersion": "kubeflow.org/v1",
+    "kind": "PyTorchJob",
+    "metadata": {"name": "pt", "namespace": NAMESPACE},
+    "spec": {
+        "pytorchReplicaSpecs": {
+            "Master": {
+                "replicas": 1,
+                "restartPolicy": "Never",
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "pytorch", "image": "pt:2"}],
+                        "nodeSelector": {HOLD: "never"},
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+def _binding(kind: str, name: str, role: str, *accounts: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name, **({"namespace": NAMESPACE} if kind == "RoleBinding" else {})},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "namespace": ns, "name": n} for ns, n in accounts],
+    }
+
+
+_ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "rules": []}
+OPERATOR = ("kubeflow", "training-operator")
+RBAC = [
+    {**_ROLE, "metadata": {"name": "tfjob-kit-test-shared"}},
+    {**_ROLE, "metadata": {"name": "tfjob-kit-test-extra"}},
+    # the operator's account and another subject: stays whole
+    _binding(
+        "ClusterRoleBinding",
+        "tfjob-kit-test-shared",
+        "tfjob-kit-test-shared",
+        OPERATOR,
+        ("kube-system", "tfjob-kit-test-other"),
+    ),
+    # the operator's account only: removed, but its ClusterRole stays (a RoleBinding uses it)
+    _binding("ClusterRoleBinding", "tfjob-kit-test-own", "tfjob-kit-test-extra", OPERATOR),
+    _binding(
+        "RoleBinding",
+        "tfjob-kit-test-uses-extra",
+        "tfjob-kit-test-extra",
+        ("kube-system", "tfjob-kit-test-other"),
+    ),
+]
+
+
 def site(cluster: Cluster, *extra: str) -> tuple[int, str]:
     """playbooks/site.yml with inventories/local on this module's cluster: rc and output."""
     assert cluster.name
@@ -117,7 +172,7 @@ def pod_uids(cluster: Cluster, job: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[Cluster]:
     """A cluster whose training-operator is v1.8.1, installed from upstream's manifests."""
-    name = session_name("h3-upgrade")
+    name = session_name("up-upgrade")
     opts = local.UpOptions(
         name=name,
         nodes=NodePlan(cpu_nodes=2, gpu_nodes=0),
@@ -168,10 +223,52 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     assert not cluster.items("secrets", "-n", "kubeflow", "-l", "owner=helm")
     assert operator_process(cluster.name)[0] == pid
 
+    # upgrade with a PyTorchJob present: v1.8.1's Deployment has no --enable-scheme, so it
+    # serves PyTorchJob too and the chart does not: refused, naming the job; nothing changes.
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(PYTORCHJOB))
+    rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
+    assert rc != 0
+    assert "training_operator_existing: upgrade would leave jobs without a controller" in output
+    assert f"Found PyTorchJob: 1 ({NAMESPACE}/pt). Nothing was changed." in output, output[-4000:]
+    assert "(it has no --enable-scheme: every scheme)" in output
+    same = cluster.get("deployment", "-n", "kubeflow", "training-operator")
+    assert same["metadata"]["uid"] == old_deployment["metadata"]["uid"]
+    cluster.kubectl("delete", "pytorchjob", "-n", NAMESPACE, "pt", "--wait=true")
+    # Bindings of the operator's account that are not only its own, and a ClusterRole that a
+    # RoleBinding uses, stay; the binding whose only subject is the account goes.
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(RBAC))
+    # A RoleBinding that uses the old ClusterRole keeps it, and the chart's has its name:
+    # refused before anything is removed.
+    uses_old = _binding("RoleBinding", "tfjob-kit-test-uses-old", "training-operator", OPERATOR)
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(uses_old))
+    rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
+    assert rc != 0
+    assert (
+        "cannot upgrade the training-operator Deployment kubeflow/training-operator: ClusterRole "
+        f"training-operator of the old install would stay (in use by RoleBinding {NAMESPACE}/"
+        "tfjob-kit-test-uses-old, or naming other subjects than the operator's account)"
+    ) in output, output[-4000:]
+    same = cluster.get("deployment", "-n", "kubeflow", "training-operator")
+    assert same["metadata"]["uid"] == old_deployment["metadata"]["uid"]
+    cluster.kubectl("delete", "rolebinding", "-n", NAMESPACE, "tfjob-kit-test-uses-old")
+
     # With upgrade: the chart replaces it, the local process follows to the pinned release.
     rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
     assert rc == 0, output[-8000:]
     assert "upgrading the training-operator Deployment kubeflow/training-operator" in output
+    assert "ClusterRoleBinding tfjob-kit-test-own" in output
+    assert "Kept (it names other subjects too): ClusterRoleBinding tfjob-kit-test-shared." in output
+    assert (
+        "The old operator also served PyTorchJob, MXJob, XGBoostJob, MPIJob, PaddleJob, which "
+        "the toolkit's chart does not (TFJob only); there are no jobs of those kinds."
+    ) in output, output[-4000:]
+    shared = cluster.get("clusterrolebinding", "tfjob-kit-test-shared")
+    assert {s["name"] for s in shared["subjects"]} == {"training-operator", "tfjob-kit-test-other"}
+    assert cluster.get("clusterrole", "tfjob-kit-test-extra")["metadata"]["name"]
+    assert cluster.get("clusterrole", "tfjob-kit-test-shared")["metadata"]["name"]
+    assert cluster.get("rolebinding", "-n", NAMESPACE, "tfjob-kit-test-uses-extra")
+    gone = cluster.kubectl("get", "clusterrolebinding", "tfjob-kit-test-own", check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
     assert logged_versions(cluster.name) == [OLD, NEW]
     new_pid, argv = operator_process(cluster.name)
     assert new_pid != pid and f"training-operator-{NEW}" in argv[0]
