@@ -239,7 +239,29 @@ PLATFORM_OBJECTS: list[dict[str, Any]] = [
 ]
 
 
-def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster) -> None:
+FOREIGN_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: volcano\nversion: 1.14.1\n",
+    # Upstream's chart labels its cluster-wide objects with the release, as the toolkit's does.
+    "templates/role.yaml": (
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n"
+        "metadata:\n  name: platform-volcano-view\n"
+        "  labels: {app.kubernetes.io/instance: '{{ .Release.Name }}'}\n"
+        "rules: [{apiGroups: [''], resources: [pods], verbs: [get]}]\n"
+    ),
+}
+
+
+def _helm(bare: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(helm_path()), "--kubeconfig", str(bare.kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_path: Path) -> None:
     """A platform team's own training-operator (adopted: the record site.yml writes) and Volcano
     CRD, applied by its own field manager, with a TFJob and a Queue in them: teardown.yml
     (inventories/example, which removes the CRDs) removes the toolkit's install only, keeps all of
@@ -285,6 +307,18 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster) -> Non
             "queue": ["queue", "platform"],
             "deployment": ["deployment", "-n", FOREIGN_NS, "training-operator"],
         }
+        # Upstream's Volcano chart, installed by hand under the toolkit's release name and
+        # namespace (as Volcano's own docs install it).
+        for name, text in FOREIGN_CHART.items():
+            (tmp_path / "chart" / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "chart" / name).write_text(text)
+        installed = _helm(
+            bare,
+            *("install", "volcano", str(tmp_path / "chart"), "-n", "volcano-system"),
+            "--create-namespace",
+        )
+        assert installed.returncode == 0, installed.stderr
+        kept["clusterrole"] = ["clusterrole", "platform-volcano-view"]
         uids = {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()}
 
         output = playbook(
@@ -298,6 +332,13 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster) -> Non
         assert "nothing the toolkit installed is left" in output
         assert {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()} == uids
         assert bare.kubectl("get", "configmap", "-n", "kube-system", RECORD, check=False).returncode
+        assert (
+            "kept release volcano-system/volcano: it was installed from the chart volcano-1.14.1, "
+            "not the toolkit's, so teardown leaves it and everything it installed"
+        ) in " ".join(output.split()), output[-6000:]
+        assert _helm(bare, "status", "volcano", "-n", "volcano-system").returncode == 0
     finally:
+        _helm(bare, "uninstall", "volcano", "-n", "volcano-system", "--ignore-not-found")
+        bare.kubectl("delete", "namespace", "volcano-system", "--ignore-not-found", check=False)
         bare.kubectl("delete", "crd", *crds, "--ignore-not-found", check=False)
         bare.kubectl("delete", "configmap", "-n", "kube-system", RECORD, "--ignore-not-found")
