@@ -45,6 +45,27 @@ def ansible_env(kubeconfig: Path) -> dict[str, str]:
     return env
 
 
+def run_playbook(
+    name: str,
+    *args: str,
+    kubeconfig: Path,
+    inventory: str = "inventories/local",
+    env: dict[str, str] | None = None,
+    timeout: float = 900,
+) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook playbooks/<name> with an inventory of this checkout, against the cluster
+    of ``kubeconfig``; whatever its exit status (callers assert what they expect)."""
+    return subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", inventory, f"playbooks/{name}", *args],
+        cwd=REPO,
+        env=env or ansible_env(kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_tasks(
     tmp_path: Path,
     kubeconfig: Path,

@@ -17,7 +17,7 @@ import yaml
 
 from tfjob_kit.cluster.build import helm_path
 
-from ._ansible import BIN, REPO, ansible_env
+from ._ansible import BIN, REPO, ansible_env, run_playbook
 from ._cluster import Cluster
 
 OPERATOR = "system:serviceaccount:kubeflow:training-operator"
@@ -51,14 +51,14 @@ def playbook(cluster: Cluster, name: str, *extra: str, inventory: str = "invento
             "-e",
             f"local_cluster_helm={helm_path()}",
         ]
-    proc = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", inventory, f"playbooks/{name}", *target, *extra],
-        cwd=REPO,
+    proc = run_playbook(
+        name,
+        *target,
+        *extra,
+        kubeconfig=cluster.kubeconfig,
+        inventory=inventory,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=1200,
-        check=False,
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-8000:]

@@ -28,7 +28,7 @@ import yaml
 from tfjob_kit.cluster import build, chart_rbac, local
 from tfjob_kit.cluster.paths import load_versions
 
-from ._ansible import BIN, REPO, ansible_env, run_tasks
+from ._ansible import BIN, run_playbook, run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
 
@@ -122,22 +122,8 @@ def check(cluster: Cluster, tmp_path: Path, namespace: str) -> dict[str, Any]:
 
 
 def playbook(cluster: Cluster, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "inventories/local",
-            f"playbooks/{name}",
-            "-e",
-            f"local_cluster_name={cluster.name}",
-            *extra,
-        ],
-        cwd=REPO,
-        env=ansible_env(cluster.kubeconfig),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    return run_playbook(
+        name, "-e", f"local_cluster_name={cluster.name}", *extra, kubeconfig=cluster.kubeconfig
     )
 
 

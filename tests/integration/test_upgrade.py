@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from tfjob_kit.cluster.paths import load_versions, logs_dir
 from tfjob_kit.cluster.procs import records
 from tfjob_kit.cluster.training_operator import install_upstream
 
-from ._ansible import BIN, REPO, ansible_env
+from ._ansible import REPO, run_playbook
 from ._cluster import Cluster
 from .conftest import session_name
 
@@ -101,23 +100,13 @@ RBAC = [
 def site(cluster: Cluster, *extra: str) -> tuple[int, str]:
     """playbooks/site.yml with inventories/local on this module's cluster: rc and output."""
     assert cluster.name
-    proc = subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "inventories/local",
-            "playbooks/site.yml",
-            "-e",
-            f"local_cluster_name={cluster.name}",
-            *SITE,
-            *extra,
-        ],
-        cwd=REPO,
-        env=ansible_env(cluster.kubeconfig),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    proc = run_playbook(
+        "site.yml",
+        "-e",
+        f"local_cluster_name={cluster.name}",
+        *SITE,
+        *extra,
+        kubeconfig=cluster.kubeconfig,
     )
     return proc.returncode, proc.stdout + proc.stderr
 
