@@ -24,6 +24,7 @@ from tfjob_kit import __version__, config, explain, model, redact, report, rules
 from tfjob_kit.findings import Severity
 from tfjob_kit.manifests import Document, InputError, load_paths
 from tfjob_kit.report.text import summary_line
+from tfjob_kit.rules.server import SERVER_RULES
 from tfjob_kit.validate import Report, check_object, validate_documents, validate_paths
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -76,9 +77,6 @@ def _rule_config(args: argparse.Namespace) -> config.RuleConfig:
         raise UsageError(str(exc)) from None
 
 
-SERVER_PREDICTIONS = "server-rejects-"
-
-
 def _server_findings(
     docs: list[Document], result: Report, rule_config: config.RuleConfig, args: argparse.Namespace
 ) -> None:
@@ -119,8 +117,10 @@ def _server_findings(
         offline = doc_result.findings
         if not any(f.rule == preflight.INCOMPLETE_RULE for f in mine):
             # The server has answered for itself: its verdict replaces the offline prediction
-            # of it (the server-rejects-* rules of rules/server.py).
-            offline = [f for f in offline if not f.rule.startswith(SERVER_PREDICTIONS)]
+            # of it (the server-rejects-* rules of rules/server.py). Where the preflight was
+            # incomplete the predictions stay, origin "offline", and the text report says so
+            # (report.text.kept_predictions).
+            offline = [f for f in offline if f.rule not in SERVER_RULES]
         doc_result.findings = sorted([*offline, *mine], key=lambda f: (f.path, -f.severity, f.rule))
 
 

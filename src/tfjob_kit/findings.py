@@ -24,9 +24,17 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
+# Where a finding came from (its ``origin``): the cluster's answer to the server-aware preflight
+# (``validate --server``, the module's preflight), or the manifest alone, offline (every rule,
+# the schema and the loader; the ``server-rejects-*`` rules' predictions of the server too).
+SERVER = "server"
+OFFLINE = "offline"
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One problem in one document: rule id, severity, message, JSON path and source location."""
+    """One problem in one document: rule id, severity, message, JSON path, source location, and
+    where it came from (:data:`SERVER` or :data:`OFFLINE`)."""
 
     rule: str
     severity: Severity
@@ -36,6 +44,7 @@ class Finding:
     document: int = 1
     line: int | None = None
     column: int | None = None
+    origin: str = OFFLINE
 
     def at(self, source: str, document: int, line: int | None) -> Finding:
         # dataclasses.replace, spelt out (replace looks the fields up on every call)
@@ -48,6 +57,7 @@ class Finding:
             document,
             self.line if self.line is not None else line,
             self.column,
+            self.origin,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -60,6 +70,7 @@ class Finding:
             "document": self.document,
             "line": self.line,
             "column": self.column,
+            "origin": self.origin,
         }
 
 

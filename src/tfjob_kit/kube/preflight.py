@@ -26,7 +26,8 @@ Findings (rule ids in ``rules.registry.PREFLIGHT``, so configurations can re-lev
 field errors, mapped to the TFJob: pod ``spec.X`` is
 ``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,
 ``missing-reference``, and ``preflight-incomplete`` (a WARNING: the credentials may not do one
-of the requests; the finding names the verb, resource and namespace to grant).
+of the requests; the finding names the verb, resource and namespace to grant). Every one has
+origin ``server`` (findings.SERVER), where the offline rules' have ``offline``.
 
 Permissions the preflight uses (least privilege; a dry run stores nothing):
 
@@ -57,7 +58,7 @@ from typing import Any
 
 from tfjob_kit import model, pods, quantity, rules
 from tfjob_kit.config import RuleConfig
-from tfjob_kit.findings import Finding, Severity, child_path
+from tfjob_kit.findings import SERVER, Finding, Severity, child_path
 from tfjob_kit.kube.apply import parallel
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.resources import TFJOB
@@ -142,7 +143,7 @@ def _severity(rule_id: str) -> Severity:
 
 
 def _finding(target: Target, rule_id: str, message: str, path: str) -> Finding:
-    return Finding(rule_id, _severity(rule_id), message, path).at(
+    return Finding(rule_id, _severity(rule_id), message, path, origin=SERVER).at(
         target.source, target.document, target.line
     )
 

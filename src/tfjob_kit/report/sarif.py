@@ -51,7 +51,12 @@ def render(report: Report, fail_on: Severity) -> str:
                         ],
                     }
                 ],
-                "properties": {"document": finding.document, "jsonPath": finding.path},
+                # origin: "server" (the cluster's answer, `validate --server`) or "offline"
+                "properties": {
+                    "document": finding.document,
+                    "jsonPath": finding.path,
+                    "origin": finding.origin,
+                },
             }
         )
     log = {

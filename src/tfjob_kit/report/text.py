@@ -1,9 +1,14 @@
-"""`file:doc:$.path: [rule-id] severity: message`, one line per finding, then a summary."""
+"""`file:doc:$.path: [rule-id] severity: message`, one line per finding, then a summary.
+
+A document that `validate --server` judged but whose preflight was incomplete keeps the offline
+predictions of the server's verdict; a note after its findings says which findings those are.
+"""
 
 from __future__ import annotations
 
-from tfjob_kit.findings import Severity
-from tfjob_kit.validate import Report
+from tfjob_kit.findings import OFFLINE, SERVER, Finding, Severity
+from tfjob_kit.rules.server import SERVER_RULES
+from tfjob_kit.validate import DocumentResult, Report
 
 
 def summary_line(report: Report) -> str:
@@ -18,6 +23,27 @@ def summary_line(report: Report) -> str:
     )
 
 
+def kept_predictions(findings: list[Finding]) -> list[Finding]:
+    """The offline predictions of what the API server rejects (rules.server) in a document the
+    server judged too: the CLI drops them once the server has answered for itself, so they are
+    left only where the preflight was incomplete (`preflight-incomplete`)."""
+    if not any(f.origin == SERVER for f in findings):
+        return []
+    return [f for f in findings if f.origin == OFFLINE and f.rule in SERVER_RULES]
+
+
+def fallback_note(result: DocumentResult) -> str | None:
+    """The line that says a document's server verdict is partly offline, or None."""
+    kept = kept_predictions(result.findings)
+    if not kept:
+        return None
+    ids = ", ".join(sorted({f.rule for f in kept}))
+    return (
+        f"{result.source}:{result.index}: note: the preflight was incomplete, so {len(kept)} "
+        f"finding(s) above ({ids}) are offline predictions, not the API server's answer"
+    )
+
+
 def render(report: Report, fail_on: Severity) -> str:
     lines = []
     for result in report.results:
@@ -26,5 +52,7 @@ def render(report: Report, fail_on: Severity) -> str:
         for finding in result.findings:
             where = f"{finding.source}:{finding.document}:{finding.path}"
             lines.append(f"{where}: [{finding.rule}] {finding.severity}: {finding.message}")
+        if (note := fallback_note(result)) is not None:
+            lines.append(note)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
