@@ -23,6 +23,23 @@ export ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_
 export OUT
 status=0
 run() { echo "+ $*"; "$@"; rc=$?; [ $rc -eq 0 ] || { echo "  -> exit $rc"; status=1; }; }
+# missing_driver SAID COMMAND...: COMMAND must exit 1 and its output must hold SAID (the reason
+# for a host without nvidia-smi); anything else (success, another exit, another message) fails.
+missing_driver() {
+  local said=$1 output rc
+  shift
+  echo "+ $*"
+  output=$("$@" 2>&1)
+  rc=$?
+  echo "$output"
+  if [ $rc -eq 1 ] && [[ $output == *"$said"* ]]; then
+    echo "  -> exit 1 with the missing-driver reason, as expected"
+  else
+    echo "  -> exit $rc; expected exit 1 saying: $said"
+    status=1
+  fi
+}
+NO_DRIVER="/nonexistent/nvidia-smi not found: the NVIDIA driver is not installed on this host"
 {
   run nvidia-smi
   run nvidia-smi "--query-gpu=index,name,uuid,memory.total,compute_cap,pci.bus_id,driver_version" \
@@ -52,10 +69,18 @@ problems = gpu.check(facts, '525', '12.0')
 print(problems or 'meets driver 525, CUDA 12.0')
 raise SystemExit(1 if problems else 0)"
 run $PY -c "$library"
+nodriver="from tfjob_kit import gpu
+try:
+    gpu.collect('/nonexistent/nvidia-smi')
+except gpu.PreflightError as exc:
+    raise SystemExit(f'PreflightError: {exc}')
+print('collected facts without nvidia-smi')"
+missing_driver "PreflightError: $NO_DRIVER" $PY -c "$nodriver"
 if $PY -c "import tfjob_kit.cli" 2>/dev/null; then
   run $PY -m tfjob_kit.cli gpu preflight --min-driver 525 --min-cuda 12.0
   run $PY -m tfjob_kit.cli gpu preflight --format json
-  $PY -m tfjob_kit.cli gpu preflight --nvidia-smi /nonexistent/nvidia-smi; echo "missing driver -> exit $?"
+  missing_driver "GPU preflight failed: $NO_DRIVER" \
+    $PY -m tfjob_kit.cli gpu preflight --nvidia-smi /nonexistent/nvidia-smi
 else
   echo "tfjob-kit's CLI requirements (PyYAML, jsonschema-rs, yaml-rs) are not importable: CLI skipped"
 fi
