@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale clean \
+.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
+	bench-bad-input clean \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
@@ -66,6 +67,11 @@ schemas-check: venv
 
 bench: venv
 	$(BIN)/python bench/validate_bench.py
+
+# Hostile YAML (the unit tests' bad-input and loader cases): tfjob-kit's loader beside PyYAML's
+# CSafeLoader, as ratios; nothing built, a few minutes. ARGS="--only quotes" and so on.
+bench-bad-input: venv
+	$(BIN)/python bench/bad_input_bench.py $(ARGS)
 
 # Applying 200 TFJobs: tfjob.kit.tfjob vs kubectl apply --server-side vs a kubernetes.core.k8s
 # loop, on the local cluster (started if needed).

@@ -1,12 +1,18 @@
 """Pathological input through the loader, the CLI and the Ansible module's offline step: every
-one ends in a located finding (never a traceback), in time that grows linearly with its size,
-and 3 MiB of it takes seconds."""
+one ends in a located finding (never a traceback), at 20,000 characters and at 3 MiB.
+
+How long they take, and how that grows with the size, is bench/bad_input_bench.py's to measure
+(beside PyYAML's CSafeLoader on the same texts); no test here asserts a speed. The 3 MiB cases
+run under a hang guard: a loader gone quadratic again (80,000 underscores once took 22 s) would
+take hours on them, and the guard fails that with a message instead of hanging the run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,28 +94,39 @@ def validate(text: str) -> Report:
     return validate_documents(load_text(text, "bad.yaml"))
 
 
-def best_of(runs: int, action: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ends_in_a_located_finding(case: str) -> None:
     check_located(validate(CASES[case](20_000)), case)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_time_grows_linearly(case: str) -> None:
-    """Doubling the input at most about doubles the time (3x slack for noise and caches)."""
-    small, large = CASES[case](100_000), CASES[case](200_000)
-    validate(small)  # warm caches and imports
-    t_small = best_of(3, lambda: validate(small))
-    t_large = best_of(3, lambda: validate(large))
-    assert t_large <= 3 * 2 * t_small + 0.02, (case, t_small, t_large)
+# A hang guard, not a speed claim: the slowest case takes about 25 s on a loaded 2-core machine.
+HANG_SECONDS = 300
+
+
+@contextlib.contextmanager
+def ends_within(seconds: float, what: str) -> Iterator[None]:
+    """Fails the test when the block has not ended after ``seconds`` (SIGALRM: Python code and
+    the re module are interrupted; the test runs in pytest's main thread)."""
+
+    def hung(signum: int, frame: object) -> None:
+        pytest.fail(f"{what} had not ended after {seconds:g}s: it hangs", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_hang_guard_fails_a_block_that_does_not_end() -> None:
+    hung = pytest.raises(pytest.fail.Exception, match=r"'a sleep' had not ended after 0\.05s")
+    with hung, ends_within(0.05, "'a sleep'"):
+        time.sleep(30)
+    with ends_within(30, "nothing"):  # and leaves no alarm behind
+        pass
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 # 3 MiB, just under the per-document limit so that every byte is really parsed.
@@ -117,12 +134,14 @@ THREE_MIB = DEFAULT_LIMITS.max_document_bytes - 1000
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_three_mebibytes_take_seconds(case: str) -> None:
+def test_three_mebibytes_end_in_a_located_finding(case: str) -> None:
     text = CASES[case](THREE_MIB)
-    start = time.perf_counter()
-    report = validate(text)
-    assert time.perf_counter() - start < 20, case
+    assert THREE_MIB - 100 <= len(text) <= DEFAULT_LIMITS.max_document_bytes, len(text)
+    with ends_within(HANG_SECONDS, f"validating 3 MiB of {case!r}"):
+        report = validate(text)
     check_located(report, case)
+    # parsed, not refused for its size
+    assert not any("bytes, over the limit" in f.message for f in report.findings), case
 
 
 def test_cli_reports_located_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,11 +1,11 @@
-"""Thousands of random documents through the whole pipeline: no crash, no hang, every finding
-well-formed (rule id known, path a JSONPath)."""
+"""Thousands of random documents through the whole pipeline: no crash, every finding well-formed
+(rule id known, path a JSONPath). No test here times them (hypothesis runs without a deadline);
+bench/bad_input_bench.py measures the loader on pathological input."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import time
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,6 @@ def test_mutated_tfjobs(base: dict[str, Any], mutations: list[tuple[list[int], A
     for choices, value in mutations:
         document = mutate(document, choices, value)
     text = yaml.safe_dump(document) if isinstance(document, dict) else yaml.safe_dump({"x": 1})
-    start = time.monotonic()
     report = validate_documents(load_text(text, "fuzz.yaml"))
     check(report)
     if isinstance(document, dict):
@@ -131,7 +130,6 @@ def test_mutated_tfjobs(base: dict[str, Any], mutations: list[tuple[list[int], A
             explain.plan(document)
         with contextlib.suppress(convert.ConversionError):
             convert.to_volcano(document)
-    assert time.monotonic() - start < 2
 
 
 @given(text=st.text(max_size=400))
@@ -178,8 +176,9 @@ def test_random_manifest_fragments(parts: list[str]) -> None:
 
 
 # Pathological text: long runs of the characters number patterns, quotes and nesting look at,
-# in keys and values, beside ordinary manifest lines. Each run is up to 6000 characters (over the
-# 4300 digits Python prints), so a quadratic check takes seconds and fails the time bound.
+# in keys and values, beside ordinary manifest lines. Each run is up to 6000 characters, over
+# the 4300 digits Python converts to and from int (beyond them int() raises). How the loader's
+# time grows with such runs is bench/bad_input_bench.py's to measure.
 RUNS = [
     "_",
     "0",
@@ -238,10 +237,8 @@ pathological_lines = st.one_of(
 @given(parts=st.lists(pathological_lines, max_size=12))
 def test_pathological_text(parts: list[str]) -> None:
     text = "".join(parts)
-    start = time.monotonic()
     report = validate_documents(load_text(text, "fuzz.yaml"))
     check(report)
     for result in report.results:
         assert result.index >= 1
         assert all(len(f.message) < 1000 for f in result.findings)
-    assert time.monotonic() - start < 2

@@ -1,11 +1,11 @@
-"""Safe loading: located errors in bounded time for every kind of bad input."""
+"""Safe loading: a located error for every kind of bad input. How long the loader takes on
+these inputs is measured in bench/bad_input_bench.py (beside PyYAML), never asserted here."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -59,15 +59,19 @@ def test_no_arbitrary_tags(tag: str) -> None:
     assert "constructor" in doc.error.message
 
 
-def test_alias_bomb_is_bounded() -> None:
+def alias_bomb() -> str:
+    """Nine levels of nine aliases each: 9**9 strings once expanded."""
     lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
     for prev, cur in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
-    start = time.monotonic()
-    doc = one("\n".join(lines) + "\n")
-    assert time.monotonic() - start < 2
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_is_refused() -> None:
+    doc = one(alias_bomb())
     assert doc.error is not None and doc.error.rule == "input-limit"
     assert "alias bomb" in doc.error.message
+    assert doc.error.line and doc.error.path.startswith("$"), doc.error
 
 
 def test_recursive_alias() -> None:
@@ -80,13 +84,12 @@ def test_small_aliases_and_merge_keys_work() -> None:
     assert doc.content == {"base": {"x": 1}, "d": {"x": 1, "y": 2}}
 
 
-@pytest.mark.parametrize(
-    "text", ["[" * 5000 + "]" * 5000, "a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(300))]
-)
+DEEP = ["[" * 5000 + "]" * 5000, "a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(300))]
+
+
+@pytest.mark.parametrize("text", DEEP)
 def test_deep_nesting(text: str) -> None:
-    start = time.monotonic()
     docs = load_text(text, "deep.yaml")
-    assert time.monotonic() - start < 2
     assert docs[0].error is not None
     assert docs[0].error.rule in ("yaml-syntax", "input-limit")
 
@@ -208,40 +211,48 @@ def test_number_pattern_reads_as_before(text: str) -> None:
     assert bool(gate.YAML11_NUMBER.fullmatch(text)) == bool(_OLD_YAML11_NUMBER.fullmatch(text))
 
 
-@pytest.mark.parametrize("run", ["_", "1_", "._", "0_"])
-def test_number_detection_is_linear(run: str) -> None:
-    """80,000 underscores and an x took 22 s: the pattern backtracked over every split."""
-    text = "a: " + run * (80_000 // len(run)) + "x\n"
-    start = time.monotonic()
+NUMBER_LIKE_RUNS = ["_", "1_", "._", "0_"]
+
+
+def number_like(run: str) -> str:
+    return "a: " + run * (80_000 // len(run)) + "x\n"
+
+
+@pytest.mark.parametrize("run", NUMBER_LIKE_RUNS)
+def test_long_number_like_runs_are_strings(run: str) -> None:
+    """80,000 underscores and an x took 22 s: the pattern backtracked over every split. The
+    pattern's answers are held to the old one's (test_number_pattern_reads_as_before); its time
+    is bench/bad_input_bench.py's, and test_bad_input runs 3 MiB of such runs under a hang
+    guard (quadratic again, they would take hours)."""
+    text = number_like(run)
     doc = one(text)
-    assert time.monotonic() - start < 1
+    assert doc.error is None, doc.error
     assert doc.content == {"a": text[3:-1]}
 
 
 HUGE = "9" * 5000
+OUT_OF_RANGE = [
+    (HUGE, "9999999999"),
+    ("-" + HUGE, "-999999999"),
+    ("0x" + "f" * 300, "0xffffffff"),
+    ("0" + "7" * 400, "0777777777"),
+    ("0b" + "1" * 1100, "0b11111111"),
+    ("1" + ":59" * 3000, "1:59:59:59"),
+    ("1" + ":59" * 200 + ".5", "1:59:59:59"),
+    ("1.0e+999", "1.0e+999"),
+    ("-.inf", "-.inf"),
+    ("9" * 400 + ".0", "9999999999"),
+]
 
 
-@pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        (HUGE, "9999999999"),
-        ("-" + HUGE, "-999999999"),
-        ("0x" + "f" * 300, "0xffffffff"),
-        ("0" + "7" * 400, "0777777777"),
-        ("0b" + "1" * 1100, "0b11111111"),
-        ("1" + ":59" * 3000, "1:59:59:59"),
-        ("1" + ":59" * 200 + ".5", "1:59:59:59"),
-        ("1.0e+999", "1.0e+999"),
-        ("-.inf", "-.inf"),
-        ("9" * 400 + ".0", "9999999999"),
-    ],
-)
+def out_of_range(value: str, careful: bool) -> str:
+    return f"a:\n  b: [1, {value}]\n" + ("# & careful path\n" if careful else "")
+
+
+@pytest.mark.parametrize(("value", "shown"), OUT_OF_RANGE)
 @pytest.mark.parametrize("careful", [False, True])
 def test_numbers_out_of_range_are_located(value: str, shown: str, careful: bool) -> None:
-    text = f"a:\n  b: [1, {value}]\n" + ("# & careful path\n" if careful else "")
-    start = time.monotonic()
-    doc = one(text)
-    assert time.monotonic() - start < 1
+    doc = one(out_of_range(value, careful))
     assert doc.error is not None and doc.error.path == "$.a.b[1]", doc.error
     assert shown in doc.error.message and "None" not in doc.error.message
     assert len(doc.error.message) < 250
@@ -254,38 +265,42 @@ def test_numbers_in_range_still_load() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "a:\n" + "- " * 100_000 + "x\n",
-        "- " * 100_000 + "x\n",
-        "a:\n  " + "? " * 100_000 + "x\n",
-        "a: " + '[ "]", ' * 100_000,
-        "a: " + "{a: " * 100_000,
-        "a: " + "[" * 3_000_000,
-    ],
-)
+VERY_DEEP = [
+    "a:\n" + "- " * 100_000 + "x\n",
+    "- " * 100_000 + "x\n",
+    "a:\n  " + "? " * 100_000 + "x\n",
+    "a: " + '[ "]", ' * 100_000,
+    "a: " + "{a: " * 100_000,
+    "a: " + "[" * 3_000_000,
+]
+
+
+@pytest.mark.parametrize("text", VERY_DEEP)
 def test_deep_nesting_never_reaches_a_parser_unguarded(text: str) -> None:
     """yaml_rs recursed until the process died (a segmentation fault at ~30,000 levels of
-    '- - - x'); run in a child process so that a crash fails this test, not the run."""
+    '- - - x'); run in a child process so that a crash fails this test, not the run. The
+    child's timeout is a hang guard (it ends in well under a second), not a speed claim."""
     code = (
-        "import sys, time; from tfjob_kit.manifests import load_text; "
-        "t = time.monotonic(); d = load_text(sys.stdin.read(), 'deep.yaml'); "
-        "e = d[0].error; print(e.rule, e.line, e.path, time.monotonic() - t, e.message)"
+        "import sys; from tfjob_kit.manifests import load_text; "
+        "d = load_text(sys.stdin.read(), 'deep.yaml'); "
+        "e = d[0].error; print(len(d), e.rule, e.line, e.path, e.message)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"loading {text[:12]!r}... had not ended after 120s: it hangs")
     assert result.returncode == 0, result.stderr[-2000:]
-    rule, line, path, seconds, message = result.stdout.split(" ", 4)
+    count, rule, line, path, message = result.stdout.split(" ", 4)
+    assert count == "1", result.stdout
     assert rule == "input-limit" and line != "None" and path == "$", result.stdout
     assert "nesting deeper than" in message
-    assert float(seconds) < 5
 
 
 # --------------------------------------------------------------------------- the gate's shortcuts
