@@ -4,6 +4,11 @@ The cluster side is a script of updates (what kube/follow.py's threads put on th
 a lister and a watcher that answer as the API server does (a list with a resourceVersion, watch
 events, a 410 Expired, a 403 on watch). tests/integration/test_wait_diagnosis.py runs the same
 wait against the real cluster.
+
+What the wait does in time (it ends when the event comes, at its timeout and not before, reads a
+job again every few ticks) is observed on a virtual clock (``Virtual``): the wait's ``clock`` and
+its reads of the queue advance it, so each test knows exactly when each thing happened and no
+assertion depends on how fast the machine is.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ PODS = follow.Source("pods", NS, "training.kubeflow.org/job-name in (mnist)")
 EVENTS = follow.Source("events", NS)
 
 
+# How long the threads of a Scripted or a Follower are given to act before a test gives up on
+# them: a hang guard, not a speed claim (they act in milliseconds).
+HANG_SECONDS = 60
+
+
 class Scripted:
     """A Follower whose updates are given: each step is put on the queue after its delay."""
 
@@ -80,7 +90,51 @@ class Scripted:
         self.stopped.set()
 
 
-def wait(script: Scripted, timeout: float = 5.0, **options: Any) -> dict[Any, status.JobStatus]:
+class Virtual:
+    """A Follower in virtual time, for status.wait's ``follower``, ``clock`` and ``wall``: each
+    update is given when the clock reaches its time; a read of the queue that would block
+    advances the clock by its timeout instead of sleeping. The tests' times are multiples of
+    1/32 s (TICK is 1/16 s), so the arithmetic is exact."""
+
+    def __init__(self, steps: list[tuple[float, follow.Update]]) -> None:
+        self.pending = sorted(steps, key=lambda step: step[0])  # (time, update)
+        self.now = 0.0
+        self.updates = self  # the wait reads followed.updates.get / get_nowait
+
+    def __call__(self, client: Any, sources: list[follow.Source]) -> Virtual:
+        self.sources = sources
+        return self
+
+    def __enter__(self) -> Virtual:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def clock(self) -> float:
+        return self.now
+
+    def wall(self) -> float:
+        return 1.8e9 + self.now
+
+    def get(self, timeout: float) -> follow.Update:
+        if self.pending and self.pending[0][0] <= self.now + timeout:
+            at, update = self.pending.pop(0)
+            self.now = max(self.now, at)
+            return update
+        self.now += timeout
+        raise queue.Empty
+
+    def get_nowait(self) -> follow.Update:
+        return self.get(0.0)
+
+
+TICK = 1 / 16
+
+
+def wait(
+    script: Scripted, timeout: float = HANG_SECONDS, **options: Any
+) -> dict[Any, status.JobStatus]:
     return status.wait(
         None,  # type: ignore[arg-type]  # the scripted follower never calls the client
         [KEY],
@@ -99,18 +153,33 @@ def test_the_wait_follows_jobs_pods_events_and_podgroups_by_watch() -> None:
     assert script.sources == [JOBS, PODS, EVENTS, follow.Source(status.PODGROUP, NS)]
 
 
+def virtual_wait(virtual: Virtual, timeout: float) -> dict[Any, status.JobStatus]:
+    return status.wait(
+        None,  # type: ignore[arg-type]  # the virtual follower never calls the client
+        [KEY],
+        wait_for=["Succeeded"],
+        fail_on=["Failed"],
+        timeout=timeout,
+        tick=TICK,
+        clock=virtual.clock,
+        wall=virtual.wall,
+        follower=virtual,  # type: ignore[arg-type]
+    )
+
+
 def test_a_failed_create_event_ends_the_wait_at_once_with_the_servers_reason() -> None:
-    script = Scripted(
+    """The event comes 2 ticks in; the wait ends then, not at the next periodic read (5 ticks)
+    nor at its timeout (30 s)."""
+    virtual = Virtual(
         [
             (0, follow.Reset(JOBS, [job("Created")])),
             (0, follow.Reset(EVENTS, [])),
-            (0.1, follow.Change(EVENTS, "ADDED", event("FailedCreatePod", FAILED_CREATE))),
+            (2 * TICK, follow.Change(EVENTS, "ADDED", event("FailedCreatePod", FAILED_CREATE))),
         ]
     )
-    started = time.monotonic()
     with pytest.raises(status.WaitError) as caught:
-        wait(script, timeout=30)
-    assert time.monotonic() - started < 5
+        virtual_wait(virtual, timeout=30)
+    assert virtual.now == 2 * TICK, f"ended at tick {virtual.now / TICK:g}"
     assert caught.value.reason == "diagnosed"
     assert str(caught.value) == (
         f"TFJob {NS}/mnist cannot reach Succeeded (it is Created): "
@@ -133,20 +202,23 @@ def test_a_broken_watch_is_reported_and_the_relisted_state_counts() -> None:
 
 
 def test_the_timeout_ends_the_wait_whatever_the_watches_do() -> None:
+    """Broken watches (each one a wake-up of the wait) neither end it early nor keep it past
+    its timeout: it ends at the timeout exactly, on the virtual clock (half a tick past the
+    8th; a wait that slept whole ticks would end at the 9th)."""
     error = KubeError("connection refused", "unreachable")
-    script = Scripted([(0, follow.Reset(JOBS, [job("Created")]))])
-    script.steps += [(0.05, follow.Broken(PODS, error, permanent=False))] * 3
-    started = time.monotonic()
+    broken = [(i * TICK, follow.Broken(PODS, error, permanent=False)) for i in (1, 2, 3)]
+    virtual = Virtual([(0, follow.Reset(JOBS, [job("Created")])), *broken])
     with pytest.raises(status.WaitError) as caught:
-        wait(script, timeout=0.5)
-    assert 0.5 <= time.monotonic() - started < 3
+        virtual_wait(virtual, timeout=8.5 * TICK)
+    assert virtual.now == 8.5 * TICK and not virtual.pending, virtual.now / TICK
     assert caught.value.reason == "timeout"
     assert str(caught.value) == (
-        f"timed out after 0.5s waiting for Succeeded: TFJob {NS}/mnist is Created"
+        f"timed out after 0.53125s waiting for Succeeded: TFJob {NS}/mnist is Created"
     )
-    never = Scripted([(0, follow.Broken(JOBS, error, permanent=False))])
+    never = Virtual([(0, follow.Broken(JOBS, error, permanent=False))])
     with pytest.raises(status.WaitError, match="was never read: connection refused"):
-        wait(never, timeout=0.3)
+        virtual_wait(never, timeout=6.5 * TICK)
+    assert never.now == 6.5 * TICK, never.now / TICK
 
 
 def test_a_job_that_cannot_be_listed_ends_the_wait_with_the_servers_answer() -> None:
@@ -234,7 +306,7 @@ def collect(server: Server, count: int) -> list[follow.Update]:
     got: list[follow.Update] = []
     with follower:
         while len(got) < count:
-            got.append(follower.updates.get(timeout=5))
+            got.append(follower.updates.get(timeout=HANG_SECONDS))
     return got
 
 
@@ -248,7 +320,7 @@ def test_the_follower_lists_then_watches_from_the_lists_version_and_resumes() ->
     server = Server([[changed("11"), ("BOOKMARK", {"metadata": {"resourceVersion": "15"}})], []])
     got = collect(server, 2)
     assert [type(u).__name__ for u in got] == ["Reset", "Change"]
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_SECONDS
     while len(server.watched_from) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
     # a watch the server ended is resumed from the last version seen (the bookmark's)
@@ -456,10 +528,9 @@ def test_a_job_is_read_again_when_told_about_and_every_few_ticks_otherwise(
     other = (TFJOB, NS, "other")
     reads: list[tuple[float, str]] = []
     real = diagnose.diagnose
-    started = time.monotonic()
 
     def counted(job: dict[str, Any], *args: Any, **kwargs: Any) -> list[diagnose.Problem]:
-        reads.append((time.monotonic() - started, job["metadata"]["name"]))
+        reads.append((virtual.now, job["metadata"]["name"]))
         return real(job, *args, **kwargs)
 
     monkeypatch.setattr(diagnose, "diagnose", counted)
@@ -474,11 +545,11 @@ def test_a_job_is_read_again_when_told_about_and_every_few_ticks_otherwise(
             "status": {"phase": phase},
         }
 
-    script = Scripted(
+    virtual = Virtual(
         [
             (0, follow.Reset(follow.Source(TFJOB, NS), [job("Created"), second])),
-            (0.6, follow.Change(pods, "ADDED", pod("Pending"))),
-            (0.3, follow.Change(pods, "MODIFIED", pod("Running"))),
+            (8 * TICK, follow.Change(pods, "ADDED", pod("Pending"))),
+            (12 * TICK, follow.Change(pods, "MODIFIED", pod("Running"))),
         ]
     )
     with pytest.raises(status.WaitError, match="timed out"):
@@ -487,13 +558,16 @@ def test_a_job_is_read_again_when_told_about_and_every_few_ticks_otherwise(
             [KEY, other],
             wait_for=["Succeeded"],
             fail_on=["Failed"],
-            timeout=1.5,
-            tick=0.05,
-            follower=script,  # type: ignore[arg-type]
+            timeout=24 * TICK,
+            tick=TICK,
+            clock=virtual.clock,
+            wall=virtual.wall,
+            follower=virtual,  # type: ignore[arg-type]
         )
-    mine = [t for t, name in reads if name == "mnist"]
-    theirs = [t for t, name in reads if name == "other"]
-    # 1.5 s of 0.05 s ticks, read every 5 ticks: about 6 reads, not 30; two more for mnist.
-    assert 4 <= len(theirs) <= 9, theirs
-    assert len(mine) >= len(theirs) + 1, (mine, theirs)
-    assert any(0.6 <= t < 0.7 for t in mine), mine  # at once after its pod was added
+    assert status.REREAD_TICKS == 5
+    mine = [t / TICK for t, name in reads if name == "mnist"]
+    theirs = [t / TICK for t, name in reads if name == "other"]
+    # 24 ticks: the other job is read when listed and every 5 ticks, not every tick; mnist at
+    # once when its pod was added (tick 8) and changed (tick 12), and 5 ticks after each read.
+    assert theirs == [0, 5, 10, 15, 20], theirs
+    assert mine == [0, 5, 8, 12, 17, 22], mine
