@@ -24,6 +24,9 @@ from typing import Any
 
 import pytest
 
+# The report of what each test file cost (tests/_budget.py), printed at the end of every run.
+pytest_plugins = ["_budget"]
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 DATA = TESTS / "data"
