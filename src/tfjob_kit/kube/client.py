@@ -469,6 +469,25 @@ class Client:
             raise unreachable(self.host, transport_reason(exc)) from None
         return 200, ""
 
+    def access_review(self, attributes: dict[str, str]) -> dict[str, Any]:
+        """A SelfSubjectAccessReview of resourceAttributes (verb, group, resource, namespace...):
+        the server's status (allowed, denied, reason, evaluationError). The server answers it
+        and stores nothing, so it is safe in check mode."""
+        from kubernetes import client
+
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        }
+        asked = " ".join(v for v in (attributes.get("verb"), attributes.get("resource")) if v)
+        with self._errors(f"asking whether these credentials may {asked}, for"):
+            answer: dict[str, Any] = self._json(
+                client.AuthorizationV1Api(self._api).create_self_subject_access_review, body
+            )
+        status: dict[str, Any] = answer.get("status") or {}
+        return status
+
     def resource_quotas(self, namespace: str) -> list[dict[str, Any]]:
         with self._errors(f"listing resourcequotas in namespace {namespace!r} for"):
             items: list[dict[str, Any]] = self._json(
