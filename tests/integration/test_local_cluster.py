@@ -379,14 +379,25 @@ def test_addons_run_as_least_privilege_service_accounts(cluster: Cluster) -> Non
         assert can.stdout.strip() == "yes", f"operator cannot {verb} {resource}"
     can = cluster.kubectl("auth", "can-i", "delete", "nodes", "--as", operator, check=False)
     assert can.stdout.strip() == "no"
-    if cluster.name:
-        logs = local.cluster_dir(cluster.name) / "logs"
-        for process in ("training-operator", "vc-scheduler", "vc-controller-manager"):
-            text = (logs / f"{process}.log").read_text(errors="replace")
-            # An RBAC denial reads 'is forbidden: User "system:serviceaccount:..." cannot ...';
-            # other 'forbidden' errors (a namespace being deleted) are not about permissions.
-            denials = re.findall(r'forbidden: User \\?"[^"\\]*\\?" cannot [^"]*', text, re.I)
-            assert not denials, f"{process} hit RBAC denials: {denials[:3]}"
+
+
+def test_addons_hit_no_rbac_denial(cluster: Cluster) -> None:
+    """The operator's and Volcano's host processes, with their least-privilege accounts, were
+    never denied anything: their logs (in the local cluster's directory) hold no RBAC denial.
+    Only a local cluster of this machine has those logs: with ``TFJOB_KIT_KUBECONFIG`` (a
+    cluster the session did not start) this test fails saying so; it never passes unread."""
+    assert cluster.name, (
+        "this test reads the local cluster's process logs, and TFJOB_KIT_KUBECONFIG gives a "
+        "cluster without them: run the integration tests without TFJOB_KIT_KUBECONFIG"
+    )
+    logs = local.cluster_dir(cluster.name) / "logs"
+    for process in ("training-operator", "vc-scheduler", "vc-controller-manager"):
+        text = (logs / f"{process}.log").read_text(errors="replace")
+        assert text, f"{process}.log is empty"
+        # An RBAC denial reads 'is forbidden: User "system:serviceaccount:..." cannot ...';
+        # other 'forbidden' errors (a namespace being deleted) are not about permissions.
+        denials = re.findall(r'forbidden: User \\?"[^"\\]*\\?" cannot [^"]*', text, re.I)
+        assert not denials, f"{process} hit RBAC denials: {denials[:3]}"
 
 
 def test_volcano_job_with_env_and_svc_plugins_completes(

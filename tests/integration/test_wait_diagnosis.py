@@ -110,8 +110,42 @@ def test_an_image_that_cannot_be_pulled_fails_the_wait(
     assert problems[0][0].startswith(f"Pod {namespace}/no-image-worker-")
     assert f'failed to pull and unpack image "{IMAGE}"' in applied["msg"]
     assert applied["duration"] < 60
-    # a moment later the kubelet (its stand-in) backs off: tfjob_info sees ImagePullBackOff
-    assert {r for _, r in fatal(info)} <= {"ErrImagePull", "ImagePullBackOff"}
+    # tfjob_info, run just after, sees the pull failure (still ErrImagePull, or already backed
+    # off: the kubelet's stand-in backs off a second after the first failure)
+    seen = fatal(info)
+    assert seen and {r for _, r in seen} <= {"ErrImagePull", "ImagePullBackOff"}, seen
+
+    # Once the cluster says every pod backs off, tfjob_info says ImagePullBackOff for each,
+    # quoting the pod's container status
+    def backed_off() -> list[tuple[str, str, str]]:
+        pods = cluster.items("pods", "-n", namespace)
+        waiting = [
+            (p["metadata"]["name"], s["name"], (s.get("state") or {}).get("waiting") or {})
+            for p in pods
+            for s in p["status"].get("containerStatuses") or []
+        ]
+        if {pod for pod, _, _ in waiting} != {p["metadata"]["name"] for p in pods} or any(
+            w.get("reason") != "ImagePullBackOff" for _, _, w in waiting
+        ):
+            return []
+        assert len(pods) == 2, [p["metadata"]["name"] for p in pods]
+        return [(pod, container, w["message"]) for pod, container, w in waiting]
+
+    statuses = cluster.wait_for("both pods in ImagePullBackOff", backed_off, namespace, 60)
+    [later] = run_tasks(
+        tmp_path,
+        cluster.kubeconfig,
+        [{"tfjob.kit.tfjob_info": {"name": "no-image", "namespace": namespace, "events": 0}}],
+    ).results
+    assert sorted(
+        (p["object"], p["reason"], p["message"]) for p in later["jobs"][0]["problems"]
+    ) == sorted(
+        (f"Pod {namespace}/{pod}", "ImagePullBackOff", f"container {container}: {message}")
+        for pod, container, message in statuses
+    )
+    assert fatal(later) and all(p["fatal"] for p in later["jobs"][0]["problems"])
+    assert all(f'Back-off pulling image "{IMAGE}"' in m for _, _, m in statuses)
+
 
 
 def test_an_invalid_image_name_fails_the_wait(
