@@ -12,7 +12,6 @@ import copy
 import json
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,10 +111,8 @@ def test_undefined_volume_mount_fails_with_the_servers_reason_and_creates_nothin
         wait_timeout=300,
         connection=Connection(kubeconfig=str(cluster.kubeconfig)),
     )
-    started = time.monotonic()
     with pytest.raises(TaskError) as failure:
         run(request)
-    took = time.monotonic() - started
     message = str(failure.value)
     assert "nothing was applied" in message
     assert f"pod {namespace}/hang-worker-1" in message
@@ -127,8 +124,6 @@ def test_undefined_volume_mount_fails_with_the_servers_reason_and_creates_nothin
     assert found["rule"] == "server-rejects-pod"
     assert found["path"] == f"{WORKER}.containers[0].volumeMounts[0].name"
     assert tfjobs(cluster, namespace) == []
-    assert took < 15, f"the preflight took {took:.1f}s"
-    print(f"undefined volumeMount: failed at the preflight in {took:.2f}s")
 
 
 def test_pod_security_restricted_rejects_a_privileged_template(
