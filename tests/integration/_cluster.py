@@ -56,6 +56,16 @@ class Cluster:
         )
         return self.kubectl("create", "token", account, "-n", namespace).stdout.strip()
 
+    def gone(self, kind: str, name: str, namespace: str | None = None) -> bool:
+        """Whether the server answers that the object does not exist (NotFound): True when
+        it does not, False when it does. Anything else (an unreachable server, a kind the
+        server does not serve, a denial) fails the test: a gone check never takes an error
+        for an absence. ``kubectl get --ignore-not-found`` exits 0 with no output exactly
+        when the server answered NotFound."""
+        where = ("-n", namespace) if namespace else ()
+        proc = self.kubectl("get", kind, name, *where, "--ignore-not-found", "-o", "name")
+        return proc.stdout.strip() == ""
+
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 

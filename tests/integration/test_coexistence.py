@@ -172,7 +172,7 @@ def test_other_operators_crds_are_left_by_install_and_teardown(
     assert bare.items("secrets", "-n", "kubeflow", "-l", "owner=helm")
     rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
     assert rc == 0, output[-6000:]
-    assert bare.kubectl("get", "crd", "tfjobs.kubeflow.org", check=False).returncode != 0
+    assert bare.gone("crd", "tfjobs.kubeflow.org")
     assert crd_identity(bare) == before
 
 
@@ -188,7 +188,7 @@ def test_a_foreign_operator_is_refused_then_adopted_and_left_by_teardown(
     # The message, word for word as the README shows it.
     assert README_MESSAGE in " ".join(output.split()), output[-6000:]
     assert not bare.items("secrets", "-A", "-l", "owner=helm")
-    assert bare.kubectl("get", "crd", "tfjobs.kubeflow.org", check=False).returncode != 0
+    assert bare.gone("crd", "tfjobs.kubeflow.org")
 
     for attempt in ("first", "again"):
         rc, output, changes = role(tmp_path, bare, "present", training_operator_existing="adopt")
@@ -207,7 +207,7 @@ def test_a_foreign_operator_is_refused_then_adopted_and_left_by_teardown(
 
     rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
     assert rc == 0, output[-6000:]
-    assert bare.kubectl("get", "configmap", "-n", "kube-system", RECORD, check=False).returncode
+    assert bare.gone("configmap", RECORD, "kube-system")
     kept = bare.get("deployment", "-n", FOREIGN_NS, "training-operator")
     assert kept["metadata"]["uid"] == uid
     assert crd_identity(bare) == crd_before
@@ -331,7 +331,7 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
         assert README_KEPT in " ".join(output.split()), output[-6000:]
         assert "nothing the toolkit installed is left" in output
         assert {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()} == uids
-        assert bare.kubectl("get", "configmap", "-n", "kube-system", RECORD, check=False).returncode
+        assert bare.gone("configmap", RECORD, "kube-system")
         assert (
             "kept release volcano-system/volcano: it was installed from the chart volcano-1.14.1, "
             "not the toolkit's, so teardown leaves it and everything it installed"
