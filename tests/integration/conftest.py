@@ -3,7 +3,9 @@
 The session brings up a local cluster of its own (``tfjob-kit cluster up`` with the
 training-operator and Volcano, under a fresh name) and removes it at the end. It never uses a
 cluster it did not create: a cluster the user runs (``make demo``'s) is left exactly as it was,
-which ``foreign_clusters_untouched`` checks at the end of the session. Knobs:
+which the whole run's guard (``ClusterGuard`` in tests/conftest.py) checks; it also checks
+that each test leaves this session's cluster's cluster-scoped objects and live namespaces as
+it found them. Knobs:
 
 * ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped.
 * ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test-<random>``);
@@ -14,71 +16,25 @@ which ``foreign_clusters_untouched`` checks at the end of the session. Knobs:
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from conftest import TEST_PREFIX
 from tfjob_kit.cluster import local
-from tfjob_kit.cluster.paths import kwok_workdir
 
 from ._cluster import Cluster
 
-TEST_PREFIX = "tfjob-kit-test-"
+__all__ = ["TEST_PREFIX", "session_name"]
 
 
 def session_name(kind: str) -> str:
     """A name no user cluster has: the test prefix, the kind and a random suffix."""
     return f"{TEST_PREFIX}{kind}-{uuid.uuid4().hex[:6]}"
-
-
-def _snapshot(name: str) -> dict[str, Any]:
-    """What a user cluster holds that the tests could break: namespaces, TFJobs by name and
-    uid, Helm releases (their Secrets), with the admin kubeconfig, read only."""
-    view = Cluster(local.kubeconfig_path(name), name)
-
-    def names(*args: str) -> list[str]:
-        proc = view.kubectl("get", *args, "-o", "json", check=False)
-        items = json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
-        return sorted(
-            f"{i['metadata'].get('namespace', '')}/{i['metadata']['name']}/{i['metadata']['uid']}"
-            for i in items
-        )
-
-    return {
-        "namespaces": names("namespaces"),
-        "tfjobs": names("tfjobs.kubeflow.org", "-A"),
-        "helm releases": names("secrets", "-A", "-l", "owner=helm"),
-    }
-
-
-def _foreign_running() -> list[str]:
-    """Running local clusters the session neither creates nor was told to use."""
-    clusters = kwok_workdir() / "clusters"
-    found = sorted(p.name for p in clusters.iterdir()) if clusters.is_dir() else []
-    given = os.environ.get("TFJOB_KIT_KUBECONFIG")
-    return [
-        n
-        for n in found
-        if not n.startswith(TEST_PREFIX)
-        and local.is_running(n)
-        and not (given and Path(given).resolve() == local.kubeconfig_path(n).resolve())
-    ]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def foreign_clusters_untouched() -> Iterator[None]:
-    """Local clusters the session did not create (say, ``make demo``'s) end the session as
-    they began it: same namespaces, TFJobs (by uid) and Helm releases."""
-    before = {name: _snapshot(name) for name in _foreign_running()}
-    yield
-    changed = {name: snap for name, snap in before.items() if _snapshot(name) != snap}
-    assert not changed, f"the tests changed clusters they did not create: {sorted(changed)}"
 
 
 @pytest.fixture(scope="session")
