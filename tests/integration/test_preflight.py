@@ -26,7 +26,7 @@ from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.task import Request, TaskError, run
 
-from ._ansible import run_tasks
+from ._ansible import run_playbook, run_tasks
 from ._cluster import Cluster
 
 BIN = Path(sys.executable).parent
@@ -516,3 +516,149 @@ def test_module_with_the_preflight_on_and_off(
     assert off.get("failed") is not True, off
     assert off["changed"] is True
     assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == ["hang"]
+
+
+# --------------------------------------------------------------------------- site.yml's access
+# site.yml's first preflight asks the API server (SelfSubjectAccessReviews, through
+# tfjob.kit.access_info) whether the credentials may do what the bootstrap does; the oracle is
+# the server's RBAC authorizer, given a ServiceAccount that may do only a little.
+
+# A ClusterRole that allows two of what the bootstrap needs, and two near misses: the right
+# resource with the wrong verb (get namespaces) and in the wrong API group (extensions
+# daemonsets).
+LITTLE = [
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]},
+    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
+    {"apiGroups": ["extensions"], "resources": ["daemonsets"], "verbs": ["create"]},
+]
+# What site.yml then names, in its order: everything else it asks about.
+NOT_ALLOWED = (
+    "create customresourcedefinitions, create clusterroles, create clusterrolebindings, "
+    "create validatingwebhookconfigurations, create namespaces, create daemonsets"
+)
+
+
+@contextlib.contextmanager
+def _cluster_wide_account(
+    cluster: Cluster, namespace: str, rules: list[dict[str, Any]], path: Path
+) -> Iterator[Path]:
+    """A kubeconfig with the token of a new ServiceAccount whose ClusterRole has the rules
+    (bound cluster-wide); the ClusterRole and its binding are removed afterwards (the account
+    goes with the namespace)."""
+    name = f"tfjob-kit-test-{namespace}"
+    rbac = "rbac.authorization.k8s.io"
+    account = {"kind": "ServiceAccount", "namespace": namespace, "name": "installer"}
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "installer", "namespace": namespace},
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": rules,
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
+            "subjects": [account],
+        },
+    ]
+    try:
+        cluster.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}),
+        )
+        token = cluster.kubectl("create", "token", "installer", "-n", namespace).stdout.strip()
+        yield _kubeconfig_for(cluster, token, path)
+    finally:
+        cluster.kubectl(
+            "delete",
+            f"clusterrolebinding/{name}",
+            f"clusterrole/{name}",
+            "--ignore-not-found",
+            check=False,
+        )
+
+
+def _site_preflight(kubeconfig: Path, *extra: str) -> tuple[int, str]:
+    """site.yml with --tags preflight (its cluster preflight, nothing installed), against the
+    session's cluster through the kubeconfig given."""
+    proc = run_playbook(
+        "site.yml",
+        "--tags",
+        "preflight",
+        "-e",
+        "tfjob_kit_local_cluster=false",
+        "-e",
+        f"tfjob_kit_kubeconfig={kubeconfig}",
+        *extra,
+        kubeconfig=kubeconfig,
+        timeout=300,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _failure(output: str) -> dict[str, Any]:
+    """The one failed task's result, as the default callback prints it."""
+    failed = [line for line in output.splitlines() if "FAILED! => " in line]
+    assert len(failed) == 1, output[-4000:]
+    result: dict[str, Any] = json.loads(failed[0].split("FAILED! => ", 1)[1])
+    return result
+
+
+def test_site_preflight_names_each_permission_the_credentials_lack(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    with _cluster_wide_account(cluster, namespace, LITTLE, tmp_path / "little.yaml") as little:
+        # Check mode too: the reviews store nothing, so they are made.
+        for extra in ((), ("--check",)):
+            rc, output = _site_preflight(little, *extra)
+            assert rc == 2, output[-4000:]
+            assert "TASK [Preflight - the permissions the bootstrap needs]" in output
+            message = _failure(output)["msg"]
+            assert message.startswith(f"these credentials may not {NOT_ALLOWED}; "), message
+            assert "cluster administrator's kubeconfig" in message
+    rc, output = _site_preflight(cluster.kubeconfig)
+    assert rc == 0, output[-4000:]
+    assert "TASK [Preflight - the permissions the bootstrap needs]" in output
+    assert "TASK [Preflight - no admission webhook left behind" in output
+    assert "Install the gang scheduler" not in output  # --tags preflight stops there
+
+
+def test_access_info_asks_each_review_as_given(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    token = cluster.service_account_token(namespace, "submitter", "submitter", "create", "pods")
+    kubeconfig = _kubeconfig_for(cluster, token, tmp_path / "limited.yaml")
+    reviews = [
+        {"verb": "create", "resource": "pods", "namespace": namespace},
+        {"verb": "create", "resource": "pods"},  # cluster-wide: the Role does not reach there
+        {"verb": "create", "resource": "pods", "namespace": "default"},
+        {"verb": "delete", "resource": "pods", "namespace": namespace},
+        {"verb": "create", "resource": "pods", "subresource": "eviction", "namespace": namespace},
+    ]
+    result = run_tasks(
+        tmp_path,
+        kubeconfig,
+        [
+            {"tfjob.kit.access_info": {"reviews": reviews}},
+            {"tfjob.kit.access_info": {"reviews": [{"resource": "pods"}]}},
+        ],
+    )
+    answered, malformed = result[0], result[1]
+    assert answered.get("failed") is not True, answered
+    assert answered["changed"] is False
+    assert [r["allowed"] for r in answered["reviews"]] == [True, False, False, False, False]
+    assert answered["denied"] == answered["reviews"][1:]
+    assert answered["reviews"][0]["description"] == f"create pods in namespace '{namespace}'"
+    assert "RBAC: allowed by RoleBinding" in answered["reviews"][0]["reason"]
+    assert malformed["failed"] is True
+    assert "verb" in malformed["msg"]
