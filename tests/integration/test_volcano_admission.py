@@ -142,12 +142,7 @@ def test_the_real_webhook_refuses_a_volcano_job_through_the_module(
     assert 'admission webhook "validatejob.volcano.sh" denied the request' in refused["msg"]
     assert "can not submit job to root queue" in refused["msg"]
     assert "Traceback" not in refused["msg"]
-    assert (
-        vc_cluster.items(
-            "jobs.batch.volcano.sh", "-n", ns, "--field-selector=metadata.name=to-root"
-        )
-        == []
-    )
+    assert vc_cluster.gone("jobs.batch.volcano.sh", "to-root", ns)
     assert not admitted.get("failed"), admitted.get("msg")
     held = vc_cluster.get("jobs.batch.volcano.sh", "fine", "-n", ns)
     assert held["spec"]["queue"] == "default"
@@ -226,12 +221,7 @@ def test_another_volcano_is_refused_or_adopted_and_left_by_teardown(
             in refused["output"]
         ), refused["output"][-3000:]
         assert "Set volcano_existing: adopt" in refused["output"]
-        assert (
-            vc_cluster.items(
-                "configmaps", "-n", "kube-system", f"--field-selector=metadata.name={RECORD}"
-            )
-            == []
-        )
+        assert vc_cluster.gone("configmap", RECORD, "kube-system")
 
         adopted = volcano_role(vc_cluster, tmp_path, volcano_existing="adopt")
         assert adopted["rc"] == 0, adopted["output"][-3000:]
@@ -246,7 +236,7 @@ def test_another_volcano_is_refused_or_adopted_and_left_by_teardown(
         assert record["data"]["adopted-at"].endswith("Z")
         # Nothing of Volcano installed: no release, no namespace of the role's.
         assert vc_cluster.items("secrets", "-A", "-l", "owner=helm,name=volcano") == []
-        assert vc_cluster.kubectl("get", "namespace", "volcano-system", check=False).returncode != 0
+        assert vc_cluster.gone("namespace", "volcano-system")
 
         again = volcano_role(vc_cluster, tmp_path, volcano_existing="adopt")
         assert again["rc"] == 0 and "changed=0" in again["output"], again["output"][-3000:]
@@ -254,12 +244,7 @@ def test_another_volcano_is_refused_or_adopted_and_left_by_teardown(
         left = volcano_role(vc_cluster, tmp_path, volcano_state="absent")
         assert left["rc"] == 0, left["output"][-3000:]
         assert vc_cluster.get("deployment", "volcano-scheduler", "-n", "other-volcano")
-        assert (
-            vc_cluster.items(
-                "configmaps", "-n", "kube-system", f"--field-selector=metadata.name={RECORD}"
-            )
-            == []
-        )
+        assert vc_cluster.gone("configmap", RECORD, "kube-system")
         # The uninstall was skipped: the local cluster's own webhooks are still registered.
         assert webhook_configurations(vc_cluster)
     finally:
