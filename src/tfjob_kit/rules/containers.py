@@ -18,7 +18,8 @@ from tfjob_kit.rules.registry import rule
 def _containers_missing(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
     for replica in reps:
         if not replica.containers:
-            where = replica.path + (".template.spec" if replica.template else "")
+            # Where the operator's webhook and the API server say it: the containers field.
+            where = replica.path + (".template.spec.containers" if replica.template else "")
             yield where, f"{replica.key} has no containers: add a container named 'tensorflow'"
 
 
