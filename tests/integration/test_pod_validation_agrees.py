@@ -11,14 +11,23 @@ TFJob JSON paths as the rule maps them (``rules.server``), are compared with
 
 * same verdict;
 * for a rejection, the same paths: every server path is an offline error path, or is related
-  to the path of another rule's error (on one branch, or in the same list element: those rules
-  may report a field more or less precisely than the server, and their finding replaces the
-  server rule's); every server-rule error path is a server path; every other rule's error path
-  is related to a server path. A rejection that names no field (a body the server cannot
-  decode) matches the offline errors below the object it is about.
+  to the path of another rule's error; every server-rule error path is a server path; every
+  other rule's error path is related to a server path. Related (another rule's finding replaces
+  the server rule's, and may say the field differently): the same path (a schema finding's
+  ``missing required field 'x'`` at ``$.a`` is about ``$.a.x``), the same list element
+  (container, volume...), the path once its trailing index or every index goes (the server
+  names some list fields without it), or a path below the server's when the server names only
+  that ancestor (no server path lies closer to it). An offline path above the server's matches
+  nothing.
+* a rejection that names no field (a body the server cannot decode: a malformed quantity) is
+  located by the server itself: the quantity fields of the object are taken out one at a time
+  and together, dry-run again, and the fields without which it decodes are the server's paths
+  (its verdict on the object without them joins the rest). One that stays unlocated is a
+  disagreement.
 
 A disagreement fails the test unless tests/data/podcheck-allowlist.yaml lists the case's
-primary mutation (cluster-state checks only). The figures (cases, verdict split, agreements,
+primary mutation (cluster-state checks, and known location faults of the offline side, each with
+its reason). The figures (cases, verdict split, agreements,
 disagreements by mutation, with both sides' messages) are printed and written to
 ``podcheck-agreement.json`` in the test's tmp dir.
 
@@ -34,20 +43,23 @@ listed in the report, not judged.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from podcases import Case, generate
-from tfjob_kit import pods, validate
+from tfjob_kit import pods, schema, validate
 from tfjob_kit.findings import Severity, json_path
 from tfjob_kit.podcheck.pod import validate_pod
 from tfjob_kit.rules import server
@@ -71,9 +83,11 @@ class Verdict:
     rejected: bool = False
     paths: set[str] = field(default_factory=set)
     messages: list[str] = field(default_factory=list)
-    # Rejections that name no field (the body cannot be decoded: a malformed quantity): the
-    # object they are about (the TFJob "$", or the replica of a pod).
+    # Rejections that name no field and that taking out quantity fields did not locate (see the
+    # module's docstring): the object they are about (the TFJob "$", or a pod's replica).
     unlocated: set[str] = field(default_factory=set)
+    # The quantity fields the server could not decode, located by taking them out.
+    undecodable: set[str] = field(default_factory=set)
     # The pods' causes as the server prints them ("<field>: <message>").
     causes: list[str] = field(default_factory=list)
 
@@ -158,30 +172,121 @@ def _job_path(field_string: str) -> str:
     return json_path(*parts) if parts else "$"
 
 
+Answer = tuple[int, dict[str, Any]]
+Parts = tuple[str | int, ...]
+
+
+def _quantity_fields(node: Any, at: Parts = ()) -> Iterator[Parts]:
+    """The paths of every quantity in an object: resources' requests and limits, a pod's
+    overhead, an emptyDir's sizeLimit (whatever their values' types)."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _quantity_fields(item, (*at, index))
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        here = (*at, key)
+        quantity = (at[-2:] in (("resources", "requests"), ("resources", "limits"))) or (
+            at[-1:] == ("overhead",) or key == "sizeLimit"
+        )
+        if quantity:
+            yield here
+        else:
+            yield from _quantity_fields(value, here)
+
+
+def _without(obj: dict[str, Any], fields: list[Parts]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    for parts in fields:
+        node: Any = out
+        for part in parts[:-1]:
+            node = node[part]
+        del node[parts[-1]]
+    return out
+
+
+def _undecodable(answer: Answer) -> bool:
+    status, body = answer
+    return status == 400 and not _status_fields(body)[0]
+
+
+def _locate(
+    send: Callable[[dict[str, Any]], Answer], obj: dict[str, Any]
+) -> tuple[list[Parts], Answer] | None:
+    """For an object the server cannot decode: the quantity fields without which it can (each
+    one that, kept alone of them all, still fails), and the answer on the object without
+    them; None when that does not locate the failure."""
+    fields = list(_quantity_fields(obj))
+    if not fields or _undecodable(send(_without(obj, fields))):
+        return None
+    bad = [f for f in fields if _undecodable(send(_without(obj, [g for g in fields if g != f])))]
+    if not bad:
+        return None
+    answer = send(_without(obj, bad))
+    return (bad, answer) if not _undecodable(answer) else None
+
+
+def _judge(
+    verdict: Verdict,
+    send: Callable[[dict[str, Any]], Answer],
+    obj: dict[str, Any],
+    to_path: Callable[[str], str],
+    parts_path: Callable[[Parts], str],
+    root: str,
+    what: str,
+) -> bool:
+    """Add the server's verdict on obj (the TFJob, or a pod) to verdict; whether rejected."""
+    answer = send(obj)
+    if answer[0] < 300:
+        return False
+    verdict.rejected = True
+    status, body = answer
+    verdict.messages.append(f"{what} ({status}): {body.get('message', '')}")
+    if _undecodable(answer):
+        located = _locate(send, obj)
+        if located is None:
+            verdict.unlocated.add(root)
+            return True
+        bad, answer = located
+        verdict.undecodable.update(parts_path(parts) for parts in bad)
+        verdict.paths.update(verdict.undecodable)
+        status, body = answer
+        if status < 300:
+            return True
+        verdict.messages.append(f"{what} without {len(bad)} quantities ({status}): {body}")
+    fields, _ = _status_fields(body)
+    verdict.paths.update(to_path(f) for f in fields)
+    if not fields:
+        verdict.unlocated.add(root)
+    if what.startswith("pod"):
+        causes = (body.get("details") or {}).get("causes") or []
+        verdict.causes += [f"{c.get('field')}: {c.get('message')}" for c in causes]
+    return True
+
+
 def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdict, bool]:
     """What the server says of the TFJob and of the operator's pods; and whether the TFJob
     itself was rejected."""
     verdict = Verdict()
-    status, body = api.dry_run_tfjob(namespace, job)
-    tfjob_rejected = status >= 300
-    if tfjob_rejected:
-        fields, message = _status_fields(body)
-        verdict.rejected = True
-        verdict.paths.update(_job_path(f) for f in fields)
-        if not fields:
-            verdict.unlocated.add("$")
-        verdict.messages.append(f"TFJob ({status}): {message}")
+    tfjob_rejected = _judge(
+        verdict,
+        partial(api.dry_run_tfjob, namespace),
+        job,
+        _job_path,
+        lambda parts: json_path(*parts),
+        "$",
+        "TFJob",
+    )
     for replica, pod in pods.operator_pods(job):
-        status, body = api.dry_run_pod(namespace, pod)
-        if status >= 300:
-            fields, message = _status_fields(body)
-            verdict.rejected = True
-            verdict.paths.update(server.field_json_path(replica, f) for f in fields)
-            if not fields:
-                verdict.unlocated.add(replica.path)
-            verdict.messages.append(f"pod {pod['metadata']['name']} ({status}): {message}")
-            causes = (body.get("details") or {}).get("causes") or []
-            verdict.causes += [f"{c.get('field')}: {c.get('message')}" for c in causes]
+        _judge(
+            verdict,
+            partial(api.dry_run_pod, namespace),
+            pod,
+            partial(server.field_json_path, replica),
+            partial(server.pod_json_path, replica),
+            replica.path,
+            f"pod {pod['metadata']['name']}",
+        )
     return verdict, tfjob_rejected
 
 
@@ -189,7 +294,7 @@ def offline_verdict(job: dict[str, Any]) -> tuple[Verdict, set[str]]:
     errors = [f for f in validate.check_object(job) if f.severity is Severity.ERROR]
     verdict = Verdict(
         rejected=bool(errors),
-        paths={f.path for f in errors},
+        paths={schema.missing_path(f) or f.path for f in errors},
         messages=[f"[{f.rule}] {f.path}: {f.message}" for f in errors],
     )
     return verdict, {f.path for f in errors if f.rule in server.SERVER_RULES}
@@ -207,36 +312,39 @@ def _branch(a: str, b: str) -> bool:
 _INDEXED = re.compile(r"^(.*\[\d+\])")
 
 
-def _related(other: str, server_path: str) -> bool:
-    """Another rule's error path and a server path are about the same thing: on one branch, or
-    in the same list element (container, volume...), or on one branch once the other's trailing
-    index goes (the server names some list fields without their index)."""
-    if _branch(other, server_path):
+def _related(other: str, server_path: str, located: set[str]) -> bool:
+    """Another rule's error path and a server path are about the same thing: the same path, or
+    in the same list element (container, volume...), or the same once the other's trailing
+    index, or every index, goes (the server names some list fields without their index:
+    ``metadata.ownerReferences.name``), or below the server's
+    path where the server names only that ancestor: no server path lies between them."""
+    if other == server_path:
         return True
     element = _INDEXED.match(other)
     if element and element.group(1) == (_INDEXED.match(server_path) or [None, None])[1]:
         return True
-    return _branch(re.sub(r"\[\d+\]$", "", other), server_path)
+    if server_path in (re.sub(r"\[\d+\]$", "", other), re.sub(r"\[\d+\]", "", other)):
+        return True
+    return other.startswith((server_path + ".", server_path + "[")) and not any(
+        q != server_path and _branch(q, other) and len(q) > len(server_path) for q in located
+    )
 
 
 def agrees(server_side: Verdict, offline: Verdict, server_rule_paths: set[str]) -> bool:
     """Same verdict; for a rejection, the same paths (see the module's docstring). A rejection
-    without a field (server_side.unlocated) is matched by any offline path below its object."""
+    the server did not locate (server_side.unlocated) is a disagreement."""
     if server_side.rejected != offline.rejected:
         return False
     if not server_side.rejected:
         return True
+    if server_side.unlocated:
+        return False
     others = offline.paths - server_rule_paths
-    roots = server_side.unlocated
     located = server_side.paths
     return (
-        all(p in offline.paths or any(_related(o, p) for o in others) for p in located)
-        and all(p in located or any(_branch(r, p) for r in roots) for p in server_rule_paths)
-        and all(
-            any(_related(o, p) for p in located) or any(_branch(r, o) for r in roots)
-            for o in others
-        )
-        and all(any(_branch(r, o) for o in offline.paths) for r in roots)
+        all(p in offline.paths or any(_related(o, p, located) for o in others) for p in located)
+        and all(p in located for p in server_rule_paths)
+        and all(any(_related(o, p, located) for p in located) for o in others)
     )
 
 
@@ -274,6 +382,7 @@ def _figures(outcomes: list[Outcome], allowed: dict[str, str]) -> dict[str, Any]
                 "mutations": list(o.mutations),
                 "targets": list(o.targets),
                 "server": sorted(o.server.paths),
+                "server_unlocated": sorted(o.server.unlocated),
                 "server_messages": o.server.messages,
                 "offline": sorted(o.offline.paths),
                 "offline_messages": o.offline.messages,
@@ -284,6 +393,10 @@ def _figures(outcomes: list[Outcome], allowed: dict[str, str]) -> dict[str, Any]
         "server_valid": valid,
         "server_invalid": len(outcomes) - valid,
         "tfjob_rejected": sum(1 for o in outcomes if o.tfjob_rejected),
+        # Rejections located by taking quantity fields out (module docstring), and those still
+        # unlocated (each a disagreement).
+        "located_by_removal": sum(1 for o in outcomes if o.server.undecodable),
+        "unlocated": sum(1 for o in outcomes if o.server.unlocated),
         "agreements": len(outcomes) - len(disagreeing),
         "agreement_rate": round((len(outcomes) - len(disagreeing)) / len(outcomes), 4),
         "valid_rejected_offline": sum(
