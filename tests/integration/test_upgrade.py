@@ -256,8 +256,7 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     assert cluster.get("clusterrole", "tfjob-kit-test-extra")["metadata"]["name"]
     assert cluster.get("clusterrole", "tfjob-kit-test-shared")["metadata"]["name"]
     assert cluster.get("rolebinding", "-n", NAMESPACE, "tfjob-kit-test-uses-extra")
-    gone = cluster.kubectl("get", "clusterrolebinding", "tfjob-kit-test-own", check=False)
-    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    assert cluster.gone("clusterrolebinding", "tfjob-kit-test-own")
     assert logged_versions(cluster.name) == [OLD, NEW]
     new_pid, argv = operator_process(cluster.name)
     assert new_pid != pid and f"training-operator-{NEW}" in argv[0]
