@@ -1,24 +1,46 @@
-"""The fault suite: each test breaks a local cluster of its own on purpose and checks what users
-would expect to see: a clear error, then recovery.
+"""The fault suite: each test breaks a local cluster on purpose and checks what users would
+expect to see: a clear error, then recovery.
 
-A fault test never breaks the integration session's shared cluster: it asks ``fault_cluster``
-for a fresh one (named with the test prefix, so the session's check of foreign clusters leaves
-it alone) and the fixture removes it afterwards, whatever the test left running or dead.
+A fault test never breaks the integration session's cluster. Most fault tests break something
+that ``tfjob-kit cluster up`` brings back in place (a killed API server, etcd, operator or
+vc-scheduler), so they share one cluster, ``shared_fault_cluster``: after each of them the
+fixture runs ``up`` again (which restarts whatever is still dead), deletes the namespaces the
+test made, and fails the test when the cluster is not back as it was before it (a process
+still dead, a TFJob, namespace or cluster-scoped object left). A test whose fault cannot be
+undone that way (every process killed and the cluster removed, a node deleted, another gang
+scheduler) asks ``fault_cluster`` for a fresh cluster of its own, removed when it ends. Both are
+named with the test prefix, so the run's guard of foreign clusters leaves them alone.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import pytest
 
 from integration._cluster import Cluster
 from integration.conftest import session_name
-from tfjob_kit.cluster import local
+from tfjob_kit.cluster import local, procs
+from tfjob_kit.cluster.nodes import NodePlan
 
 MakeCluster = Callable[..., Cluster]
+
+# One CPU node and two GPU nodes of 4 GPUs: what the shared cluster's tests size their jobs for.
+SHARED_NODES = NodePlan(cpu_nodes=1, gpu_nodes=2)
+# Cluster-scoped kinds whose objects a shared-cluster test must leave as it found them.
+CLUSTER_KINDS = (
+    "namespaces",
+    "customresourcedefinitions",
+    "validatingwebhookconfigurations",
+    "mutatingwebhookconfigurations",
+    "clusterroles",
+    "clusterrolebindings",
+    "nodes",
+)
 
 
 @pytest.fixture
@@ -37,3 +59,75 @@ def fault_cluster() -> Iterator[MakeCluster]:
     yield make
     for name in made:
         local.down(name, out=io.StringIO())
+
+
+@dataclass
+class Shared:
+    cluster: Cluster
+    options: local.UpOptions
+    baseline: dict[str, set[str]] = field(default_factory=dict)
+
+
+def identities(cluster: Cluster) -> dict[str, set[str]]:
+    """Each cluster-scoped kind's objects, by name and uid (namespaces being deleted count as
+    gone). A failed read fails the caller."""
+    found: dict[str, set[str]] = {}
+    for kind in CLUSTER_KINDS:
+        items = json.loads(cluster.kubectl("get", kind, "-o", "json").stdout)["items"]
+        found[kind] = {
+            f"{i['metadata']['name']}/{i['metadata']['uid']}"
+            for i in items
+            if not i["metadata"].get("deletionTimestamp")
+        }
+    return found
+
+
+def shared_options(name: str) -> local.UpOptions:
+    """The shared cluster's ``up`` options (a test that restarts it in place passes the same)."""
+    return local.UpOptions(name=name, nodes=SHARED_NODES, tfjob_run_seconds=3.0)
+
+
+# The same as `tfjob-kit cluster up` flags, for the tests that run the CLI as users do.
+SHARED_UP_FLAGS = ("--cpu-nodes", "1", "--gpu-nodes", "2", "--tfjob-run-seconds", "3")
+
+
+@pytest.fixture(scope="session")
+def _shared_fault_cluster() -> Iterator[Shared]:
+    name = session_name("fault-shared")
+    options = shared_options(name)
+    try:
+        kubeconfig = local.up(options, out=sys.__stderr__ or io.StringIO())
+        shared = Shared(Cluster(kubeconfig, name), options)
+        shared.baseline = identities(shared.cluster)
+        yield shared
+    finally:
+        local.down(name, out=io.StringIO())
+
+
+@pytest.fixture
+def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
+    """The fault suite's shared cluster, reset after the test: ``up`` restarts what the test
+    left dead, the namespaces it made are deleted (and waited for), and then every process runs,
+    no TFJob is left and the cluster-scoped objects are those it had before the test."""
+    shared = _shared_fault_cluster
+    cluster = shared.cluster
+    assert cluster.name
+    yield cluster
+    local.up(shared.options, out=io.StringIO())
+    made = sorted(
+        n.split("/", 1)[0]
+        for n in identities(cluster)["namespaces"] - shared.baseline["namespaces"]
+    )
+    if made:
+        cluster.kubectl("delete", "namespace", *made, "--wait=true", "--timeout=120s")
+    dead = [r.name for r in procs.records(cluster.name) if not r.alive()]
+    assert not dead, f"processes of the shared fault cluster still dead after up: {dead}"
+    left = cluster.items("tfjobs.kubeflow.org", "-A")
+    assert not left, [f"{j['metadata']['namespace']}/{j['metadata']['name']}" for j in left]
+    now = identities(cluster)
+    leaks = {
+        kind: {"added": sorted(now[kind] - before), "removed": sorted(before - now[kind])}
+        for kind, before in shared.baseline.items()
+        if now[kind] != before
+    }
+    assert not leaks, f"the test left the shared fault cluster changed: {leaks}"

@@ -1,5 +1,7 @@
 """Control-plane faults: the API server killed mid-apply, etcd restarted under a running job,
-every host process of the local cluster killed. Each on a cluster of its own."""
+every host process of the local cluster killed. The first two on the fault suite's shared
+cluster (``cluster up`` restarts what they kill, in place); the last on a cluster of its own,
+which it removes."""
 
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ from typing import Any
 import yaml
 
 from integration._ansible import BIN, PlayResult, run_tasks
+from integration._cluster import Cluster
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, records
 
-from .conftest import MakeCluster
+from .conftest import MakeCluster, shared_options
 
 SMALL = NodePlan(cpu_nodes=1, gpu_nodes=2)
 JOBS = 50
@@ -53,8 +56,11 @@ def until(what: str, check: Callable[[], bool], timeout: float, interval: float 
         time.sleep(interval)
 
 
-def tfjob(name: str, namespace: str, suspend: bool = False, workers: int = 1) -> dict[str, Any]:
-    """A small TFJob; suspended ones get no pods (the apply alone is under test)."""
+def tfjob(
+    name: str, namespace: str, suspend: bool = False, workers: int = 1, run: str = ""
+) -> dict[str, Any]:
+    """A small TFJob; suspended ones get no pods (the apply alone is under test). ``run``: how
+    long its pods run once their peers run (kwok's per-pod knob), else the cluster's default."""
     container = {
         "name": "tensorflow",
         "image": "registry.example.com/mnist:1.0",
@@ -73,7 +79,12 @@ def tfjob(name: str, namespace: str, suspend: bool = False, workers: int = 1) ->
                 "Worker": {
                     "replicas": workers,
                     "restartPolicy": "Never",
-                    "template": {"spec": {"containers": [container]}},
+                    "template": {
+                        "metadata": {"annotations": {"tfjob-kit.dev/run-duration": run}}
+                        if run
+                        else {},
+                        "spec": {"containers": [container]},
+                    },
                 }
             },
         },
@@ -91,8 +102,8 @@ def clean_failure(result: PlayResult) -> str:
     return message
 
 
-def test_api_server_killed_during_apply(fault_cluster: MakeCluster, tmp_path: Path) -> None:
-    cluster = fault_cluster(nodes=SMALL)
+def test_api_server_killed_during_apply(shared_fault_cluster: Cluster, tmp_path: Path) -> None:
+    cluster = shared_fault_cluster
     assert cluster.name
     namespace = "apply-fault"
     cluster.kubectl("create", "namespace", namespace)
@@ -145,7 +156,7 @@ def test_api_server_killed_during_apply(fault_cluster: MakeCluster, tmp_path: Pa
 
     # Back up: `cluster up` restarts the API server in place, the TFJobs stored are kept.
     output = io.StringIO()
-    local.up(local.UpOptions(name=cluster.name, nodes=SMALL), out=output)
+    local.up(shared_options(cluster.name), out=output)
     assert "starting its stopped components in place" in output.getvalue(), output.getvalue()
     assert "kube-apiserver" in output.getvalue(), output.getvalue()
     stored = {o["metadata"]["uid"] for o in cluster.items("tfjobs", "-n", namespace)}
@@ -174,14 +185,14 @@ def test_api_server_killed_during_apply(fault_cluster: MakeCluster, tmp_path: Pa
     assert len(cluster.items("tfjobs", "-n", namespace)) == JOBS
 
 
-def test_etcd_restart_under_a_running_job(fault_cluster: MakeCluster, tmp_path: Path) -> None:
-    cluster = fault_cluster(nodes=SMALL, tfjob_run_seconds=20)
+def test_etcd_restart_under_a_running_job(shared_fault_cluster: Cluster, tmp_path: Path) -> None:
+    cluster = shared_fault_cluster
     name = cluster.name
     assert name
     namespace = "etcd-fault"
     cluster.kubectl("create", "namespace", namespace)
     job = tmp_path / "job.yaml"
-    job.write_text(yaml.safe_dump(tfjob("survivor", namespace, workers=2)))
+    job.write_text(yaml.safe_dump(tfjob("survivor", namespace, workers=2, run="20s")))
     cluster.apply_file(job, namespace)
 
     def running() -> bool:
@@ -195,7 +206,7 @@ def test_etcd_restart_under_a_running_job(fault_cluster: MakeCluster, tmp_path: 
     until("etcd to exit", lambda: gone(etcd), 10, interval=0.1)
     until("the API server to report itself not ready", lambda: not local.is_running(name), 60)
     output = io.StringIO()
-    local.up(local.UpOptions(name=name, nodes=SMALL, tfjob_run_seconds=20), out=output)
+    local.up(shared_options(name), out=output)
     assert "(stopped: etcd)" in output.getvalue(), output.getvalue()
     assert component_pid(name, "etcd") != etcd
 

@@ -5,11 +5,12 @@ The interruption is Ctrl-C at a repeatable point: the test-only callback plugin
 ``callback_plugins/interrupt_at.py`` sends SIGINT to the run's process group, as a terminal does
 (ansible-playbook passes it on to its workers, the module and helm). The point is the role's
 install step: for a Helm role, while helm installs the release (the plugin watches the release's
-Secrets and interrupts when helm has recorded it pending-install); for the others, when the
-install task starts. The interrupted run must say so, stop in that task and exit non-zero.
+Secrets and interrupts when helm has recorded it pending-install or pending-upgrade); for
+the others, when the install task starts. The interrupted run must say so, stop in that task
+and exit non-zero.
 
 The roles site.yml runs with inventories/local, in its order: ``local_cluster`` (connect.yml;
-its install step, ``cluster up``, runs only when the cluster is not running, so its case starts
+its install step, ``cluster up``, runs only when the cluster is not running, so the chain starts
 with no cluster and its converging run brings the cluster up for the others), ``volcano``,
 ``training_operator``, ``nvidia_device_plugin`` and ``tfjob_smoke`` (its step: running the smoke
 TFJob). Two roles are never run there, so they cannot be interrupted there: ``gpu_node`` runs on
@@ -18,13 +19,17 @@ kwok nodes that already carry the GPU labels), and ``kube_batch`` runs only with
 ``tfjob_kit_scheduler: kube-batch`` (the local inventory chooses volcano, and the role refuses
 Kubernetes >= 1.22, which the local cluster runs).
 
-For a Helm role the test first uninstalls its release, so the interruption hits a fresh install,
-and the converging run installs it again. To keep the cost down the cases share one cluster, in
-site.yml's order, and the smoke TFJob runs only in the smoke role's own case
-(``tfjob_kit_smoke_test=false`` elsewhere, in every run): it installs nothing the other
-roles' checks need. Each case asserts its interrupted run and its converging run (rc 0, every Helm
-release deployed, the role's objects present and healthy); the last case adds a third run, which
-must change nothing (changed=0 for every host) after all the interruptions before it.
+The runs form one chain on one cluster, so each run both converges what the run before it
+interrupted and is interrupted at the next point: site.yml runs 11 times in all, 8 of them
+stopped part way, where one full run per interruption plus one per convergence cost twice as
+much. Installs come first, from no cluster: the local_cluster role's ``cluster up``, then each
+Helm role's first install and the smoke TFJob. Then upgrades: new values for every Helm role,
+each run interrupted while the next release is pending-upgrade. A converging run repairs what
+the interruption left (a release pending or failed, a cluster half up) and the role's check must
+then hold: its objects present and healthy, its release deployed. The smoke TFJob runs only
+where it is the point under test or the installs' converging run (``tfjob_kit_smoke_test=false``
+elsewhere): it installs nothing the other roles' checks need. The last run must change nothing
+(changed=0 for every host) after all the interruptions before it.
 """
 
 from __future__ import annotations
@@ -172,9 +177,8 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    """One local cluster for the module's cases, brought up by site.yml itself (the
-    local_cluster case) or on first need, removed at the end. Like ``fault_cluster``'s, but
-    shared by the cases, each of which costs two site.yml runs (the last one three)."""
+    """One local cluster for the chain, brought up by site.yml itself (its first points),
+    removed at the end."""
     state = Site(session_name("fault"))
     try:
         yield state
@@ -251,97 +255,128 @@ def check_device_plugin(site: Site, run: Run) -> None:
 def check_smoke(site: Site, run: Run) -> None:
     assert re.search(r"tfjob-smoke: Succeeded in", run.output), run.output[-4000:]
     # As after an uninterrupted run: the job and the namespace the role made are gone.
-    namespaces = {n["metadata"]["name"] for n in site.cluster.items("namespaces")}
-    assert "tfjob-smoke" not in namespaces
+    assert site.cluster.gone("namespace", "tfjob-smoke")
     assert site.cluster.items("tfjobs", "-A") == []
 
 
 @dataclass(frozen=True)
-class Case:
+class Point:
+    """Where a run of the chain is interrupted: a role's install or upgrade step."""
+
     role: str
     task: str
-    check: Callable[[Site, Run], None]
-    release: tuple[str, str] | None = None  # namespace, name: uninstalled before the interruption
-    smoke: bool = False
+    check: Callable[[Site, Run], None]  # the role converged (run after the interruption)
+    release: str = ""  # namespace/name: SIGINT once helm has recorded it pending
 
 
-CASES = [
-    Case(
-        "local_cluster",
-        "Bring the local cluster up (builds the binaries on first use)",
-        check_local_cluster,
-    ),
-    Case(
-        "volcano",
-        "Install the Volcano chart (scheduler, controllers, admission webhooks)",
-        check_volcano,
-        ("volcano-system", "volcano"),
-    ),
-    Case(
-        "training_operator",
-        "Install the training-operator chart",
-        check_training_operator,
-        ("kubeflow", "training-operator"),
-    ),
-    Case(
+VOLCANO = "Install the Volcano chart (scheduler, controllers, admission webhooks)"
+OPERATOR = "Install the training-operator chart"
+DEVICE_PLUGIN = "Install the device plugin chart"
+SMOKE = "Run the smoke TFJob and wait until it succeeds"
+
+# Installs, in site.yml's order, from no cluster at all: each run is interrupted at the next
+# role's install step and converges every role before it (the one interrupted by the run
+# before included: its release is repaired from pending-install or failed).
+INSTALLS = [
+    Point("local_cluster", LOCAL_UP, check_local_cluster),
+    Point("volcano", VOLCANO, check_volcano, "volcano-system/volcano"),
+    Point("training_operator", OPERATOR, check_training_operator, "kubeflow/training-operator"),
+    Point(
         "nvidia_device_plugin",
-        "Install the device plugin chart",
+        DEVICE_PLUGIN,
         check_device_plugin,
-        ("nvidia-device-plugin", "nvidia-device-plugin"),
+        "nvidia-device-plugin/nvidia-device-plugin",
     ),
-    Case("tfjob_smoke", "Run the smoke TFJob and wait until it succeeds", check_smoke, smoke=True),
+    Point("tfjob_smoke", SMOKE, check_smoke),
 ]
 
+# Upgrades: new values for every Helm role (each changes its chart's pod template, so helm
+# upgrades the release); each run is interrupted while the next release is pending-upgrade.
+UPGRADED = {
+    "volcano_values": {"scheduler": {"logLevel": 4}},
+    "training_operator_values": {"podAnnotations": {"tfjob-kit.test/revision": "2"}},
+    "nvidia_device_plugin_values": {
+        "tolerations": [{"key": "tfjob-kit.test/revision", "operator": "Exists"}]
+    },
+}
+UPGRADES = [p for p in INSTALLS if p.release]
+ALL_DEPLOYED = {p.release: "deployed" for p in UPGRADES}
 
-@pytest.mark.parametrize("case", CASES, ids=[c.role for c in CASES])
-def test_site_converges_after_sigint_inside_the_role(site: Site, case: Case) -> None:
-    smoke = ("-e", f"tfjob_kit_smoke_test={str(case.smoke).lower()}")
-    if case.role == "local_cluster":
-        local.down(site.name, out=io.StringIO())  # its install step runs on a stopped cluster
-    elif not local.is_running(site.name):  # this case alone: bootstrap first
-        site.converge(*smoke)
-    if case.release:
-        namespace, name = case.release
-        removed = site.helm("uninstall", name, "-n", namespace, "--wait")
-        assert removed.returncode == 0, removed.stderr
 
-    release = "/".join(case.release or ())
-    interrupted = site.run(*smoke, interrupt=(case.role, case.task), release=release)
-    marker = f"{MARK}{case.role} : {case.task}"
-    if release:  # helm had recorded the release and was installing it
-        marker += f" while {release} is pending-install"
-        # What helm left: failed when its SIGINT handler marked the revision, pending-install
-        # when it died first, deployed when it finished before the signal reached it.
-        left = releases(site.cluster).get(release)
-        print(f"{case.role}: the interrupted run left release {release} {left}")
-        assert left in ("pending-install", "failed", "deployed"), interrupted.output[-4000:]
-    assert interrupted.rc != 0, interrupted.output[-4000:]
-    assert marker in interrupted.output, interrupted.output[-4000:]
-    assert interrupted.forced or "User interrupted execution" in interrupted.output, (
-        interrupted.output[-4000:]
-    )
-    # It stopped there: the last task that started is the role's install task.
-    started = re.findall(r"^TASK \[(.*)\]", interrupted.output, re.MULTILINE)
-    assert started[-1] == f"tfjob.kit.{case.role} : {case.task}", started[-3:]
-    assert "PLAY RECAP" not in interrupted.output
+def assert_interrupted(site: Site, run: Run, point: Point, pending: str) -> None:
+    """The run was stopped by SIGINT in the point's task and nowhere else."""
+    marker = f"{MARK}{point.role} : {point.task}"
+    if point.release:  # helm had recorded the release and was working on it
+        marker += f" while {point.release} is {pending}"
+        # What helm left: failed when its SIGINT handler marked the revision, pending when it
+        # died first, deployed when it finished before the signal reached it.
+        left = releases(site.cluster).get(point.release)
+        print(f"{point.role}: the interrupted run left release {point.release} {left}")
+        assert left in (pending, "failed", "deployed"), run.output[-4000:]
+    assert run.rc != 0, run.output[-4000:]
+    assert marker in run.output, run.output[-4000:]
+    assert run.forced or "User interrupted execution" in run.output, run.output[-4000:]
+    # It stopped there: the last task that started is the point's task.
+    started = re.findall(r"^TASK \[(.*)\]", run.output, re.MULTILINE)
+    assert started[-1] == f"tfjob.kit.{point.role} : {point.task}", started[-3:]
+    assert "PLAY RECAP" not in run.output
 
-    converged = site.converge(*smoke)
-    assert releases(site.cluster) == {
-        "volcano-system/volcano": "deployed",
-        "kubeflow/training-operator": "deployed",
-        "nvidia-device-plugin/nvidia-device-plugin": "deployed",
-    }
-    case.check(site, converged)
 
-    # The run after that changes nothing. Checked once, after the last case: the cases share
-    # the cluster in site.yml's order and each disturbs only its own role's objects (its
-    # release), so whatever an earlier interruption left that a converging run keeps
-    # "repairing" is still there at the end and shows as a change. One run instead of five.
-    if case is not CASES[-1]:
-        return
-    again = site.converge(*smoke)
+def test_site_converges_after_sigint_at_each_install_and_upgrade(site: Site) -> None:
+    """One chain of runs on one cluster. Run k is interrupted at point k and is the converging
+    run of point k-1, whose role's check then holds; the run after the last point converges
+    it. Installs first (from no cluster), then upgrades; the last run changes nothing."""
+    no_smoke = ("-e", "tfjob_kit_smoke_test=false")
+    previous: Point | None = None
+    for point in INSTALLS:
+        smoke = () if point.role == "tfjob_smoke" else no_smoke
+        run = site.run(*smoke, interrupt=(point.role, point.task), release=point.release)
+        if previous:  # this run went through the previous point's role
+            previous.check(site, run)
+        assert_interrupted(site, run, point, "pending-install")
+        previous = point
+    converged = site.converge()
+    assert releases(site.cluster) == ALL_DEPLOYED
+    check_smoke(site, converged)
+
+    upgraded = ("-e", json.dumps(UPGRADED), *no_smoke)
+    previous = None
+    for point in UPGRADES:
+        run = site.run(*upgraded, interrupt=(point.role, point.task), release=point.release)
+        if previous:
+            previous.check(site, run)
+        assert_interrupted(site, run, point, "pending-upgrade")
+        previous = point
+    converged = site.converge(*upgraded)
+    assert releases(site.cluster) == ALL_DEPLOYED
+    for point in UPGRADES:
+        point.check(site, converged)
+    check_upgraded(site)
+
+    # The run after that changes nothing: whatever an interruption left that a converging run
+    # keeps "repairing" shows as a change here.
+    again = site.converge(*upgraded)
     recap = again.recap()
     assert recap and all(host["changed"] == 0 for host in recap.values()), (
         recap,
         again.output[-4000:],
     )
+
+
+def check_upgraded(site: Site) -> None:
+    """The upgraded values are what runs: each release's latest revision is above 1 and its
+    workload carries the new value."""
+    cluster = site.cluster
+    (scheduler,) = [
+        d
+        for d in cluster.items("deployments", "-n", "volcano-system")
+        if "scheduler" in d["metadata"]["name"]
+    ]
+    args = scheduler["spec"]["template"]["spec"]["containers"][0].get("args", [])
+    assert any(re.fullmatch(r"-?-v=4", a) for a in args), args
+    (operator,) = cluster.items("deployments", "-n", "kubeflow")
+    annotations = operator["spec"]["template"]["metadata"].get("annotations") or {}
+    assert annotations.get("tfjob-kit.test/revision") == "2", annotations
+    (daemonset,) = cluster.items("daemonsets", "-n", "nvidia-device-plugin")
+    tolerations = daemonset["spec"]["template"]["spec"].get("tolerations") or []
+    assert {"key": "tfjob-kit.test/revision", "operator": "Exists"} in tolerations, tolerations

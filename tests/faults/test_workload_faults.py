@@ -1,5 +1,6 @@
 """Workload faults: a component the jobs depend on dies under them, or the ground they run on
-goes away, on a local cluster of the test's own.
+goes away. The first three on the fault suite's shared cluster (``cluster up`` restarts what
+they kill); the node deletion on a cluster of its own (no gang scheduler, three GPU nodes).
 
 * the training-operator is SIGKILLed while a TFJob runs and restarted with ``tfjob-kit cluster
   up``: the job completes with the very pods it had (same UIDs);
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faults.conftest import MakeCluster
+from faults.conftest import SHARED_NODES, SHARED_UP_FLAGS, MakeCluster
 from integration._ansible import run_tasks
 from integration._cluster import Cluster
 from integration.test_module_errors import assert_clean_failure
@@ -60,11 +61,12 @@ def kill(cluster: Cluster, process: str) -> procs.ProcRecord:
 
 
 def cluster_up(cluster: Cluster) -> float:
-    """``tfjob-kit cluster up --name`` as users run it (it restarts dead addons); its seconds."""
+    """``tfjob-kit cluster up --name`` as users run it (it restarts dead addons), with the
+    shared cluster's sizes; its seconds."""
     assert cluster.name
     started = time.monotonic()
     proc = subprocess.run(
-        [str(TFJOB_KIT), "cluster", "up", "--name", cluster.name],
+        [str(TFJOB_KIT), "cluster", "up", "--name", cluster.name, *SHARED_UP_FLAGS],
         capture_output=True,
         text=True,
         timeout=400,
@@ -122,14 +124,16 @@ def all_running(cluster: Cluster, namespace: str, job: str, count: int) -> dict[
 
 # ---- 1. the operator dies mid-job ----------------------------------------------------------
 def test_the_operator_killed_mid_job_and_restarted_finishes_it_with_the_same_pods(
-    fault_cluster: MakeCluster,
+    shared_fault_cluster: Cluster,
 ) -> None:
     started = time.monotonic()
+    cluster = shared_fault_cluster
+    namespace = "operator-fault"
+    cluster.kubectl("create", "namespace", namespace)
     # Pods run 60 s once their peers run: long enough that the job still runs after the
     # operator is back, even on a loaded machine (checked, not assumed).
-    cluster = fault_cluster(nodes=NodePlan(cpu_nodes=1, gpu_nodes=2), tfjob_run_seconds=60)
-    namespace = "default"
-    cluster.kubectl("create", "-f", "-", stdin=json.dumps(gpu_job("survivor", namespace, 3)))
+    job = gpu_job("survivor", namespace, 3, annotations={"tfjob-kit.dev/run-duration": "60s"})
+    cluster.kubectl("create", "-f", "-", stdin=json.dumps(job))
     before = all_running(cluster, namespace, "survivor", 3)
     dead = kill(cluster, "training-operator")
     took = cluster_up(cluster)
@@ -246,12 +250,12 @@ def gang_splits(
 
 
 def test_gangs_pending_while_vc_scheduler_is_dead_are_scheduled_whole_after_it_restarts(
-    fault_cluster: MakeCluster,
+    shared_fault_cluster: Cluster,
 ) -> None:
     started = time.monotonic()
-    plan = NodePlan(cpu_nodes=1, gpu_nodes=2, gpus_per_node=4)
+    plan = SHARED_NODES
     capacity = plan.gpu_nodes * plan.gpus_per_node
-    cluster = fault_cluster(nodes=plan, tfjob_run_seconds=3)
+    cluster = shared_fault_cluster
     namespace = "gangs"
     cluster.kubectl("create", "namespace", namespace)
     watch = PodWatch(cluster, namespace)
@@ -330,10 +334,12 @@ def test_gangs_pending_while_vc_scheduler_is_dead_are_scheduled_whole_after_it_r
 
 # ---- 3. the operator's webhook backend is down ------------------------------------------------
 def test_the_operator_webhook_down_names_it_and_says_how_to_recover(
-    fault_cluster: MakeCluster, tmp_path: Path
+    shared_fault_cluster: Cluster, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    cluster = fault_cluster(nodes=NodePlan(cpu_nodes=1, gpu_nodes=0))
+    cluster = shared_fault_cluster
+    namespace = "webhook-fault"
+    cluster.kubectl("create", "namespace", namespace)
     # The operator's configuration (Volcano's admission has its own beside it).
     (config,) = [
         c
@@ -343,12 +349,12 @@ def test_the_operator_webhook_down_names_it_and_says_how_to_recover(
     (hook,) = config["webhooks"]
     service = hook["clientConfig"]["service"]
     kill(cluster, "training-operator")
-    job = tfjob("blocked", "default", 1)
+    job = tfjob("blocked", namespace, 1)
     result = run_tasks(tmp_path, cluster.kubeconfig, [{"tfjob.kit.tfjob": {"definition": job}}])
     message = assert_clean_failure(result)
     print(f"\nwhat the user sees: {message}")
     assert message.startswith(
-        f"dry-run apply of TFJob default/blocked: the training-operator's admission webhook "
+        f"dry-run apply of TFJob {namespace}/blocked: the training-operator's admission webhook "
         f'"{hook["name"]}" (ValidatingWebhookConfiguration {config["metadata"]["name"]}), served '
         f"at Service {service['namespace']}/{service['name']} port {service['port']} "
         f"(https://{service['name']}.{service['namespace']}.svc:{service['port']}"
@@ -360,7 +366,7 @@ def test_the_operator_webhook_down_names_it_and_says_how_to_recover(
         f"`kubectl delete validatingwebhookconfiguration {config['metadata']['name']}`" in message
     )
     assert "Nothing was applied" in message
-    assert cluster.items("tfjobs", "-n", "default") == []
+    assert cluster.items("tfjobs", "-n", namespace) == []
     # the advice works
     cluster_up(cluster)
     result = run_tasks(tmp_path, cluster.kubeconfig, [{"tfjob.kit.tfjob": {"definition": job}}])

@@ -145,7 +145,6 @@ def test_an_image_that_cannot_be_pulled_fails_the_wait(
     assert all(f'Back-off pulling image "{IMAGE}"' in m for _, _, m in statuses)
 
 
-
 def test_an_invalid_image_name_fails_the_wait(
     cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
