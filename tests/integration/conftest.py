@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_PREFIX
+from _guard import TEST_PREFIX
 from tfjob_kit.cluster import local
 
 from ._cluster import Cluster
