@@ -13,7 +13,6 @@ leaks there fails at its own teardown.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Generator
@@ -30,19 +29,19 @@ TEST_PREFIX = "tfjob-kit-test-"
 # cluster-scoped kinds (namespaces among them) are compared on the shared cluster after each
 # test too; a foreign cluster's Helm releases (Helm keeps each in a Secret labelled
 # owner=helm) and TFJobs as well. Lists of metadata only keep the reads cheap (the CRDs'
-# schemas are megabytes); a webhook configuration is read whole, its webhooks are compared.
+# schemas are megabytes).
 CLUSTER_KINDS = (
     ("Namespace", "/api/v1/namespaces", True),
     ("CustomResourceDefinition", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", True),
     (
         "ValidatingWebhookConfiguration",
         "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-        False,
+        True,
     ),
     (
         "MutatingWebhookConfiguration",
         "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-        False,
+        True,
     ),
     ("ClusterRole", "/apis/rbac.authorization.k8s.io/v1/clusterroles", True),
     ("ClusterRoleBinding", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", True),
@@ -63,23 +62,12 @@ class GuardReadError(Exception):
 
 def identity(item: dict[str, Any]) -> str:
     """What must not change about an object: its uid, its generation where it has one, and
-    whether it is being deleted. A webhook configuration's generation moves whenever its
-    ``caBundle`` rotates, so its webhooks are fingerprinted instead, without the caBundle."""
+    whether it is being deleted. A webhook configuration is held to its uid alone: its
+    generation moves whenever its ``caBundle`` rotates, and the local cluster points its
+    webhooks anew at their servers whenever ``cluster up`` (re)starts one, both by design."""
     meta = item["metadata"]
     parts = [f"uid {meta.get('uid')}"]
-    if item.get("kind") in WEBHOOK_KINDS:
-        hooks = [
-            {
-                **hook,
-                "clientConfig": {
-                    k: v for k, v in hook.get("clientConfig", {}).items() if k != "caBundle"
-                },
-            }
-            for hook in item.get("webhooks") or []
-        ]
-        digest = hashlib.sha256(json.dumps(hooks, sort_keys=True).encode()).hexdigest()[:12]
-        parts.append(f"webhooks {digest}")
-    elif "generation" in meta:
+    if item.get("kind") not in WEBHOOK_KINDS and "generation" in meta:
         parts.append(f"generation {meta['generation']}")
     if meta.get("deletionTimestamp"):
         parts.append(DELETING)

@@ -15,13 +15,13 @@ named with the test prefix, so the run's guard of foreign clusters leaves them a
 from __future__ import annotations
 
 import io
-import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
+from _guard import Identities, Reader, changes
 from integration._cluster import Cluster
 from integration.conftest import session_name
 from tfjob_kit.cluster import local, procs
@@ -31,16 +31,6 @@ MakeCluster = Callable[..., Cluster]
 
 # One CPU node and two GPU nodes of 4 GPUs: what the shared cluster's tests size their jobs for.
 SHARED_NODES = NodePlan(cpu_nodes=1, gpu_nodes=2)
-# Cluster-scoped kinds whose objects a shared-cluster test must leave as it found them.
-CLUSTER_KINDS = (
-    "namespaces",
-    "customresourcedefinitions",
-    "validatingwebhookconfigurations",
-    "mutatingwebhookconfigurations",
-    "clusterroles",
-    "clusterrolebindings",
-    "nodes",
-)
 
 
 @pytest.fixture
@@ -65,21 +55,7 @@ def fault_cluster() -> Iterator[MakeCluster]:
 class Shared:
     cluster: Cluster
     options: local.UpOptions
-    baseline: dict[str, set[str]] = field(default_factory=dict)
-
-
-def identities(cluster: Cluster) -> dict[str, set[str]]:
-    """Each cluster-scoped kind's objects, by name and uid (namespaces being deleted count as
-    gone). A failed read fails the caller."""
-    found: dict[str, set[str]] = {}
-    for kind in CLUSTER_KINDS:
-        items = json.loads(cluster.kubectl("get", kind, "-o", "json").stdout)["items"]
-        found[kind] = {
-            f"{i['metadata']['name']}/{i['metadata']['uid']}"
-            for i in items
-            if not i["metadata"].get("deletionTimestamp")
-        }
-    return found
+    baseline: Identities = field(default_factory=dict)
 
 
 def shared_options(name: str) -> local.UpOptions:
@@ -98,7 +74,7 @@ def _shared_fault_cluster() -> Iterator[Shared]:
     try:
         kubeconfig = local.up(options, out=sys.__stderr__ or io.StringIO())
         shared = Shared(Cluster(kubeconfig, name), options)
-        shared.baseline = identities(shared.cluster)
+        shared.baseline = Reader(kubeconfig).identities(namespaced=False)
         yield shared
     finally:
         local.down(name, out=io.StringIO())
@@ -114,9 +90,12 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
     assert cluster.name
     yield cluster
     local.up(shared.options, out=io.StringIO())
+    reader = Reader(cluster.kubeconfig)
+    now = reader.identities(namespaced=False)
     made = sorted(
-        n.split("/", 1)[0]
-        for n in identities(cluster)["namespaces"] - shared.baseline["namespaces"]
+        key.split(" ", 1)[1]
+        for key in now.keys() - shared.baseline.keys()
+        if key.startswith("Namespace ")
     )
     if made:
         cluster.kubectl("delete", "namespace", *made, "--wait=true", "--timeout=120s")
@@ -124,10 +103,5 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
     assert not dead, f"processes of the shared fault cluster still dead after up: {dead}"
     left = cluster.items("tfjobs.kubeflow.org", "-A")
     assert not left, [f"{j['metadata']['namespace']}/{j['metadata']['name']}" for j in left]
-    now = identities(cluster)
-    leaks = {
-        kind: {"added": sorted(now[kind] - before), "removed": sorted(before - now[kind])}
-        for kind, before in shared.baseline.items()
-        if now[kind] != before
-    }
-    assert not leaks, f"the test left the shared fault cluster changed: {leaks}"
+    leaks = changes(shared.baseline, reader.identities(namespaced=False))
+    assert not leaks, "the test left the shared fault cluster changed:\n" + "\n".join(leaks)

@@ -3,7 +3,7 @@
 The session brings up a local cluster of its own (``tfjob-kit cluster up`` with the
 training-operator and Volcano, under a fresh name) and removes it at the end. It never uses a
 cluster it did not create: a cluster the user runs (``make demo``'s) is left exactly as it was,
-which the whole run's guard (``ClusterGuard`` in tests/conftest.py) checks; it also checks
+which the whole run's guard (``ClusterGuard`` in tests/_guard.py) checks; it also checks
 that each test leaves this session's cluster's cluster-scoped objects and live namespaces as
 it found them. Knobs:
 

@@ -1,4 +1,4 @@
-"""The whole run's guard (``ClusterGuard`` in tests/conftest.py) fails a run that changes a
+"""The whole run's guard (``ClusterGuard`` in tests/_guard.py) fails a run that changes a
 local cluster it did not create, and a test that leaves the shared cluster changed.
 
 The oracle is pytest's own exit status and report of sub-runs: each runs a small generated test
