@@ -1,22 +1,31 @@
-"""`make demo` end to end (examples/demo.py), twice, on the session's local cluster.
+"""`make demo` end to end (examples/demo.py), twice, on a local cluster of its own.
 
-The first run bootstraps the cluster with site.yml, runs the seeds' five jobs and seed 003's
-gang story; the second run must reuse everything (cached binaries, the running cluster, the
-installed charts: site.yml changes nothing) and succeed again.
+The first run brings the cluster up, bootstraps it with site.yml, runs the seeds' five jobs and
+seed 003's gang story; the second run must reuse everything (cached binaries, the running
+cluster, the installed charts: site.yml changes nothing) and succeed again. The demo leaves its
+cluster bootstrapped and switches its operator's gang scheduler back and forth, as it does for
+users, so it does not run on the session's shared cluster (the run's guard holds that one to
+what it was before each test); the test removes its cluster at the end.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from snippets import block
+from tfjob_kit.cluster import local
 
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
+from .conftest import session_name
 
 JOBS = {
     "dist-mnist (PS/Worker)": ("TFJob dist-mnist", "kubeflow", "PS:1 Worker:2", "Succeeded"),
@@ -148,7 +157,18 @@ def check_readme_sample(output: str) -> None:
             assert [got[i] for i in stable] == [row[i] for i in stable], (heading, row, got)
 
 
-def test_make_demo_runs_end_to_end_and_again(cluster: Cluster) -> None:
+@pytest.fixture
+def demo_cluster() -> Iterator[Cluster]:
+    """A name for the demo's own cluster (the demo brings it up), removed at the end."""
+    name = session_name("demo")
+    try:
+        yield Cluster(local.kubeconfig_path(name), name)
+    finally:
+        local.down(name, out=io.StringIO())
+
+
+def test_make_demo_runs_end_to_end_and_again(demo_cluster: Cluster) -> None:
+    cluster = demo_cluster
     first = demo(cluster)
     check_summary(first)
     check_story(first)
