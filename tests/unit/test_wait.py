@@ -133,7 +133,7 @@ TICK = 1 / 16
 
 
 def wait(
-    script: Scripted, timeout: float = HANG_SECONDS, **options: Any
+    script: Scripted | Virtual, timeout: float = HANG_SECONDS, tick: float = 0.05, **options: Any
 ) -> dict[Any, status.JobStatus]:
     return status.wait(
         None,  # type: ignore[arg-type]  # the scripted follower never calls the client
@@ -141,7 +141,7 @@ def wait(
         wait_for=["Succeeded"],
         fail_on=["Failed"],
         timeout=timeout,
-        tick=0.05,
+        tick=tick,
         follower=script,  # type: ignore[arg-type]
         **options,
     )
@@ -154,17 +154,8 @@ def test_the_wait_follows_jobs_pods_events_and_podgroups_by_watch() -> None:
 
 
 def virtual_wait(virtual: Virtual, timeout: float) -> dict[Any, status.JobStatus]:
-    return status.wait(
-        None,  # type: ignore[arg-type]  # the virtual follower never calls the client
-        [KEY],
-        wait_for=["Succeeded"],
-        fail_on=["Failed"],
-        timeout=timeout,
-        tick=TICK,
-        clock=virtual.clock,
-        wall=virtual.wall,
-        follower=virtual,  # type: ignore[arg-type]
-    )
+    """The wait on the virtual follower's clock, one tick of TICK at a time."""
+    return wait(virtual, timeout, tick=TICK, clock=virtual.clock, wall=virtual.wall)
 
 
 def test_a_failed_create_event_ends_the_wait_at_once_with_the_servers_reason() -> None:
