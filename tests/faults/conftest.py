@@ -58,13 +58,22 @@ class Shared:
     baseline: Identities = field(default_factory=dict)
 
 
+# How long a TFJob pod of the shared cluster runs (a test that needs longer asks per pod).
+SHARED_RUN_SECONDS = 3.0
+
+
 def shared_options(name: str) -> local.UpOptions:
     """The shared cluster's ``up`` options (a test that restarts it in place passes the same)."""
-    return local.UpOptions(name=name, nodes=SHARED_NODES, tfjob_run_seconds=3.0)
+    return local.UpOptions(name=name, nodes=SHARED_NODES, tfjob_run_seconds=SHARED_RUN_SECONDS)
 
 
 # The same as `tfjob-kit cluster up` flags, for the tests that run the CLI as users do.
-SHARED_UP_FLAGS = ("--cpu-nodes", "1", "--gpu-nodes", "2", "--tfjob-run-seconds", "3")
+SHARED_UP_FLAGS = (
+    f"--cpu-nodes={SHARED_NODES.cpu_nodes}",
+    f"--gpu-nodes={SHARED_NODES.gpu_nodes}",
+    f"--gpus-per-node={SHARED_NODES.gpus_per_node}",
+    f"--tfjob-run-seconds={SHARED_RUN_SECONDS}",
+)
 
 
 @pytest.fixture(scope="session")
