@@ -23,7 +23,9 @@ class KubeError(Exception):
         self.status = status
 
 
-_FORBIDDEN = re.compile(
+# The API server's 403 message: who may not do what, to which resource, where (read here and by
+# the preflight's permission findings).
+FORBIDDEN = re.compile(
     r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)"'
     r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?'
 )
@@ -132,7 +134,7 @@ def from_api_exception(
             "unauthorized",
             status,
         )
-    if status == 403 and (match := _FORBIDDEN.search(message)):
+    if status == 403 and (match := FORBIDDEN.search(message)):
         group = match["group"]
         res = f"{match['resource']}.{group}" if group else match["resource"]
         scope = f" in namespace {match['namespace']!r}" if match["namespace"] else " cluster-wide"

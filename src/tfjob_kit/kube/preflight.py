@@ -61,12 +61,13 @@ from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import SERVER, Finding, Severity, child_path
 from tfjob_kit.kube.apply import parallel
 from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.errors import FORBIDDEN
 from tfjob_kit.kube.resources import TFJOB
 from tfjob_kit.model import Replica, as_dict, as_list
 from tfjob_kit.rules import server as server_rules
 
 WORKERS = 16
-POD_RULE = "server-rejects-pod"
+POD_RULE = server_rules.POD_RULE
 PODGROUP_RULE = "server-rejects-podgroup"
 QUOTA_RULE = "quota-exceeded"
 MISSING_RULE = "missing-reference"
@@ -74,10 +75,6 @@ INCOMPLETE_RULE = "preflight-incomplete"
 JOB_RULE = "server-rejects-tfjob"
 VOLCANO = "volcano"
 
-_FORBIDDEN = re.compile(
-    r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)"'
-    r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?'
-)
 # What admission says when a name the pod uses is missing; the GETs report those more clearly.
 _ADMISSION_MISSING = re.compile(
     r'serviceaccount "[^"]*" not found|no PriorityClass with name \S+ was found'
@@ -373,7 +370,7 @@ def _quota_findings(
 
 def _forbidden_by_rbac(message: str) -> str | None:
     """'create pods in namespace "x"' when RBAC refused, else None."""
-    match = _FORBIDDEN.search(message)
+    match = FORBIDDEN.search(message)
     if match is None:
         return None
     resource = match["resource"] + (f".{match['group']}" if match["group"] else "")
