@@ -277,42 +277,6 @@ LEFTOVER_WEBHOOK: dict[str, Any] = {
 }
 
 
-def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster: Cluster) -> None:
-    """inventories/example (a real cluster's), on a cluster without the local addons: site.yml
-    installs the CRDs and charts; teardown (keep_crds false there) leaves the cluster as it
-    found it. What a simulated cluster cannot do is switched off: the GPU hosts are not
-    reachable (--limit localhost), the charts' webhook and operator pods are simulated (no
-    webhooks, no smoke job), and the context is the kubeconfig's own."""
-    before = snapshot(bare_cluster)
-    assert "tfjobs.kubeflow.org" not in before["crds"]
-    example = (
-        "-e",
-        "tfjob_kit_context=",
-        "--limit",
-        "localhost",
-        "-e",
-        "training_operator_webhook_enabled=false",
-    )
-    options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
-    playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
-    installed = snapshot(bare_cluster)
-    assert {"tfjobs.kubeflow.org"} <= installed["crds"]
-    assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
-    # What an upstream Volcano install leaves behind (its admission pod registers these at
-    # runtime, outside any release). It is not the toolkit's: teardown names it and leaves it.
-    bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
-    output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
-    assert "nothing the toolkit installed is left" in output
-    leftover = f"ValidatingWebhookConfiguration/{LEFTOVER_WEBHOOK['metadata']['name']}"
-    assert f"left as they are, not the toolkit's: {leftover}." in " ".join(output.split())
-    left = snapshot(bare_cluster)
-    assert left["validatingwebhookconfigurations"] == before["validatingwebhookconfigurations"] | {
-        LEFTOVER_WEBHOOK["metadata"]["name"]
-    }
-    bare_cluster.kubectl("delete", "validatingwebhookconfiguration", leftover.split("/")[1])
-    assert snapshot(bare_cluster) == before
-
-
 USERS_NAMESPACE = {
     "apiVersion": "v1",
     "kind": "Namespace",
@@ -330,12 +294,20 @@ USERS_CONFIGMAP = {
 }
 
 
-def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -> None:
-    """A `kubeflow` namespace of the user's (a full Kubeflow install lives there) is neither
-    relabelled by site.yml nor deleted by teardown: its labels, annotations, uid and the user's
-    objects in it stay; the toolkit's release in it goes, and so does the namespace the toolkit
-    created itself (nvidia-device-plugin)."""
+def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster: Cluster) -> None:
+    """inventories/example (a real cluster's), on a cluster without the local addons: site.yml
+    installs the CRDs and charts; teardown (keep_crds false there) leaves the cluster as it
+    found it. What a simulated cluster cannot do is switched off: the GPU hosts are not
+    reachable (--limit localhost), the charts' webhook and operator pods are simulated (no
+    webhooks, no smoke job), and the context is the kubeconfig's own.
+
+    The cluster holds what is the user's: a `kubeflow` namespace (a full Kubeflow install lives
+    there), which site.yml neither relabels nor teardown deletes (its labels, annotations, uid
+    and the user's objects in it stay; the toolkit's release in it goes, and so does the
+    namespace the toolkit created itself, nvidia-device-plugin), and a webhook configuration an
+    upstream Volcano install left, which teardown names and leaves."""
     before = snapshot(bare_cluster)
+    assert "tfjobs.kubeflow.org" not in before["crds"]
     assert "kubeflow" not in before["namespaces"]
     bare_cluster.kubectl(
         "apply", "-f", "-", stdin=yaml.safe_dump_all([USERS_NAMESPACE, USERS_CONFIGMAP])
@@ -350,16 +322,25 @@ def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -
         "training_operator_webhook_enabled=false",
     )
     options = ("-e", "tfjob_kit_scheduler=none", "-e", "tfjob_kit_smoke_test=false", *example)
+    leftover = f"ValidatingWebhookConfiguration/{LEFTOVER_WEBHOOK['metadata']['name']}"
     try:
         playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
-        installed = bare_cluster.get("namespace", "kubeflow")
-        assert installed["metadata"]["labels"] == namespace["metadata"]["labels"]
-        assert installed["metadata"].get("annotations") == namespace["metadata"].get("annotations")
+        installed = snapshot(bare_cluster)
+        assert {"tfjobs.kubeflow.org"} <= installed["crds"]
+        assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
+        users = bare_cluster.get("namespace", "kubeflow")
+        assert users["metadata"]["labels"] == namespace["metadata"]["labels"]
+        assert users["metadata"].get("annotations") == namespace["metadata"].get("annotations")
         created = bare_cluster.get("namespace", "nvidia-device-plugin")
         assert created["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
         assert bare_cluster.items("deployments", "-n", "kubeflow")  # the operator went there
+        # What an upstream Volcano install leaves behind (its admission pod registers these at
+        # runtime, outside any release). It is not the toolkit's: teardown names it and leaves it.
+        bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
+
         output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
         assert "nothing the toolkit installed is left" in output
+        assert f"left as they are, not the toolkit's: {leftover}." in " ".join(output.split())
         kept = bare_cluster.get("namespace", "kubeflow")
         assert kept["metadata"]["uid"] == namespace["metadata"]["uid"]
         assert kept["metadata"]["labels"] == namespace["metadata"]["labels"]
@@ -387,9 +368,18 @@ def test_teardown_keeps_a_namespace_that_existed_before(bare_cluster: Cluster) -
             if not x.startswith(("serviceaccounts/default", "configmaps/kube-root-ca.crt"))
         ] == []
         after = snapshot(bare_cluster)
-        assert after == {**before, "namespaces": before["namespaces"] | {"kubeflow"}}
+        assert after == {
+            **before,
+            "namespaces": before["namespaces"] | {"kubeflow"},
+            "validatingwebhookconfigurations": before["validatingwebhookconfigurations"]
+            | {LEFTOVER_WEBHOOK["metadata"]["name"]},
+        }
     finally:
+        bare_cluster.kubectl(
+            "delete", "validatingwebhookconfiguration", leftover.split("/")[1], "--ignore-not-found"
+        )
         bare_cluster.kubectl("delete", "namespace", "kubeflow", "--ignore-not-found", "--wait=true")
+    assert snapshot(bare_cluster) == before
 
 
 CERT_NOT_AFTER = "volcano.tfjob-kit.io/certificate-not-after"
