@@ -3,6 +3,10 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The files run on TEST_WORKERS pytest-xdist workers, each file whole on one worker (its clusters
+# come up once), the longest first (tests/_budget.py). TEST_WORKERS=0 runs them in this process
+# (needed with TFJOB_KIT_KUBECONFIG: the workers would share that one cluster).
+TEST_WORKERS ?= 2
 
 .PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
 	bench-bad-input clean \
@@ -53,10 +57,10 @@ cluster-down: venv
 	$(BIN)/tfjob-kit cluster down
 
 integration: cluster-build
-	$(BIN)/python -m pytest tests/integration
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests/integration
 
 test: lint sanity cluster-build
-	$(BIN)/python -m pytest --durations=40 tests
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40 tests
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
 schemas: venv

@@ -7,10 +7,12 @@ which the whole run's guard (``ClusterGuard`` in tests/_guard.py) checks; it als
 that each test leaves this session's cluster's cluster-scoped objects and live namespaces as
 it found them. Knobs:
 
-* ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped.
+* ``TFJOB_KIT_KUBECONFIG=<path>``: use an already running cluster; nothing is started/stopped
+  (run it without workers, ``TEST_WORKERS=0``: the per-test comparison needs the cluster alone).
 * ``TFJOB_KIT_TEST_CLUSTER=<name>``: the local cluster's name (default ``tfjob-kit-test-<random>``);
   with ``TFJOB_KIT_KEEP_CLUSTER=1`` the cluster is left running and reused by the next session
-  that names it.
+  that names it. Under ``make test``'s pytest-xdist workers each worker has a session cluster
+  of its own (the name gets the worker's id).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def cluster() -> Iterator[Cluster]:
         yield Cluster(Path(existing))
         return
     name = os.environ.get("TFJOB_KIT_TEST_CLUSTER") or session_name("main")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # `make test`'s workers: a cluster each
+    if worker and os.environ.get("TFJOB_KIT_TEST_CLUSTER"):
+        name = f"{name}-{worker}"
     # Whatever a test starts without naming a cluster (the CLI, the local_cluster role, the
     # README's snippets) lands on the session's cluster, never on the user's default one.
     os.environ["TFJOB_KIT_CLUSTER"] = name

@@ -62,7 +62,12 @@ def sub_run(
         pytestmark = pytest.mark.integration
     """
     test.write_text(textwrap.dedent(header) + textwrap.dedent(body), encoding="utf-8")
-    child = {k: v for k, v in os.environ.items() if k not in PARENT_ONLY}
+    # (and the pytest-xdist worker's identity, when this session runs on `make test`'s workers)
+    child = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in PARENT_ONLY and not k.startswith("PYTEST_XDIST_")
+    }
     child["PYTHONPATH"] = str(ROOT / "tests")
     child.update(env or {})
     command = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml")]

@@ -1,0 +1,23 @@
+"""The suite's start order (tests/_budget.py): what it names exists, and `make test` runs the
+files the way the order assumes (a file on one worker, in collection order)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from _budget import LONGEST_FIRST
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_longest_first_names_existing_test_files_once() -> None:
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    missing = [path for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    assert not missing
+
+
+def test_make_test_runs_files_whole_in_the_order_given() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    (recipe,) = re.findall(r"^test: .*\n\t(.*)$", makefile, re.M)
+    assert "--dist loadfile" in recipe and "--no-loadscope-reorder" in recipe, recipe
