@@ -269,6 +269,14 @@ class ClusterGuard:
             )
             reporter.write_line(f"cluster guard: watching {watched or 'no foreign cluster'}")
 
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        """Under pytest-xdist (``make test``) each worker snapshots and compares for itself;
+        their terminal lines are not shown, so the controller names what they watch."""
+        if not getattr(config.option, "numprocesses", None):
+            return None
+        names = ", ".join(foreign_clusters()) or "no foreign cluster"
+        return f"cluster guard: each worker watches {names}"
+
     def report(self) -> list[str]:
         assert self.before is not None
         self.checked = True
