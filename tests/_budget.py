@@ -21,16 +21,16 @@ import pytest
 
 # Measured by this table on an idle 2-core machine (see ARCHITECTURE.md, "The test budget").
 LONGEST_FIRST = (
-    "tests/integration/test_bootstrap.py",
     "tests/faults/test_interrupted_site.py",
-    "tests/integration/test_coexistence.py",
+    "tests/integration/test_bootstrap.py",
+    "tests/integration/test_demo.py",
+    "tests/integration/test_wait_diagnosis.py",
     "tests/integration/test_upgrade.py",
+    "tests/integration/test_volcano_admission.py",
     "tests/integration/test_fleet.py",
     "tests/integration/test_molecule.py",
-    "tests/integration/test_demo.py",
-    "tests/integration/test_volcano_admission.py",
-    "tests/integration/test_wait_diagnosis.py",
     "tests/faults/test_workload_faults.py",
+    "tests/integration/test_coexistence.py",
     "tests/faults/test_control_plane.py",
     "tests/integration/test_leftover_webhooks.py",
 )
