@@ -76,8 +76,10 @@ SHARED_UP_FLAGS = (
 )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def _shared_fault_cluster() -> Iterator[Shared]:
+    """Up for the fault suite's files and down after them (package scope: an idle cluster costs
+    a tenth of a core, and `make test`'s workers run other files after these)."""
     name = session_name("fault-shared")
     options = shared_options(name)
     try:
