@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.installed
 # come up once), the longest first (tests/_budget.py). TEST_WORKERS=0 runs them in this process
 # (needed with TFJOB_KIT_KUBECONFIG: the workers would share that one cluster).
 TEST_WORKERS ?= 2
+PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
 	bench-bad-input clean \
@@ -57,10 +58,10 @@ cluster-down: venv
 	$(BIN)/tfjob-kit cluster down
 
 integration: cluster-build
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests/integration
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) tests/integration
 
 test: lint sanity cluster-build
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40 tests
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) --durations=40 tests
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
 schemas: venv

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from snippets import block
 from tfjob_kit.cluster.build import helm_path
 
 from ._ansible import BIN, REPO, ansible_env, run_playbook
@@ -83,14 +84,45 @@ def snapshot(cluster: Cluster) -> dict[str, set[str]]:
     }
 
 
+# The README's bootstrap block: site.yml, submit.yml with examples/gang, teardown.yml, one line
+# each, run as written (``bootstrapped`` runs the first and the last, around this file's tests).
+README_SITE, README_SUBMIT, README_TEARDOWN = block(
+    "test tests/integration/test_bootstrap.py::test_readme_bootstrap_commands"
+).splitlines()
+
+
+def readme_line(cluster: Cluster, line: str, name: str) -> str:
+    """One line of the README's bootstrap block, as a user runs it in a shell: inventories/local
+    finds the session's cluster by ``TFJOB_KIT_CLUSTER``. On an external cluster
+    (``TFJOB_KIT_KUBECONFIG``, no cluster name) the same playbook runs by kubeconfig."""
+    assert line.startswith(f"ansible-playbook -i inventories/local playbooks/{name} "), line
+    if not cluster.name:
+        extra = line.split("#", 1)[0].split()[4:]
+        return playbook(cluster, name, *extra)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", line],
+        cwd=REPO,
+        env={**ansible_env(cluster.kubeconfig), "TFJOB_KIT_CLUSTER": cluster.name},
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-8000:]
+    return output
+
+
 @pytest.fixture(scope="module")
 def bootstrapped(cluster: Cluster) -> Iterator[dict[str, Any]]:
+    """The README's site.yml line, site.yml again, this file's tests, the README's teardown."""
     before = snapshot(cluster)
-    first = playbook(cluster, "site.yml")
+    first = readme_line(cluster, README_SITE, "site.yml")
     second = playbook(cluster, "site.yml")
     state: dict[str, Any] = {"before": before, "first": first, "second": second}
     yield state
-    state["teardown"] = playbook(cluster, "teardown.yml")
+    state["teardown"] = readme_line(cluster, README_TEARDOWN, "teardown.yml")
+    assert "nothing the toolkit installed is left" in state["teardown"]
     after = snapshot(cluster)
     assert after == before, {k: (before[k] ^ after[k]) for k in KINDS if before[k] != after[k]}
 
@@ -99,6 +131,24 @@ def test_site_twice_changes_nothing_the_second_time(bootstrapped: dict[str, Any]
     assert recap_changed(bootstrapped["first"]) > 0
     assert recap_changed(bootstrapped["second"]) == 0, bootstrapped["second"][-3000:]
     assert "Succeeded" in bootstrapped["second"]  # the smoke TFJob ran again, to the end
+
+
+def test_readme_bootstrap_commands(cluster: Cluster, bootstrapped: dict[str, Any]) -> None:
+    """The README's submit.yml line on the bootstrapped cluster: every TFJob of examples/gang
+    applied and waited for until it succeeds (its site.yml and teardown.yml lines are this
+    file's fixture: the first run, and the teardown that must leave the cluster as it was)."""
+    try:
+        output = readme_line(cluster, README_SUBMIT, "submit.yml")
+        assert recap_changed(output) > 0 and "failed=0" in output, output[-4000:]
+        jobs = {j["metadata"]["name"]: j for j in cluster.items("tfjobs", "-n", "default")}
+        gang = (REPO / "examples" / "gang").glob("*.yaml")
+        expected = {yaml.safe_load(p.read_text())["metadata"]["name"] for p in gang}
+        assert set(jobs) >= expected, (sorted(jobs), sorted(expected))
+        for name in expected:
+            conditions = jobs[name].get("status", {}).get("conditions", [])
+            assert any(c["type"] == "Succeeded" and c["status"] == "True" for c in conditions), name
+    finally:
+        cluster.kubectl("delete", "tfjobs", "--all", "-n", "default", "--wait=false", check=False)
 
 
 def _can(cluster: Cluster, verb: str, resource: str, namespace: str | None) -> bool:
