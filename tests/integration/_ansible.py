@@ -45,6 +45,24 @@ def ansible_env(kubeconfig: Path) -> dict[str, str]:
     return env
 
 
+def run_readme_shell(script: str, kubeconfig: Path, cluster_name: str) -> str:
+    """A README shell block (or one line of it) as a user runs it in this checkout, on the local
+    cluster ``cluster_name`` (``TFJOB_KIT_CLUSTER`` names it to the CLI and inventories/local):
+    it must exit 0; its output is returned."""
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=REPO,
+        env={**ansible_env(kubeconfig), "TFJOB_KIT_CLUSTER": cluster_name},
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-8000:]
+    return output
+
+
 def run_playbook(
     name: str,
     *args: str,

@@ -18,7 +18,7 @@ import yaml
 from snippets import block
 from tfjob_kit.cluster.build import helm_path
 
-from ._ansible import BIN, REPO, ansible_env, run_playbook
+from ._ansible import BIN, REPO, ansible_env, run_playbook, run_readme_shell
 from ._cluster import Cluster
 
 OPERATOR = "system:serviceaccount:kubeflow:training-operator"
@@ -99,18 +99,7 @@ def readme_line(cluster: Cluster, line: str, name: str) -> str:
     if not cluster.name:
         extra = line.split("#", 1)[0].split()[4:]
         return playbook(cluster, name, *extra)
-    proc = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", line],
-        cwd=REPO,
-        env={**ansible_env(cluster.kubeconfig), "TFJOB_KIT_CLUSTER": cluster.name},
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-8000:]
-    return output
+    return run_readme_shell(line, cluster.kubeconfig, cluster.name)
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,11 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from snippets import tagged
 
-from ._ansible import REPO, ansible_env
+from ._ansible import run_readme_shell
 from ._cluster import Cluster
 
 BLOCKS = [body for _, body in tagged("shell")]
@@ -22,19 +20,8 @@ BLOCKS = [body for _, body in tagged("shell")]
 def test_readme_shell_snippet(cluster: Cluster, script: str) -> None:
     if not cluster.name:
         pytest.skip("the README's snippets drive an embedded local cluster by name")
-    env = {**ansible_env(cluster.kubeconfig), "TFJOB_KIT_CLUSTER": cluster.name}
     try:
-        proc = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", script],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-            check=False,
-        )
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, output[-8000:]
+        output = run_readme_shell(script, cluster.kubeconfig, cluster.name)
         assert "failed=1" not in output
     finally:
         # what the snippets leave for a user to look at: gone before the next test
