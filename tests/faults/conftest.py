@@ -109,7 +109,17 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
         if key.startswith("Namespace ")
     )
     if made:
-        cluster.kubectl("delete", "namespace", *made, "--wait=true", "--timeout=120s")
+        # After an etcd or API server restart on a loaded machine the namespace controller may
+        # be backing off its retries: give the deletion minutes, and say why it stalls if it does.
+        deleted = cluster.runner.run(
+            "delete", "namespace", *made, "--wait=true", "--timeout=300s", check=False, timeout=330
+        )
+        if deleted.returncode != 0:
+            conditions = [
+                cluster.get("namespace", name).get("status", {}).get("conditions", [])
+                for name in made
+            ]
+            raise AssertionError(f"namespaces {made} not deleted in 300 s: {conditions}")
     dead = [r.name for r in procs.records(cluster.name) if not r.alive()]
     assert not dead, f"processes of the shared fault cluster still dead after up: {dead}"
     left = cluster.items("tfjobs.kubeflow.org", "-A")
