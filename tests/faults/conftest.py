@@ -109,8 +109,9 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
         if key.startswith("Namespace ")
     )
     if made:
-        # After an etcd or API server restart on a loaded machine the namespace controller may
-        # be backing off its retries: give the deletion minutes, and say why it stalls if it does.
+        # After an etcd restart on a loaded machine one run's deletion took over 120 s (not yet
+        # diagnosed; perhaps the namespace controller's retry backoff): give it minutes, and
+        # say what the namespaces report if it still stalls.
         deleted = cluster.runner.run(
             "delete", "namespace", *made, "--wait=true", "--timeout=300s", check=False, timeout=330
         )
