@@ -112,7 +112,7 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
         # After an etcd restart on a loaded machine one run's deletion took over 120 s (not yet
         # diagnosed; perhaps the namespace controller's retry backoff): give it minutes, and
         # say what the namespaces report if it still stalls.
-        deleted = cluster.runner.run(
+        deleted = cluster.kubectl(
             "delete", "namespace", *made, "--wait=true", "--timeout=300s", check=False, timeout=330
         )
         if deleted.returncode != 0:

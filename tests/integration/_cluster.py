@@ -29,9 +29,9 @@ class Cluster:
         self.runner = Kubectl(self.kubeconfig, cache=self.name is not None)
 
     def kubectl(
-        self, *args: str, stdin: str | None = None, check: bool = True
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        proc = self.runner.run(*args, stdin=stdin, check=False)
+        proc = self.runner.run(*args, stdin=stdin, check=False, timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
         return proc
