@@ -24,7 +24,7 @@ import pytest
 from _guard import Identities, Reader, changes
 from integration._cluster import Cluster
 from integration.conftest import session_name
-from tfjob_kit.cluster import local, procs
+from tfjob_kit.cluster import kwok, local, procs
 from tfjob_kit.cluster.nodes import NodePlan
 
 MakeCluster = Callable[..., Cluster]
@@ -109,19 +109,17 @@ def shared_fault_cluster(_shared_fault_cluster: Shared) -> Iterator[Cluster]:
         if key.startswith("Namespace ")
     )
     if made:
-        # After an etcd restart on a loaded machine one run's deletion took over 120 s (not yet
-        # diagnosed; perhaps the namespace controller's retry backoff): give it minutes, and
-        # say what the namespaces report if it still stalls.
         deleted = cluster.kubectl(
-            "delete", "namespace", *made, "--wait=true", "--timeout=300s", check=False, timeout=330
+            "delete", "namespace", *made, "--wait=true", "--timeout=120s", check=False, timeout=150
         )
         if deleted.returncode != 0:
             conditions = [
                 cluster.get("namespace", name).get("status", {}).get("conditions", [])
                 for name in made
             ]
-            raise AssertionError(f"namespaces {made} not deleted in 300 s: {conditions}")
+            raise AssertionError(f"namespaces {made} not deleted in 120 s: {conditions}")
     dead = [r.name for r in procs.records(cluster.name) if not r.alive()]
+    dead += kwok.stopped_components(cluster.name)
     assert not dead, f"processes of the shared fault cluster still dead after up: {dead}"
     left = cluster.items("tfjobs.kubeflow.org", "-A")
     assert not left, [f"{j['metadata']['namespace']}/{j['metadata']['name']}" for j in left]

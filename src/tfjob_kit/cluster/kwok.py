@@ -269,12 +269,13 @@ def _create(
     )
 
 
-def stopped_components(name: str) -> list[str]:
-    """The cluster's kwokctl components that do not run; their pid files are removed.
+def _stopped_pid_files(name: str) -> list[Path]:
+    """The pid files of the cluster's kwokctl components that do not run.
 
     kwokctl takes a component for running when its recorded pid answers signal 0: a component
     killed with SIGKILL whose pid now belongs to another process (or to a zombie nobody reaped)
-    would never be started again."""
+    counts as running for it, so here only the process that runs the component's own binary
+    does."""
     binaries = cluster_dir(name) / "bin"
     stopped = []
     for path in sorted((cluster_dir(name) / "pids").glob("*.pid")):
@@ -286,16 +287,22 @@ def stopped_components(name: str) -> list[str]:
             with contextlib.suppress(OSError):
                 argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
         if argv0 != str(binaries / path.stem).encode():
-            path.unlink(missing_ok=True)
-            stopped.append(path.stem)
+            stopped.append(path)
     return stopped
+
+
+def stopped_components(name: str) -> list[str]:
+    """The cluster's kwokctl components (etcd, kube-apiserver, ...) that do not run, by name."""
+    return [path.stem for path in _stopped_pid_files(name)]
 
 
 def start_cluster(name: str, versions: Versions, timeout: float, out: TextIO) -> None:
     """``kwokctl start cluster``: start again, in place, the components that are not running
     (etcd keeps its data); the ones still running are left alone. ClusterError when kwokctl
-    fails; whether the API server then serves is the caller's to wait for."""
-    stopped_components(name)
+    fails; whether the API server then serves is the caller's to wait for. The pid files of
+    the stopped ones are removed first, so that kwokctl cannot take a reused pid for them."""
+    for path in _stopped_pid_files(name):
+        path.unlink(missing_ok=True)
     _kwokctl(
         versions,
         name,

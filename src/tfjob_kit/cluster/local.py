@@ -139,8 +139,18 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     build.build_all(needed, with_kubectl=None, out=out)
 
     kc = kubeconfig_path(opts.name)
-    if cluster_dir(opts.name).exists() and not is_running(opts.name):
-        _restart(opts, versions, out)
+    if cluster_dir(opts.name).exists():
+        if not is_running(opts.name):
+            _restart(opts, versions, out)
+        elif stopped := stopped_components(opts.name):
+            # The API server answers, yet the controller-manager or the scheduler may be gone:
+            # both exit when they cannot renew their leader lease, as after an etcd outage.
+            say(
+                out,
+                f"[up] cluster {opts.name!r} answers, but {', '.join(stopped)} stopped: "
+                "starting them in place",
+            )
+            _start_in_place(opts, versions, out)
     if is_running(opts.name):
         say(out, f"[up] reusing running cluster {opts.name!r}")
     else:
@@ -193,6 +203,13 @@ def _restart(opts: UpOptions, versions: Versions, out: TextIO) -> None:
         f"[up] cluster {name!r} exists but its API server does not answer (stopped: "
         f"{stopped}): starting its stopped components in place",
     )
+    _start_in_place(opts, versions, out)
+    say(out, f"[up] cluster {name!r} restarted; its objects are kept")
+
+
+def _start_in_place(opts: UpOptions, versions: Versions, out: TextIO) -> None:
+    """kwokctl starts the cluster's stopped components; a failure says what to do."""
+    name = opts.name
     try:
         start_cluster(name, versions, opts.timeout, out)
         wait("the restarted API server", lambda: is_running(name), opts.timeout)
@@ -202,7 +219,6 @@ def _restart(opts: UpOptions, versions: Versions, out: TextIO) -> None:
             f"{cluster_dir(name) / 'logs'}. To start it afresh (its objects are lost): "
             f"tfjob-kit cluster down --name {name} && tfjob-kit cluster up --name {name}"
         ) from None
-    say(out, f"[up] cluster {name!r} restarted; its objects are kept")
 
 
 def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
