@@ -18,7 +18,6 @@ try:
     from tfjob_kit import redact
     from tfjob_kit.kube.connection import Connection
     from tfjob_kit.kube.errors import KubeError
-    from tfjob_kit.kube.jobs import InvalidInputError, load_input, secret_values
 except ImportError:
     LIBRARY_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
@@ -50,6 +49,9 @@ def connection_spec() -> dict[str, dict[str, Any]]:
 def _definition_secrets(definition: Any) -> set[str]:
     if definition is None:
         return set()
+    # Only the modules that take a definition pay for the loader (a third of a second).
+    from tfjob_kit.kube.jobs import InvalidInputError, load_input, secret_values
+
     try:
         docs = load_input(None, definition)
     except InvalidInputError:

@@ -318,8 +318,17 @@ def test_the_roles_read_the_local_clusters_marker_where_up_writes_it() -> None:
     readers = []
     for tasks in sorted(ROOT.glob("roles/*/tasks/*.yml")):
         for task in yaml.safe_load(tasks.read_text()) or []:
-            info = task.get("kubernetes.core.k8s_info") or {}
-            if "marker" in str(task.get("name", "")).lower() and info.get("kind") == "ConfigMap":
-                readers.append(tasks.relative_to(ROOT))
-                assert (info.get("namespace"), info.get("name")) == MARKER, tasks
+            # tfjob.kit.objects_info reads it under the key "marker", in the task's queries or
+            # in the vars its queries are combined from.
+            found = [task.get("tfjob.kit.objects_info") or {}, *(task.get("vars") or {}).values()]
+            for queries in found:
+                if not isinstance(queries, dict):
+                    continue
+                if isinstance(queries.get("queries"), dict):
+                    queries = queries["queries"]
+                marker = queries.get("marker")
+                if isinstance(marker, dict):
+                    readers.append(tasks.relative_to(ROOT))
+                    assert marker.get("kind") == "ConfigMap", tasks
+                    assert (marker.get("namespace"), marker.get("name")) == MARKER, tasks
     assert len(readers) >= 2, readers  # the volcano and training_operator roles

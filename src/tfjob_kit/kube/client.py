@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -150,9 +151,31 @@ class Client:
                 [("Impersonate-Group", g) for g in self.connection.impersonate_groups],
             )
         self._api = api
-        self._custom: Any = client.CustomObjectsApi(api)
-        self._core: Any = client.CoreV1Api(api)
-        self._version: Any = client.VersionApi(api)
+
+    # The typed APIs are made on first use: kubernetes.client imports CoreV1Api's models (some
+    # 250 modules, near a second on two cores) when the API is first made.
+    @cached_property
+    def _custom(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(self._api)
+
+    @cached_property
+    def _core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self._api)
+
+    @cached_property
+    def _version(self) -> Any:
+        from kubernetes import client
+
+        return client.VersionApi(self._api)
+
+    @property
+    def api(self) -> Any:
+        """The kubernetes.client ApiClient (for kubernetes.dynamic)."""
+        return self._api
 
     def close(self) -> None:
         self._api.close()
@@ -231,7 +254,7 @@ class Client:
                     name,
                 )
             except ApiException as exc:
-                if exc.status == 404 and _names_object(exc):
+                if exc.status == 404 and names_object(exc):
                     return None
                 raise
             return result
@@ -289,7 +312,7 @@ class Client:
                     **extra,
                 )
             except ApiException as exc:
-                if exc.status == 404 and _names_object(exc):
+                if exc.status == 404 and names_object(exc):
                     return False
                 raise
         return True
@@ -504,7 +527,7 @@ _SINGULAR = {
 }
 
 
-def _names_object(exc: Any) -> bool:
+def names_object(exc: Any) -> bool:
     """A 404 about a named object (as opposed to an unknown resource type)."""
     try:
         details = json.loads(exc.body).get("details") or {}
