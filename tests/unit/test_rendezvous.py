@@ -1,10 +1,14 @@
-"""The local cluster's TensorFlow rendezvous stand-in: which pods may finish (pure logic)."""
+"""The local cluster's TensorFlow rendezvous stand-in: which pods may finish, and when it sweeps
+(pure logic)."""
 
 from __future__ import annotations
 
+import queue
 from typing import Any
 
-from tfjob_kit.cluster.rendezvous import PEERS_ANNOTATION, members, to_release
+from tfjob_kit.cluster.rendezvous import PEERS_ANNOTATION, members, serve, to_release
+from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.follow import Broken, Change, Reset, Source
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
 
 
@@ -42,3 +46,48 @@ def test_nothing_is_released_while_a_peer_is_missing_or_pending() -> None:
 def test_running_pods_are_released_once_every_peer_started_and_only_once() -> None:
     pods = [pod("ps", "Succeeded"), pod("w0", "Running"), pod("w1", "Running", released=True)]
     assert [p["metadata"]["name"] for p in to_release(pods, expected=3)] == ["w0"]
+
+
+class _Follower:
+    """What serve reads: the updates queue, filled by the test."""
+
+    def __init__(self, *updates: Any) -> None:
+        self.updates: queue.Queue[Any] = queue.Queue()
+        for update in updates:
+            self.updates.put(update)
+
+
+class _Client:
+    """A cluster with no job pods; counts the sweeps (each lists the pods of both kinds)."""
+
+    def __init__(self, follower: _Follower, then: Any = None) -> None:
+        self.sweeps = 0
+        self._follower, self._then = follower, then
+
+    def pods_everywhere(self, label_selector: str) -> list[dict[str, Any]]:
+        if label_selector == TFJOB.job_label:
+            self.sweeps += 1
+            if self._then is not None and self.sweeps == 2:
+                self._follower.updates.put(self._then)  # the source is lost after two sweeps
+        return []
+
+
+def test_a_burst_of_changes_is_one_sweep_and_nothing_changing_is_none() -> None:
+    source = Source("pods", "", TFJOB.job_label)
+    changes = [Change(source, "MODIFIED", pod(f"w{i}", "Running")) for i in range(5)]
+    follower = _Follower(Reset(source, []), *changes)
+    lost = Broken(source, KubeError("token expired", status=401), permanent=True)
+    client = _Client(follower, then=lost)
+    # The first sweep takes the list and the five changes that came with it; the second comes
+    # after `resync` with nothing changed; then the lost source ends serve (to reconnect).
+    serve(client, follower, interval=0.0, resync=0.05)  # type: ignore[arg-type]
+    assert client.sweeps == 2
+
+
+def test_a_source_that_breaks_for_a_while_does_not_end_serve() -> None:
+    source = Source("pods", "", VOLCANO_JOB.job_label)
+    follower = _Follower(Broken(source, KubeError("connection reset"), permanent=False))
+    lost = Broken(source, KubeError("forbidden", status=403), permanent=True)
+    client = _Client(follower, then=lost)
+    serve(client, follower, interval=0.0, resync=0.05)  # type: ignore[arg-type]
+    assert client.sweeps == 2

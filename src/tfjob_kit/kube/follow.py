@@ -33,7 +33,7 @@ PERMANENT = (401, 403, 404)
 @dataclass(frozen=True)
 class Source:
     what: Resource | str  # a custom resource, or "pods" / "events"
-    namespace: str
+    namespace: str  # "" for every namespace (pods only)
     label_selector: str | None = None
     field_selector: str | None = None
 
@@ -72,6 +72,9 @@ def _call(client: Client, source: Source) -> tuple[Callable[..., Any], tuple[Any
             what.plural,
         )
     core = client._core
+    if not namespace:  # every namespace
+        everywhere = {"pods": core.list_pod_for_all_namespaces}
+        return everywhere[what], ()
     calls = {"pods": core.list_namespaced_pod, "events": core.list_namespaced_event}
     return calls[what], (namespace,)
 
@@ -83,7 +86,8 @@ def _selectors(source: Source) -> dict[str, str]:
 
 def _action(source: Source) -> str:
     name = source.what.plural if isinstance(source.what, Resource) else source.what
-    return f"following {name} in namespace {source.namespace!r} for"
+    where = f"in namespace {source.namespace!r}" if source.namespace else "in every namespace"
+    return f"following {name} {where} for"
 
 
 def list_source(client: Client, source: Source) -> tuple[list[dict[str, Any]], str]:
