@@ -160,12 +160,15 @@ def test_tfjob_ps_workers_gets_pods_services_tf_config_and_succeeds(
         }
         assert env["TF_CONFIG"] == explain.tf_config(manifest, rtype, index, namespace)
 
-    final = cluster.wait_for(
-        "TFJob Succeeded",
-        lambda: _with_condition(cluster, namespace, job, "Succeeded"),
-        namespace,
-        timeout=120,
-    )
+    # The operator writes the Succeeded condition from the replica counts it last saw (a worker
+    # may still count as active), and its next reconcile of the finished job moves what is
+    # active to succeeded (common/job.go, ReconcileJobs): wait for that status.
+    def settled() -> dict[str, Any] | None:
+        status = _with_condition(cluster, namespace, job, "Succeeded")
+        workers = ((status or {}).get("status") or {}).get("replicaStatuses", {}).get("Worker", {})
+        return status if status and not workers.get("active") else None
+
+    final = cluster.wait_for("TFJob Succeeded, no replica active", settled, namespace, timeout=120)
     assert final["status"]["replicaStatuses"]["Worker"].get("succeeded") == 2
 
 
