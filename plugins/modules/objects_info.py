@@ -45,9 +45,16 @@ options:
         default: v1
       name:
         description:
-          - One object's name. Without it, every object that matches.
+          - One object's name. Without it or O(queries.names), every object that matches.
         type: str
         default: ""
+      names:
+        description:
+          - Several objects' names, read one by one; those that are not there are left out.
+          - Mutually exclusive with O(queries.name).
+        type: list
+        elements: str
+        default: []
       namespace:
         description:
           - The namespace of a namespaced kind. Without it, every namespace. Ignored for a
@@ -89,10 +96,10 @@ EXAMPLES = r"""
       schedulers:
         api_version: apps/v1
         kind: Deployment
-      queue_crd:
+      crds:
         api_version: apiextensions.k8s.io/v1
         kind: CustomResourceDefinition
-        name: queues.scheduling.volcano.sh
+        names: [queues.scheduling.volcano.sh, podgroups.scheduling.volcano.sh]
       revisions:
         kind: Secret
         namespace: volcano-system
@@ -101,7 +108,7 @@ EXAMPLES = r"""
 
 - name: Say whether Volcano's CRDs are installed
   ansible.builtin.debug:
-    msg: "{{ 'installed' if found.objects.queue_crd else 'not installed' }}"
+    msg: "{{ found.objects.crds | length }} of Volcano's 2 CRDs are installed"
 """
 
 RETURN = r"""
@@ -117,7 +124,7 @@ api_found:
   description: Each entry by its key, whether the server serves its kind.
   returned: always
   type: dict
-  sample: {"record": true, "queue_crd": true}
+  sample: {"record": true, "crds": true}
 """
 
 from typing import Any
@@ -133,6 +140,7 @@ QUERY_OPTIONS: dict[str, dict[str, Any]] = {
     "kind": {"type": "str", "required": True},
     "api_version": {"type": "str", "default": "v1"},
     "name": {"type": "str", "default": ""},
+    "names": {"type": "list", "elements": "str", "default": []},
     "namespace": {"type": "str", "default": ""},
     "label_selectors": {"type": "list", "elements": "str", "default": []},
     "field_selectors": {"type": "list", "elements": "str", "default": []},
@@ -156,7 +164,7 @@ def main() -> None:
 
     # Each entry against its own spec: the keys are the user's, so the dict has no fixed
     # suboptions.
-    validator = ArgumentSpecValidator(QUERY_OPTIONS)
+    validator = ArgumentSpecValidator(QUERY_OPTIONS, mutually_exclusive=[["name", "names"]])
     queries: dict[str, objects.Query] = {}
     for key, entry in module.params["queries"].items():
         checked = validator.validate(entry if isinstance(entry, dict) else {})

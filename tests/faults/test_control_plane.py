@@ -211,7 +211,6 @@ def test_etcd_restart_under_a_running_job(shared_fault_cluster: Cluster, tmp_pat
     until("the API server to report itself not ready", lambda: not local.is_running(name), 60)
     output = io.StringIO()
     local.up(shared_options(name), out=output)
-    # The controller-manager and the scheduler may have exited too (their leader lease lapsed).
     stopped = re.search(r"\(stopped: ([^)]*)\)", output.getvalue())
     assert stopped and "etcd" in stopped[1].split(", "), output.getvalue()
     assert component_pid(name, "etcd") != etcd
@@ -228,8 +227,8 @@ def test_etcd_restart_under_a_running_job(shared_fault_cluster: Cluster, tmp_pat
 
 
 def test_controller_manager_and_scheduler_killed(shared_fault_cluster: Cluster) -> None:
-    """Both exit on their own when they cannot renew their leader lease (as after an etcd
-    outage), while the API server answers on: ``up`` starts them again all the same."""
+    """Both killed while the API server answers on (or, on a cluster made before they ran
+    without leader election, exited when their lease lapsed): ``up`` starts them again."""
     cluster = shared_fault_cluster
     name = cluster.name
     assert name
@@ -244,8 +243,8 @@ def test_controller_manager_and_scheduler_killed(shared_fault_cluster: Cluster) 
         f"cluster {name!r} answers, but kube-controller-manager, kube-scheduler stopped: "
         "starting them in place" in output.getvalue()
     ), output.getvalue()
-    # The controller-manager gives a new namespace its default service account (once the dead
-    # one's lease lapses) and deletes it again; the scheduler binds a plain pod.
+    # The controller-manager gives a new namespace its default service account and deletes it
+    # again; the scheduler binds a plain pod.
     namespace = "restarted-controllers"
     cluster.kubectl("create", "namespace", namespace)
     cluster.kubectl(

@@ -19,6 +19,7 @@ SECRET_VALUE = "objects-info-secret-value"
 def _queries(namespace: str) -> dict[str, dict[str, Any]]:
     return {
         "by_name": {"kind": "ConfigMap", "namespace": namespace, "name": "one"},
+        "by_names": {"kind": "ConfigMap", "namespace": namespace, "names": ["one", "no", "three"]},
         "missing": {"kind": "ConfigMap", "namespace": namespace, "name": "none"},
         "labelled": {"kind": "ConfigMap", "namespace": namespace, "label_selectors": ["app=oi"]},
         "everywhere": {"kind": "ConfigMap", "label_selectors": ["app=oi", "tier=b"]},
@@ -43,11 +44,11 @@ def _queries(namespace: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def _as_k8s_info(query: dict[str, Any]) -> dict[str, Any]:
-    task = {k: v for k, v in query.items() if k != "name"}
-    if "name" in query:
-        task["name"] = query["name"]
-    return {"kubernetes.core.k8s_info": task}
+def _as_k8s_info(query: dict[str, Any]) -> list[dict[str, Any]]:
+    """The k8s_info tasks that read what the query reads: one, or one per name of ``names``."""
+    task = {k: v for k, v in query.items() if k != "names"}
+    names = query.get("names", [task.get("name")])
+    return [{"kubernetes.core.k8s_info": {**task, "name": name}} for name in names]
 
 
 def _uids(objects: list[dict[str, Any]]) -> list[str]:
@@ -65,15 +66,24 @@ def test_objects_info_reads_what_k8s_info_reads_in_one_run(
         "create", "secret", "generic", "creds", "-n", namespace, f"--from-literal=p={SECRET_VALUE}"
     )
     queries = _queries(namespace)
+    tasks = {key: _as_k8s_info(query) for key, query in queries.items()}
     results = run_tasks(
         tmp_path,
         cluster.kubeconfig,
         [
             {"tfjob.kit.objects_info": {"queries": queries}},
-            *(_as_k8s_info(q) for q in queries.values()),
+            *(task for each in tasks.values() for task in each),
         ],
     )
-    ours, oracle = results[0], dict(zip(queries, results.results[1:], strict=True))
+    ours, answers = results[0], iter(results.results[1:])
+    oracle: dict[str, dict[str, Any]] = {}
+    for key, each in tasks.items():  # a query of several names: its reads' objects together
+        read = [next(answers) for _ in each]
+        oracle[key] = {
+            "resources": [o for r in read for o in r.get("resources", [])],
+            "api_found": all(r.get("api_found") for r in read),
+            "failed": any(r.get("failed") for r in read),
+        }
     assert ours.get("failed") is not True, ours
     assert ours["changed"] is False
     assert set(ours["objects"]) == set(queries) == set(ours["api_found"])
@@ -82,12 +92,8 @@ def test_objects_info_reads_what_k8s_info_reads_in_one_run(
         assert _uids(ours["objects"][key]) == _uids(answer["resources"]), key
         assert ours["api_found"][key] == answer["api_found"], key
     # The reads found what the test made, not nothing.
-    assert [len(ours["objects"][k]) for k in ("by_name", "missing", "labelled", "by_field")] == [
-        1,
-        0,
-        2,
-        1,
-    ]
+    counted = ("by_name", "by_names", "missing", "labelled", "by_field")
+    assert [len(ours["objects"][k]) for k in counted] == [1, 2, 0, 2, 1]
     assert [o["metadata"]["name"] for o in ours["objects"]["everywhere"]] == ["two"]
     assert len(ours["objects"]["roles"]) > 10, "the API server's default ClusterRoles"
     assert ours["api_found"]["unserved"] is False
@@ -118,9 +124,14 @@ def test_objects_info_names_the_query_the_server_refused(
                 }
             },
             {"tfjob.kit.objects_info": {"queries": {"bad": {"name": "x"}}}},
+            {
+                "tfjob.kit.objects_info": {
+                    "queries": {"both": {"kind": "ConfigMap", "name": "x", "names": ["y"]}}
+                }
+            },
         ],
     )
-    readable, forbidden, malformed = results.results
+    readable, forbidden, malformed, both = results.results
     assert readable.get("failed") is not True, readable
     assert readable["objects"]["mine"], "the namespace's kube-root-ca.crt"
     assert forbidden["failed"] is True
@@ -128,3 +139,6 @@ def test_objects_info_names_the_query_the_server_refused(
     assert f"system:serviceaccount:{namespace}:reader" in forbidden["msg"]
     assert malformed["failed"] is True
     assert malformed["msg"].startswith("queries.bad: missing required arguments: kind"), malformed
+    assert both["failed"] is True
+    exclusive = "queries.both: parameters are mutually exclusive: name|names"
+    assert both["msg"].startswith(exclusive), both

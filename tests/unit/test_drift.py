@@ -2,6 +2,7 @@
 
 * The tfjob module's wait conditions (its argument spec and DOCUMENTATION) are the library's
   (tfjob_kit.kube.status), and its defaults are the library's Request defaults.
+* objects_info documents each entry of its queries as it checks it.
 * The minimum Kubernetes version is versions.toml's: the charts' kubeVersion, site.yml's
   preflight and the README follow it.
 * Each role's defaults/main.yml, meta/argument_specs.yml and README table name the same
@@ -118,6 +119,17 @@ def test_the_unschedulable_grace_is_one_default_everywhere() -> None:
         module = _module(name)
         assert module.argument_spec()["unschedulable_grace"]["default"] == grace, name
         assert _documented_options(module)["unschedulable_grace"]["default"] == grace, name
+
+
+def test_objects_info_documents_each_query_option_as_it_checks_it() -> None:
+    """An entry of objects_info's queries is checked against QUERY_OPTIONS (its keys are the
+    user's, so the argument spec has no suboptions and validate-modules compares nothing)."""
+    module = _module("objects_info")
+    documented = _documented_options(module)["queries"]["suboptions"]
+    assert set(documented) == set(module.QUERY_OPTIONS)
+    for name, spec in module.QUERY_OPTIONS.items():
+        keys = ("type", "elements", "default", "required")
+        assert {k: documented[name].get(k) for k in keys} == {k: spec.get(k) for k in keys}, name
 
 
 # --------------------------------------------------------------------------- minimum Kubernetes

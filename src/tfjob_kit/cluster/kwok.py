@@ -133,6 +133,13 @@ def etcd_tls_patches(pki: Path, client_port: int, peer_port: int) -> list[dict[s
     return [{"name": "etcd", "extraArgs": etcd}, {"name": "kube-apiserver", "extraArgs": apiserver}]
 
 
+def single_instance_patches() -> list[dict[str, Any]]:
+    """The controller-manager and the scheduler run without leader election: each cluster has
+    one of each, and a lease renewed every 2 s was most of an idle cluster's API writes."""
+    flag = [{"key": "leader-elect", "value": "false", "override": False}]
+    return [{"name": c, "extraArgs": flag} for c in ("kube-controller-manager", "kube-scheduler")]
+
+
 KWOK_PARALLELISM = 16
 
 
@@ -165,7 +172,8 @@ def kwokctl_config(
         },
         "componentsPatches": etcd_tls_patches(
             cluster_dir(opts.name) / "pki", client_port, peer_port
-        ),
+        )
+        + single_instance_patches(),
     }
     # kwok plays each stage of 4 nodes or pods at a time by default: a thousand nodes took over
     # two minutes to turn Ready. Wider, the API server stays the limit.

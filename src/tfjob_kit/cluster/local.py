@@ -144,7 +144,8 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
             _restart(opts, versions, out)
         elif stopped := stopped_components(opts.name):
             # The API server answers, yet the controller-manager or the scheduler may be gone:
-            # both exit when they cannot renew their leader lease, as after an etcd outage.
+            # they were killed, or (on a cluster made before they ran without leader election)
+            # exited when they could not renew their leader lease, as after an etcd outage.
             say(
                 out,
                 f"[up] cluster {opts.name!r} answers, but {', '.join(stopped)} stopped: "

@@ -187,20 +187,25 @@ class Client:
         self.close()
 
     @contextmanager
-    def _errors(
+    def errors(
         self,
         action: str,
         resource: Resource | None = None,
         namespace: str | None = None,
         name: str | None = None,
+        *,
+        what: str = "",
     ) -> Iterator[None]:
+        """The server's refusals (any ApiException, the dynamic client's included) and a
+        request that got no answer, raised as KubeError: `action` on `what`, by default the
+        object ``resource``, ``namespace`` and ``name`` say."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         try:
             yield
         except ApiException as exc:
-            raise from_api_exception(exc, action, resource, namespace, name) from None
+            raise from_api_exception(exc, action, resource, namespace, name, what=what) from None
         except HTTPError as exc:
             raise unreachable(self.host, transport_reason(exc)) from None
 
@@ -224,7 +229,7 @@ class Client:
         metadata = body["metadata"]
         namespace, name = metadata["namespace"], metadata["name"]
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
-        with self._errors("dry-run apply of" if dry_run else "applying", resource, namespace, name):
+        with self.errors("dry-run apply of" if dry_run else "applying", resource, namespace, name):
             result: dict[str, Any] = self._json(
                 self._custom.patch_namespaced_custom_object,
                 resource.group,
@@ -243,7 +248,7 @@ class Client:
     def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
         from kubernetes.client.exceptions import ApiException
 
-        with self._errors("reading", resource, namespace, name):
+        with self.errors("reading", resource, namespace, name):
             try:
                 result: dict[str, Any] = self._json(
                     self._custom.get_namespaced_custom_object,
@@ -263,7 +268,7 @@ class Client:
         self, resource: Resource, namespace: str | None = None, label_selector: str | None = None
     ) -> list[dict[str, Any]]:
         selector = {"label_selector": label_selector} if label_selector else {}
-        with self._errors("listing", resource):
+        with self.errors("listing", resource):
             if namespace:
                 data = self._json(
                     self._custom.list_namespaced_custom_object,
@@ -299,7 +304,7 @@ class Client:
         from kubernetes.client.exceptions import ApiException
 
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
-        with self._errors("deleting", resource, namespace, name):
+        with self.errors("deleting", resource, namespace, name):
             try:
                 self._json(
                     self._custom.delete_namespaced_custom_object,
@@ -326,7 +331,7 @@ class Client:
         the all-namespaces `call`)."""
         where = f"in namespace {namespace!r}" if namespace else "in all namespaces"
         args = (namespace,) if namespace else ()
-        with self._errors(f"listing {what} ({label_selector}) {where} for"):
+        with self.errors(f"listing {what} ({label_selector}) {where} for"):
             items: list[dict[str, Any]] = self._json(
                 call, *args, label_selector=label_selector
             ).get("items", [])
@@ -342,7 +347,7 @@ class Client:
         )
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
-        with self._errors(f"annotating pod {namespace}/{name} for"):
+        with self.errors(f"annotating pod {namespace}/{name} for"):
             self._json(
                 self._core.patch_namespaced_pod,
                 name,
@@ -357,7 +362,7 @@ class Client:
 
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
-        with self._errors(f"listing events in namespace {namespace!r} for"):
+        with self.errors(f"listing events in namespace {namespace!r} for"):
             items: list[dict[str, Any]] = self._json(
                 self._core.list_namespaced_event, namespace, field_selector=selector
             ).get("items", [])
@@ -367,7 +372,7 @@ class Client:
         self, namespace: str, name: str, tail_lines: int, container: str | None = None
     ) -> str:
         extra = {"container": container} if container else {}
-        with self._errors(f"reading the log of pod {namespace}/{name} for"):
+        with self.errors(f"reading the log of pod {namespace}/{name} for"):
             response = self._core.read_namespaced_pod_log(
                 name,
                 namespace,
@@ -504,7 +509,7 @@ class Client:
             "spec": {"resourceAttributes": attributes},
         }
         asked = " ".join(v for v in (attributes.get("verb"), attributes.get("resource")) if v)
-        with self._errors(f"asking whether these credentials may {asked}, for"):
+        with self.errors(f"asking whether these credentials may {asked}, for"):
             answer: dict[str, Any] = self._json(
                 client.AuthorizationV1Api(self._api).create_self_subject_access_review, body
             )
@@ -512,7 +517,7 @@ class Client:
         return status
 
     def resource_quotas(self, namespace: str) -> list[dict[str, Any]]:
-        with self._errors(f"listing resourcequotas in namespace {namespace!r} for"):
+        with self.errors(f"listing resourcequotas in namespace {namespace!r} for"):
             items: list[dict[str, Any]] = self._json(
                 self._core.list_namespaced_resource_quota, namespace
             ).get("items", [])

@@ -117,12 +117,15 @@ def from_api_exception(
     resource: Resource | None = None,
     namespace: str | None = None,
     name: str | None = None,
+    *,
+    what: str = "",
 ) -> KubeError:
-    """A KubeError for a kubernetes.client ApiException raised while doing `action`."""
+    """A KubeError for a kubernetes.client ApiException raised while doing `action` to `what`
+    (by default, the object that ``resource``, ``namespace`` and ``name`` say)."""
     status = int(getattr(exc, "status", 0) or 0)
     body = _status_body(exc)
     message = str(body.get("message") or getattr(exc, "reason", "") or exc)
-    what = (
+    what = what or (
         resource.describe(namespace or "", name or "")
         if resource and name
         else (resource.crd_name if resource else "the object")

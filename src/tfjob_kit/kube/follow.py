@@ -93,7 +93,7 @@ def _action(source: Source) -> str:
 def list_source(client: Client, source: Source) -> tuple[list[dict[str, Any]], str]:
     """The objects and the list's resourceVersion."""
     call, args = _call(client, source)
-    with client._errors(_action(source)):
+    with client.errors(_action(source)):
         data = client._json(call, *args, **_selectors(source))
     items: list[dict[str, Any]] = data.get("items") or []
     return items, str((data.get("metadata") or {}).get("resourceVersion") or "")
@@ -117,7 +117,7 @@ class Watch:
     def __init__(self, client: Client, source: Source, resource_version: str) -> None:
         call, args = _call(client, source)
         self._client, self._source = client, source
-        with client._errors(_action(source)):
+        with client.errors(_action(source)):
             self._response = call(
                 *args,
                 watch=True,
@@ -131,7 +131,7 @@ class Watch:
 
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
         try:
-            with self._client._errors(_action(self._source)):
+            with self._client.errors(_action(self._source)):
                 for line in _lines(self._response):
                     event = json.loads(line)
                     kind, obj = str(event.get("type")), event.get("object") or {}

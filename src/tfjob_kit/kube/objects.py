@@ -16,27 +16,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfjob_kit.kube.client import Client, names_object, transport_reason
-from tfjob_kit.kube.errors import KubeError, from_api_exception, status_body, unreachable
+from tfjob_kit.kube.client import Client, names_object
 
 SECRET_CONTENT = ("data", "stringData")
 
 
 @dataclass(frozen=True)
 class Query:
-    """One set of objects: of a kind, by name or all, in a namespace or all namespaces."""
+    """One set of objects: of a kind, by name, by several names or all, in a namespace or all
+    namespaces."""
 
     kind: str
     api_version: str = "v1"
     name: str = ""
+    names: Sequence[str] = field(default_factory=tuple)
     namespace: str = ""
     label_selectors: Sequence[str] = field(default_factory=tuple)
     field_selectors: Sequence[str] = field(default_factory=tuple)
 
-    def describe(self) -> str:
+    def describe(self, name: str = "") -> str:
         what = f"{self.kind} ({self.api_version})"
-        if self.name:
-            what += f" {self.name!r}"
+        if name or self.name:
+            what += f" {name or self.name!r}"
         where = f" in namespace {self.namespace!r}" if self.namespace else ""
         selectors = [*self.label_selectors, *self.field_selectors]
         return what + where + (f" with {', '.join(selectors)}" if selectors else "")
@@ -59,57 +60,40 @@ def read(client: Client, queries: Mapping[str, Query]) -> dict[str, Found]:
     a kind the server does not serve as no objects with api_found False. Any other answer
     (forbidden, unreachable, a bad selector) raises KubeError naming the query."""
     from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
-    from urllib3.exceptions import HTTPError
+    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
     found: dict[str, Found] = {}
     # The discovery cache lives as long as this call, in a directory of its own.
     with tempfile.TemporaryDirectory(prefix="tfjob-kit-discovery-") as cache:
-        try:
+        with client.errors("discovering", what="the API server's kinds"):
             dynamic: Any = DynamicClient(  # type: ignore[no-untyped-call]
                 client.api, cache_file=str(Path(cache) / "discovery.json")
             )
-        except HTTPError as exc:
-            raise unreachable(client.host, transport_reason(exc)) from None
-        except DynamicApiError as exc:
-            raise from_api_exception(exc, "discovering the API of") from None
         for key, query in queries.items():
-            try:
-                resource = dynamic.resources.get(api_version=query.api_version, kind=query.kind)
-            except ResourceNotFoundError:
-                found[key] = Found([], api_found=False)
-                continue
-            except HTTPError as exc:
-                raise unreachable(client.host, transport_reason(exc)) from None
-            try:
-                answer = dynamic.get(
-                    resource,
-                    name=query.name or None,
-                    namespace=(query.namespace or None) if resource.namespaced else None,
-                    label_selector=",".join(query.label_selectors) or None,
-                    field_selector=",".join(query.field_selectors) or None,
-                ).to_dict()
-            except NotFoundError as exc:
-                if query.name and names_object(exc):
-                    found[key] = Found([], api_found=True)
+            with client.errors(f"{key}: reading", what=query.describe()):
+                try:
+                    resource = dynamic.resources.get(api_version=query.api_version, kind=query.kind)
+                except ResourceNotFoundError:
+                    found[key] = Found([], api_found=False)
                     continue
-                raise _error(key, query, exc) from None
-            except DynamicApiError as exc:
-                raise _error(key, query, exc) from None
-            except HTTPError as exc:
-                raise unreachable(client.host, transport_reason(exc)) from None
-            items = [answer] if query.name else answer.get("items", [])
+            items: list[dict[str, Any]] = []
+            for name in query.names or [query.name]:
+                with client.errors(f"{key}: reading", what=query.describe(name)):
+                    try:
+                        answer = dynamic.get(
+                            resource,
+                            name=name or None,
+                            namespace=(query.namespace or None) if resource.namespaced else None,
+                            label_selector=",".join(query.label_selectors) or None,
+                            field_selector=",".join(query.field_selectors) or None,
+                        ).to_dict()
+                    except NotFoundError as exc:
+                        if name and names_object(exc):
+                            continue
+                        raise
+                items += [answer] if name else answer.get("items", [])
             for item in items:  # list items carry no apiVersion and kind
                 item.setdefault("apiVersion", query.api_version)
                 item.setdefault("kind", query.kind)
             found[key] = Found([_without_secret_content(i) for i in items], api_found=True)
     return found
-
-
-def _error(key: str, query: Query, exc: Any) -> KubeError:
-    """The server's refusal, for the query by its key (a 403 says who may not do what)."""
-    error = from_api_exception(exc, "reading")
-    detail = str(error).removeprefix("reading the object: ")
-    if detail == str(error):  # not one of the refusals the toolkit words: the server's message
-        detail = str(status_body(exc).get("message") or getattr(exc, "reason", "") or exc)
-    return KubeError(f"{key}: reading {query.describe()}: {detail}", error.reason, error.status)

@@ -411,7 +411,7 @@ class ClusterReader:
             return None
         if self._read_at is None or self._clock() - self._read_at >= NODES_MAX_AGE:
             try:
-                with self._client._errors("listing nodes for"):
+                with self._client.errors("listing nodes for"):
                     nodes = self._client._json(self._client._core.list_node).get("items") or []
             except KubeError:
                 self._denied = True
@@ -425,7 +425,7 @@ class ClusterReader:
             if name not in self._queues:
                 client = self._client
                 try:
-                    with client._errors("reading", QUEUE, "", name):
+                    with client.errors("reading", QUEUE, "", name):
                         self._queues[name] = client._json(
                             client._custom.get_cluster_custom_object,
                             QUEUE.group,
