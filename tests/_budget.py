@@ -5,7 +5,7 @@ and the order the files start in.
 where the time went: each test file's seconds (setup, call and teardown of its tests, a shared
 fixture's cost counted where it was first paid) and each folder's, with the run's wall time.
 
-``make test`` runs the files on two pytest-xdist workers, a file on one worker at a time
+``make test`` runs the files on three pytest-xdist workers, a file on one worker at a time
 (``--dist loadfile``: a module's clusters are brought up once). A worker takes the next file when
 it is nearly done with its last, so the run ends soonest when the longest files start first:
 ``LONGEST_FIRST`` names them, longest first (as this table measured them); the others follow in
@@ -22,16 +22,17 @@ import pytest
 # Measured by this table on an idle 2-core machine (see ARCHITECTURE.md, "The test budget").
 LONGEST_FIRST = (
     "tests/faults/test_interrupted_site.py",
+    "tests/integration/test_molecule.py",
     "tests/integration/test_bootstrap.py",
     "tests/integration/test_demo.py",
-    "tests/integration/test_wait_diagnosis.py",
-    "tests/integration/test_upgrade.py",
-    "tests/integration/test_volcano_admission.py",
     "tests/integration/test_fleet.py",
-    "tests/integration/test_molecule.py",
+    "tests/integration/test_upgrade.py",
     "tests/faults/test_workload_faults.py",
+    "tests/integration/test_wait_diagnosis.py",
+    "tests/integration/test_volcano_admission.py",
     "tests/integration/test_coexistence.py",
     "tests/faults/test_control_plane.py",
+    "tests/integration/test_module_tfjob.py",
     "tests/integration/test_leftover_webhooks.py",
 )
 
