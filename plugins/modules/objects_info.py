@@ -51,10 +51,10 @@ options:
       names:
         description:
           - Several objects' names, read one by one; those that are not there are left out.
+            An empty list reads nothing.
           - Mutually exclusive with O(queries.name).
         type: list
         elements: str
-        default: []
       namespace:
         description:
           - The namespace of a namespaced kind. Without it, every namespace. Ignored for a
@@ -140,7 +140,7 @@ QUERY_OPTIONS: dict[str, dict[str, Any]] = {
     "kind": {"type": "str", "required": True},
     "api_version": {"type": "str", "default": "v1"},
     "name": {"type": "str", "default": ""},
-    "names": {"type": "list", "elements": "str", "default": []},
+    "names": {"type": "list", "elements": "str"},
     "namespace": {"type": "str", "default": ""},
     "label_selectors": {"type": "list", "elements": "str", "default": []},
     "field_selectors": {"type": "list", "elements": "str", "default": []},

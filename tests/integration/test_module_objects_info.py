@@ -20,6 +20,7 @@ def _queries(namespace: str) -> dict[str, dict[str, Any]]:
     return {
         "by_name": {"kind": "ConfigMap", "namespace": namespace, "name": "one"},
         "by_names": {"kind": "ConfigMap", "namespace": namespace, "names": ["one", "no", "three"]},
+        "no_names": {"kind": "ConfigMap", "namespace": namespace, "names": []},
         "missing": {"kind": "ConfigMap", "namespace": namespace, "name": "none"},
         "labelled": {"kind": "ConfigMap", "namespace": namespace, "label_selectors": ["app=oi"]},
         "everywhere": {"kind": "ConfigMap", "label_selectors": ["app=oi", "tier=b"]},
@@ -92,8 +93,8 @@ def test_objects_info_reads_what_k8s_info_reads_in_one_run(
         assert _uids(ours["objects"][key]) == _uids(answer["resources"]), key
         assert ours["api_found"][key] == answer["api_found"], key
     # The reads found what the test made, not nothing.
-    counted = ("by_name", "by_names", "missing", "labelled", "by_field")
-    assert [len(ours["objects"][k]) for k in counted] == [1, 2, 0, 2, 1]
+    counted = ("by_name", "by_names", "no_names", "missing", "labelled", "by_field")
+    assert [len(ours["objects"][k]) for k in counted] == [1, 2, 0, 0, 2, 1]
     assert [o["metadata"]["name"] for o in ours["objects"]["everywhere"]] == ["two"]
     assert len(ours["objects"]["roles"]) > 10, "the API server's default ClusterRoles"
     assert ours["api_found"]["unserved"] is False

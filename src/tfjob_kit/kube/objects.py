@@ -29,7 +29,7 @@ class Query:
     kind: str
     api_version: str = "v1"
     name: str = ""
-    names: Sequence[str] = field(default_factory=tuple)
+    names: Sequence[str] | None = None  # given, even empty: these names only
     namespace: str = ""
     label_selectors: Sequence[str] = field(default_factory=tuple)
     field_selectors: Sequence[str] = field(default_factory=tuple)
@@ -77,7 +77,7 @@ def read(client: Client, queries: Mapping[str, Query]) -> dict[str, Found]:
                     found[key] = Found([], api_found=False)
                     continue
             items: list[dict[str, Any]] = []
-            for name in query.names or [query.name]:
+            for name in [query.name] if query.names is None else query.names:
                 with client.errors(f"{key}: reading", what=query.describe(name)):
                     try:
                         answer = dynamic.get(
