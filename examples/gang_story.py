@@ -48,7 +48,7 @@ class JobTimeline:
     partly_placed_s: float = 0.0
     held_gpu_s: float = 0.0  # GPUs held by placed pods while the job was only partly placed
     worst: str = ""  # the most pods placed while partly placed, and why the rest were not
-    _worst_count: int = field(default=0, repr=False)
+    _worst_key: tuple[int, bool] = field(default=(0, False), repr=False)
     _partly_seen: bool = field(default=False, repr=False)  # partly placed at the last look
 
 
@@ -100,9 +100,12 @@ def _observe(
                 line.partly_placed_s += dt
                 line.held_gpu_s += dt * sum(_gpus(p) for p in active)
             line._partly_seen = partly
-            if partly and (len(placed) > line._worst_count or not line.worst):
-                line._worst_count = len(placed)
-                waiting = _unschedulable([p for p in pods if p not in placed])
+            # The look with the most pods placed, and among those one that already says why the
+            # rest wait: the scheduler writes a pod's PodScheduled=False condition only after it
+            # has tried that pod, which may come a look after the first pods were bound.
+            waiting = _unschedulable([p for p in pods if p not in placed]) if partly else ""
+            if partly and (len(placed), bool(waiting)) > line._worst_key:
+                line._worst_key = (len(placed), bool(waiting))
                 line.worst = (
                     f"{len(placed)} of {line.members} pods placed, holding "
                     f"{sum(_gpus(p) for p in placed)} GPUs; the other "

@@ -119,7 +119,7 @@ def check_story(output: str) -> None:
         rf"{stalled[0]}: \d of 4 pods placed, holding \d GPUs; the other \d "
         r"Pending: 0/\d nodes are available: .*Insufficient nvidia.com/gpu",
         output,
-    )
+    ), output.split("\ndefault scheduler (no gang):\n")[1][:3000]
     # with Volcano nothing was partly placed: the second job started after the first finished.
     # A gang's binds are one API call per pod, so two looks in a row may still fall between them
     # on a busy machine; that is well under a second of the job's GPUs, a stall is ten seconds.
