@@ -20,6 +20,7 @@ from tfjob_kit.cluster import rendezvous
 from ._cluster import Cluster
 
 IMAGE = "tensorflow/tensorflow:2.15.0"
+RUN_DURATION = "tfjob-kit.dev/run-duration"
 
 
 def _container(name: str = "tensorflow", **extra: Any) -> dict[str, Any]:
@@ -96,6 +97,11 @@ def _job(body: dict[str, Any], namespace: str) -> dict[str, Any]:
     job = {"apiVersion": model.API_VERSION, "kind": model.KIND, **json.loads(json.dumps(body))}
     job["metadata"]["namespace"] = namespace
     job["spec"]["runPolicy"] = {"cleanPodPolicy": "None"}
+    # The jobs run until the namespace goes: a finished job's PodGroup is deleted by the operator,
+    # and the local cluster's pods finish seconds after all of a job's pods run.
+    for spec in job["spec"]["tfReplicaSpecs"].values():
+        metadata = spec["template"].setdefault("metadata", {})
+        metadata.setdefault("annotations", {})[RUN_DURATION] = "1h"
     return job
 
 
