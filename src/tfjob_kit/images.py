@@ -20,12 +20,10 @@ reference (`-o mapping`, the `SOURCE=MIRROR` lines `oc image mirror` reads).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -179,6 +177,16 @@ class Variables:
     def test(self, expression: str) -> bool:
         """A `when:` condition (a bare expression)."""
         return _bool(self.template("{{ (" + expression + ") | bool }}"))
+
+
+def read_variables(path: Path) -> dict[str, Any]:
+    """The variables of a YAML file given with `-e` (group_vars style)."""
+    if not path.is_file():
+        raise ImagesError(f"{path}: no such variables file")
+    try:
+        return _load_yaml(path)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ImagesError(f"{path}: {exc}") from exc
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
@@ -464,132 +472,3 @@ def mapping(options: Options, helm: str, kube_version: str | None = None) -> lis
             raise ImagesError(f"{use.image} ({use.where}) has no upstream counterpart")
         pairs.append((source, use.image))
     return sorted(set(pairs))
-
-
-# --------------------------------------------------------------------------- the command
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add `images` to the CLI's sub-commands."""
-    parser = subparsers.add_parser(
-        "images",
-        help="list every image site.yml would deploy (for a registry mirror)",
-        description="List every container image playbooks/site.yml would deploy for the chosen "
-        "options, rendered from the charts with the values the roles compose: one reference "
-        "per line (repo:tag, or repo@sha256:... where a chart pins a digest).",
-    )
-    parser.add_argument(
-        "--scheduler",
-        choices=["volcano", "kube-batch", "none"],
-        help="the gang scheduler (tfjob_kit_scheduler; default: the variables', else volcano)",
-    )
-    parser.add_argument(
-        "--no-gpu",
-        dest="gpu",
-        action="store_false",
-        help="leave out the NVIDIA device plugin (site.yml installs it where nodes are "
-        "labelled nvidia.com/gpu.present=true)",
-    )
-    parser.add_argument(
-        "--no-smoke-test",
-        dest="smoke_test",
-        action="store_false",
-        default=None,
-        help="leave out the smoke TFJob's image (tfjob_kit_smoke_test: false)",
-    )
-    parser.add_argument(
-        "--registry",
-        metavar="HOST[:PORT][/PATH]",
-        help="the mirror (tfjob_kit_image_registry): list the images as the cluster pulls them",
-    )
-    parser.add_argument(
-        "-e",
-        "--vars",
-        dest="var_files",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="FILE",
-        help="YAML of inventory variables (e.g. group_vars/all.yml); repeatable, later wins",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=["list", "mapping", "json"],
-        default="list",
-        help="list: one reference per line; mapping: SOURCE=MIRROR lines (needs a registry); "
-        "json: each image with its upstream source and where it is used",
-    )
-    parser.add_argument(
-        "--kube-version",
-        help="the Kubernetes version the charts render for (default: the pinned one, or the "
-        "newest a chart allows)",
-    )
-    parser.add_argument("--helm", metavar="PATH", help="helm (default: the built one, else PATH)")
-    parser.set_defaults(func=run)
-
-
-def options_of(args: argparse.Namespace) -> Options:
-    variables: dict[str, Any] = {}
-    for path in args.var_files:
-        if not path.is_file():
-            raise ImagesError(f"{path}: no such variables file")
-        try:
-            variables.update(_load_yaml(path))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ImagesError(f"{path}: {exc}") from exc
-    if args.scheduler:
-        variables["tfjob_kit_scheduler"] = args.scheduler
-    variables.setdefault("tfjob_kit_scheduler", DEFAULT_SCHEDULER)
-    if args.smoke_test is not None:
-        variables["tfjob_kit_smoke_test"] = args.smoke_test
-    if args.registry is not None:
-        variables["tfjob_kit_image_registry"] = args.registry.rstrip("/")
-    return Options(variables, args.gpu)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        options = options_of(args)
-        helm = args.helm or default_helm()
-        kube_version = args.kube_version
-        if args.output == "list":
-            images = sorted({use.image for use in collect(options, helm, kube_version)})
-            print("\n".join(images))
-        elif args.output == "mapping":
-            if not options.variables.get("tfjob_kit_image_registry"):
-                raise ImagesError("-o mapping needs the mirror: --registry or a variables file")
-            for source, mirror in mapping(options, helm, kube_version):
-                print(f"{source}={mirror}")
-        else:
-            sources = dict(
-                ((u.role, u.where), u.image)
-                for u in collect(
-                    Options(without_mirror(options.variables), options.gpu), helm, kube_version
-                )
-            )
-            by_image: dict[str, dict[str, Any]] = {}
-            for use in collect(options, helm, kube_version):
-                entry = by_image.setdefault(
-                    use.image,
-                    {"image": use.image, "source": sources.get((use.role, use.where)), "uses": []},
-                )
-                entry["uses"].append({"role": use.role, "where": use.where})
-            print(json.dumps([by_image[image] for image in sorted(by_image)], indent=2))
-    except ImagesError as exc:
-        print(f"tfjob-kit images: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m tfjob_kit.images`: the command on its own."""
-    parser = argparse.ArgumentParser(prog="tfjob-kit")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -277,7 +277,7 @@ def test_an_image_left_out_is_found() -> None:
 
 def tfjob_kit_images(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tfjob_kit.images", "images", *args],
+        [sys.executable, "-m", "tfjob_kit.cli", "images", *args],
         capture_output=True,
         text=True,
         check=False,

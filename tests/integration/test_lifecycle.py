@@ -102,7 +102,7 @@ def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "tfjob_kit.cluster", *args, "--name", name],
+            [sys.executable, "-m", "tfjob_kit.cli", "cluster", *args, "--name", name],
             capture_output=True,
             text=True,
             env=env,

@@ -53,7 +53,7 @@ def test_cluster_down_with_a_path_as_name_deletes_nothing(tmp_path: Path, name: 
     target = name if name != "/victim" else str(victim)
     env = {**os.environ, "TFJOB_KIT_CACHE": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "tfjob_kit.cluster", "down", "--name", target],
+        [sys.executable, "-m", "tfjob_kit.cli", "cluster", "down", "--name", target],
         env=env,
         capture_output=True,
         text=True,

@@ -1,7 +1,8 @@
 """What ``tfjob-kit cluster up`` can be asked for, and the defaults: the one source of them.
 
-The CLI (``cluster/cli.py``) takes its defaults from ``UpOptions`` and ``NodePlan``. The
-``local_cluster`` role keeps a copy (Ansible reads YAML), which a unit test holds equal to these.
+The CLI (``commands/cluster_command.py``) takes its defaults from ``UpOptions`` and
+``NodePlan``. The ``local_cluster`` role keeps a copy (Ansible reads YAML), which a unit test
+holds equal to these.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``tfjob-kit cluster ...`` sub-commands (registered into the top-level CLI).
+"""``tfjob-kit cluster build|up|down|status|kubeconfig|env``: the embedded local cluster
+(``cluster/``).
 
 The defaults of ``up`` are ``UpOptions``' and ``NodePlan``'s (``cluster/options.py``): none is
 typed here.
@@ -10,6 +11,8 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
@@ -20,6 +23,9 @@ from tfjob_kit.cluster.options import (
     is_schedule_period,
 )
 from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
+
+if TYPE_CHECKING:
+    from tfjob_kit.commands import Subparsers
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -126,11 +132,12 @@ def _schedule_period(value: str) -> str:
     return value
 
 
-def _guard(func: object) -> object:
+def _guard(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`func` as a command's run: a ClusterError is said in one line (exit 2)."""
+
     def run(args: argparse.Namespace) -> int:
         try:
-            rc: int = func(args)  # type: ignore[operator]
-            return rc
+            return func(args)
         except ClusterError as exc:
             print(f"tfjob-kit cluster: error: {exc}", file=sys.stderr)
             return 2
@@ -140,8 +147,7 @@ def _guard(func: object) -> object:
     return run
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``cluster`` with build/up/down/status/kubeconfig to a sub-parser set."""
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "cluster",
         help="the embedded local Kubernetes cluster (kwok + training-operator + Volcano)",
@@ -171,7 +177,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="also build kubectl (default: only when none is on PATH)",
     )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
-    p.set_defaults(func=_guard(_cmd_build))
+    p.set_defaults(run=_guard(_cmd_build))
 
     up = UpOptions()
 
@@ -244,23 +250,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "cluster runs no Volcano webhook, so the webhook timeout is a chart and role value only",
     )
     p.add_argument("--timeout", type=float, default=up.timeout, help="seconds to wait per step")
-    p.set_defaults(func=_guard(_cmd_up))
+    p.set_defaults(run=_guard(_cmd_up))
 
     p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
     named(p)
-    p.set_defaults(func=_guard(_cmd_down))
+    p.set_defaults(run=_guard(_cmd_down))
 
     p = sub.add_parser("status", help="processes, memory, nodes; exit 0 only when running")
     named(p)
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    p.set_defaults(func=_guard(_cmd_status))
+    p.set_defaults(run=_guard(_cmd_status))
 
     p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
     named(p)
-    p.set_defaults(func=_guard(_cmd_kubeconfig))
+    p.set_defaults(run=_guard(_cmd_kubeconfig))
 
     p = sub.add_parser(
         "env", help="print shell exports: KUBECONFIG, and PATH with the built helm (and kubectl)"
     )
     named(p)
-    p.set_defaults(func=_guard(_cmd_env))
+    p.set_defaults(run=_guard(_cmd_env))
