@@ -25,7 +25,16 @@ from typing import Any
 from tfjob_kit import quantity
 from tfjob_kit.podcheck import names, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
+from tfjob_kit.podcheck.errors import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
 from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
 
 # ---------------------------------------------------------------------------------------------
@@ -217,28 +226,21 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
             # a name the check accepted before is not looked at again (names remembers it)
             msgs = [] if name in names.VALID_PORT_NAMES else names.is_valid_port_name(name)
             if msgs:
-                errs.extend(
-                    FieldError((*path, i, "name"), ErrorType.INVALID, name, m, origin) for m in msgs
-                )
+                errs.extend(invalid((*path, i, "name"), name, m, origin) for m in msgs)
             elif name in seen:
-                errs.append(
-                    FieldError((*path, i, "name"), ErrorType.DUPLICATE, name, origin=origin)
-                )
+                errs.append(duplicate((*path, i, "name"), name, origin))
             else:
                 seen.add(name)
         container_port = port.get("containerPort")
         if type(container_port) is not int:  # an exact int is what _int returns
             container_port = opt_int(container_port) or 0
         if container_port == 0:
-            errs.append(FieldError((*path, i, "containerPort"), ErrorType.REQUIRED, origin=origin))
+            errs.append(required((*path, i, "containerPort"), origin=origin))
         else:
             msgs = names.is_valid_port_num(container_port)
             if msgs:
                 errs.extend(
-                    FieldError(
-                        (*path, i, "containerPort"), ErrorType.INVALID, container_port, m, origin
-                    )
-                    for m in msgs
+                    invalid((*path, i, "containerPort"), container_port, m, origin) for m in msgs
                 )
         host_port = port.get("hostPort")
         if type(host_port) is not int:
@@ -246,15 +248,12 @@ def validate_container_ports(ports: list[Any], path: Path) -> list[FieldError]:
         if host_port != 0:
             msgs = names.is_valid_port_num(host_port)
             if msgs:
-                errs.extend(
-                    FieldError((*path, i, "hostPort"), ErrorType.INVALID, host_port, m, origin)
-                    for m in msgs
-                )
+                errs.extend(invalid((*path, i, "hostPort"), host_port, m, origin) for m in msgs)
         protocol = port.get("protocol")
         if protocol not in _PROTOCOLS:
             protocol = str_of(protocol)
             if protocol == "":
-                errs.append(FieldError((*path, i, "protocol"), ErrorType.REQUIRED, origin=origin))
+                errs.append(required((*path, i, "protocol"), origin=origin))
             else:
                 errs.append(not_supported((*path, i, "protocol"), protocol, _PROTOCOL_LIST, origin))
     return errs
@@ -287,11 +286,8 @@ def accumulate_unique_host_ports(
             key = f"{str_of(port.get('protocol'))}/{str_of(port.get('hostIP'))}/{host_port}"
             if key in seen:
                 errs.append(
-                    FieldError(
-                        (*path, ci, "ports", pi, "hostPort"),
-                        ErrorType.DUPLICATE,
-                        key,
-                        origin="AccumulateUniqueHostPorts",
+                    duplicate(
+                        (*path, ci, "ports", pi, "hostPort"), key, "AccumulateUniqueHostPorts"
                     )
                 )
             else:
@@ -368,9 +364,9 @@ def validate_object_field_selector(
     api_version = str_of(selector.get("apiVersion"))
     field_path = str_of(selector.get("fieldPath"))
     if api_version == "":
-        return [FieldError((*path, "apiVersion"), ErrorType.REQUIRED, origin=origin)]
+        return [required((*path, "apiVersion"), origin=origin)]
     if field_path == "":
-        return [FieldError((*path, "fieldPath"), ErrorType.REQUIRED, origin=origin)]
+        return [required((*path, "fieldPath"), origin=origin)]
     if (
         api_version == "v1"
         and field_path in volumes_module.DOWNWARD_API_LABELS
@@ -380,12 +376,8 @@ def validate_object_field_selector(
     internal, error = _convert_downward_api_field_label(api_version, field_path)
     if error is not None:
         return [
-            FieldError(
-                (*path, "fieldPath"),
-                ErrorType.INVALID,
-                field_path,
-                f"error converting fieldPath: {error}",
-                origin,
+            invalid(
+                (*path, "fieldPath"), field_path, f"error converting fieldPath: {error}", origin
             )
         ]
     base, subscript, ok = split_maybe_subscripted_path(internal)
@@ -394,7 +386,7 @@ def validate_object_field_selector(
             return names.validate_qualified_name(subscript.lower(), path)
         if base == "metadata.labels":
             return names.validate_qualified_name(subscript, path)
-        return [FieldError(path, ErrorType.INVALID, base, "does not support subscript", origin)]
+        return [invalid(path, base, "does not support subscript", origin)]
     if base not in expressions:
         return [not_supported((*path, "fieldPath"), base, expressions, origin)]
     return []
@@ -438,9 +430,8 @@ def validate_container_resource_divisor(
             (_BYTE_DIVISORS, f"{_BYTE_DIVISORS_TEXT} are supported with the hugepages resource")
         )
     return [
-        FieldError(
+        invalid(
             (*path, "divisor"),
-            ErrorType.INVALID,
             resource,
             f"only divisor's values {text}",
             "validateContainerResourceDivisor",
@@ -459,9 +450,9 @@ def validate_container_resource_field_selector(
     errs: list[FieldError] = []
     resource = str_of(selector.get("resource"))
     if volume and not str_of(selector.get("containerName")):
-        errs.append(FieldError((*path, "containerName"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "containerName"), origin=origin))
     elif resource == "":
-        errs.append(FieldError((*path, "resource"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "resource"), origin=origin))
     elif resource not in _RESOURCE_FIELD_PATH_SET and not resource.startswith(_HUGEPAGES_PREFIXES):
         errs.append(not_supported((*path, "resource"), resource, _RESOURCE_FIELD_PATHS, origin))
     errs.extend(validate_container_resource_divisor(resource, selector.get("divisor"), path))
@@ -475,13 +466,13 @@ def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) ->
     name = str_of(selector.get("name"))
     if name not in names.VALID_DNS1123_SUBDOMAINS:  # else remembered as valid
         for msg in names.name_is_dns_subdomain(name, False):
-            errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin))
+            errs.append(invalid((*path, "name"), name, msg, origin))
     key = str_of(selector.get("key"))
     if key == "":
-        errs.append(FieldError((*path, "key"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "key"), origin=origin))
     elif key not in names.VALID_CONFIG_MAP_KEYS:  # else remembered as valid
         for msg in names.is_config_map_key(key):
-            errs.append(FieldError((*path, "key"), ErrorType.INVALID, key, msg, origin))
+            errs.append(invalid((*path, "key"), key, msg, origin))
     return errs
 
 
@@ -525,9 +516,8 @@ def _validate_env_value_from(
         return errs
     if sources == 0:
         errs.append(
-            FieldError(
+            invalid(
                 path,
-                ErrorType.INVALID,
                 "",
                 "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
                 "`secretKeyRef`",
@@ -535,24 +525,10 @@ def _validate_env_value_from(
             )
         )
     elif str_of(value):
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                "",
-                "may not be specified when `value` is not empty",
-                origin,
-            )
-        )
+        errs.append(invalid(path, "", "may not be specified when `value` is not empty", origin))
     elif sources > 1:
         errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                "",
-                "may not have more than one field specified at a time",
-                origin,
-            )
+            invalid(path, "", "may not have more than one field specified at a time", origin)
         )
     return errs
 
@@ -565,14 +541,11 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
             continue
         name = item.get("name")
         if not isinstance(name, str) or name == "":  # str_of(name) == ""
-            errs.append(FieldError((*path, i, "name"), ErrorType.REQUIRED, origin="ValidateEnv"))
+            errs.append(required((*path, i, "name"), origin="ValidateEnv"))
         elif name not in names.VALID_RELAXED_ENV_VAR_NAMES:  # else remembered as valid
             msgs = names.is_relaxed_env_var_name(name)
             if msgs:
-                errs.extend(
-                    FieldError((*path, i, "name"), ErrorType.INVALID, name, msg, "ValidateEnv")
-                    for msg in msgs
-                )
+                errs.extend(invalid((*path, i, "name"), name, msg, "ValidateEnv") for msg in msgs)
         value_from = item.get("valueFrom")
         if isinstance(value_from, dict):  # else validateEnvVarValueFrom finds nothing
             errs.extend(
@@ -584,10 +557,10 @@ def validate_env(env: list[Any], path: Path) -> list[FieldError]:
 def _validate_env_source_name(ref: dict[str, Any], path: Path, origin: str) -> list[FieldError]:
     name = str_of(ref.get("name"))
     if name == "":
-        return [FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin)]
+        return [required((*path, "name"), origin=origin)]
     # ValidateConfigMapName / ValidateSecretName with prefix=true (a generateName rule)
     return [
-        FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin)
+        invalid((*path, "name"), name, msg, origin)
         for msg in names.name_is_dns_subdomain(name, True)
     ]
 
@@ -603,7 +576,7 @@ def validate_env_from(env_from: list[Any], path: Path) -> list[FieldError]:
         prefix = str_of(item.get("prefix"))
         if prefix:
             for msg in names.is_relaxed_env_var_name(prefix):
-                errs.append(FieldError((*idx, "prefix"), ErrorType.INVALID, prefix, msg, origin))
+                errs.append(invalid((*idx, "prefix"), prefix, msg, origin))
         sources = 0
         config_ref = opt_dict(item.get("configMapRef"))
         if config_ref is not None:
@@ -623,23 +596,11 @@ def validate_env_from(env_from: list[Any], path: Path) -> list[FieldError]:
             )
         if sources == 0:
             errs.append(
-                FieldError(
-                    path,
-                    ErrorType.INVALID,
-                    "",
-                    "must specify one of: `configMapRef` or `secretRef`",
-                    origin,
-                )
+                invalid(path, "", "must specify one of: `configMapRef` or `secretRef`", origin)
             )
         elif sources > 1:
             errs.append(
-                FieldError(
-                    path,
-                    ErrorType.INVALID,
-                    "",
-                    "may not have more than one field specified at a time",
-                    origin,
-                )
+                invalid(path, "", "may not have more than one field specified at a time", origin)
             )
     return errs
 
@@ -666,7 +627,7 @@ def validate_port_num_or_name(port: Any, parent: Path) -> list[FieldError]:
     if not msgs:
         return []
     path = (*parent, "port")
-    return [FieldError(path, ErrorType.INVALID, value, m, origin) for m in msgs]
+    return [invalid(path, value, m, origin) for m in msgs]
 
 
 def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
@@ -674,7 +635,7 @@ def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateHTTPGetAction"
     errs: list[FieldError] = []
     if not str_of(http.get("path")):
-        errs.append(FieldError((*path, "path"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "path"), origin=origin))
     errs.extend(validate_port_num_or_name(http.get("port"), path))
     scheme = str_of(http.get("scheme"))
     if scheme not in ("HTTP", "HTTPS"):
@@ -684,9 +645,7 @@ def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
             continue
         header_name = str_of(header.get("name"))
         for msg in names.is_http_header_name(header_name):
-            errs.append(
-                FieldError((*path, "httpHeaders"), ErrorType.INVALID, header_name, msg, origin)
-            )
+            errs.append(invalid((*path, "httpHeaders"), header_name, msg, origin))
     return errs
 
 
@@ -697,9 +656,8 @@ def _validate_sleep(
     seconds = opt_int(sleep.get("seconds")) or 0
     if grace_period is not None and (seconds < 0 or seconds > grace_period):
         return [
-            FieldError(
+            invalid(
                 path,
-                ErrorType.INVALID,
                 seconds,
                 "must be non-negative and less than terminationGracePeriodSeconds "
                 f"({grace_period})",
@@ -726,22 +684,13 @@ def validate_handler(
             continue
         if count > 0:
             errs.append(
-                FieldError(
-                    (*path, kind),
-                    ErrorType.FORBIDDEN,
-                    detail="may not specify more than 1 handler type",
-                    origin=origin,
-                )
+                forbidden((*path, kind), "may not specify more than 1 handler type", origin)
             )
             continue
         count += 1
         if kind == "exec":
             if not list_of(action.get("command")):
-                errs.append(
-                    FieldError(
-                        (*path, kind, "command"), ErrorType.REQUIRED, origin="validateExecAction"
-                    )
-                )
+                errs.append(required((*path, kind, "command"), origin="validateExecAction"))
         elif kind == "httpGet":
             errs.extend(_validate_http_get(action, (*path, kind)))
         elif kind == "tcpSocket":
@@ -752,11 +701,7 @@ def validate_handler(
         else:
             errs.extend(_validate_sleep(action, grace_period, (*path, kind)))
     if count == 0:
-        errs.append(
-            FieldError(
-                path, ErrorType.REQUIRED, detail="must specify a handler type", origin=origin
-            )
-        )
+        errs.append(required(path, "must specify a handler type", origin))
     return errs
 
 
@@ -782,9 +727,8 @@ def _validate_probe(
     grace = opt_int(probe.get("terminationGracePeriodSeconds"))
     if grace is not None and grace <= 0:
         errs.append(
-            FieldError(
+            invalid(
                 (*path, "terminationGracePeriodSeconds"),
-                ErrorType.INVALID,
                 grace,
                 "must be greater than 0",
                 "validateProbe",
@@ -806,9 +750,8 @@ def validate_probes(ctr: dict[str, Any], grace_period: int | None, path: Path) -
             grace = opt_int(probe.get("terminationGracePeriodSeconds"))
             if grace is not None:
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*probe_path, "terminationGracePeriodSeconds"),
-                        ErrorType.INVALID,
                         grace,
                         "must not be set for readinessProbes",
                         "validateReadinessProbe",
@@ -820,9 +763,8 @@ def validate_probes(ctr: dict[str, Any], grace_period: int | None, path: Path) -
                 threshold = 1  # defaulted
             if threshold != 1:
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*probe_path, "successThreshold"),
-                        ErrorType.INVALID,
                         threshold,
                         "must be 1",
                         "validateLivenessProbe"
@@ -854,7 +796,7 @@ def _validate_pull_policy(policy: str, path: Path) -> list[FieldError]:
     if policy in ("Always", "IfNotPresent", "Never"):
         return []
     if policy == "":
-        return [FieldError(path, ErrorType.REQUIRED, origin="validatePullPolicy")]
+        return [required(path, origin="validatePullPolicy")]
     return [not_supported(path, policy, ["Always", "IfNotPresent", "Never"], "validatePullPolicy")]
 
 
@@ -871,28 +813,24 @@ def validate_resize_policy(
         resource = str_of(item.get("resourceName"))
         policy = str_of(item.get("restartPolicy"))
         if resource in seen:
-            errs.append(FieldError((*path, i), ErrorType.DUPLICATE, resource, origin=origin))
+            errs.append(duplicate((*path, i), resource, origin))
         seen.add(resource)
         if resource in ("cpu", "memory"):
             pass
         elif resource == "":
-            errs.append(FieldError(path, ErrorType.REQUIRED, origin=origin))
+            errs.append(required(path, origin=origin))
         else:
             errs.append(not_supported(path, resource, ["cpu", "memory"], origin))
         if policy in ("NotRequired", "RestartContainer"):
             pass
         elif policy == "":
-            errs.append(FieldError(path, ErrorType.REQUIRED, origin=origin))
+            errs.append(required(path, origin=origin))
         else:
             errs.append(not_supported(path, policy, ["NotRequired", "RestartContainer"], origin))
         if pod_restart_policy == "Never" and policy != "NotRequired":
             errs.append(
-                FieldError(
-                    path,
-                    ErrorType.INVALID,
-                    policy,
-                    "must be 'NotRequired' when `restartPolicy` is 'Never'",
-                    origin,
+                invalid(
+                    path, policy, "must be 'NotRequired' when `restartPolicy` is 'Never'", origin
                 )
             )
     return errs
@@ -917,19 +855,17 @@ def validate_container_common(
     errs: list[FieldError] = []
     name = ctr.get("name")
     if not isinstance(name, str) or name == "":  # str_of(name) == ""
-        errs.append(FieldError((*path, "name"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "name"), origin=origin))
     elif name not in names.VALID_DNS1123_LABELS and names.is_dns1123_label(name):
         # (a name remembered as valid is not checked again; the path is built for an error)
         errs.extend(names.validate_dns1123_label(name, (*path, "name")))
     if str_of(ctr.get("image")) == "":
-        errs.append(FieldError((*path, "image"), ErrorType.REQUIRED, origin=origin))
+        errs.append(required((*path, "image"), origin=origin))
     policy = ctr.get("terminationMessagePolicy")
     if policy not in _TERMINATION_MESSAGE_POLICIES:
         policy = str_of(policy)
         if policy == "":
-            errs.append(
-                FieldError((*path, "terminationMessagePolicy"), ErrorType.REQUIRED, origin=origin)
-            )
+            errs.append(required((*path, "terminationMessagePolicy"), origin=origin))
         else:
             errs.append(
                 not_supported(
@@ -1000,7 +936,7 @@ def validate_containers(
     raw = spec.get("containers")
     regular = _indexed(raw)
     if raw is None or raw == []:
-        errs.append(FieldError(containers_path, ErrorType.REQUIRED, origin="validateContainers"))
+        errs.append(required(containers_path, origin="validateContainers"))
     else:
         seen: set[str] = set()
         for i, ctr in regular:
@@ -1012,11 +948,7 @@ def validate_containers(
             )
             name = str_of(ctr.get("name"))
             if name in seen:
-                errs.append(
-                    FieldError(
-                        (*ctr_path, "name"), ErrorType.DUPLICATE, name, origin="validateContainers"
-                    )
-                )
+                errs.append(duplicate((*ctr_path, "name"), name, "validateContainers"))
             else:
                 seen.add(name)
             errs.extend(_validate_lifecycle_and_probes(ctr, grace_period, ctr_path))
@@ -1050,11 +982,7 @@ def validate_containers(
             restart_always = ctr_restart == "Always"
         name = str_of(ctr.get("name"))
         if name in all_names:
-            errs.append(
-                FieldError(
-                    (*ctr_path, "name"), ErrorType.DUPLICATE, name, origin="validateInitContainers"
-                )
-            )
+            errs.append(duplicate((*ctr_path, "name"), name, "validateInitContainers"))
         elif name:
             all_names.add(name)
         # Go checks each init container alone, as the slice [ctr]: its index is always 0
@@ -1065,12 +993,10 @@ def validate_containers(
             for key in _LIFECYCLE_AND_PROBES:
                 if isinstance(ctr.get(key), dict):
                     errs.append(
-                        FieldError(
+                        forbidden(
                             (*ctr_path, key),
-                            ErrorType.FORBIDDEN,
-                            detail="may not be set for init containers without "
-                            "restartPolicy=Always",
-                            origin="validateInitContainers",
+                            "may not be set for init containers without restartPolicy=Always",
+                            "validateInitContainers",
                         )
                     )
     errs.extend(validate_ephemeral_containers(spec, volumes, pod_claims, path))
@@ -1128,24 +1054,19 @@ def validate_ephemeral_containers(
         errs.extend(_image_whitespace(ctr, ctr_path))
         name = str_of(ctr.get("name"))
         if name in all_names:
-            errs.append(FieldError((*ctr_path, "name"), ErrorType.DUPLICATE, name, origin=origin))
+            errs.append(duplicate((*ctr_path, "name"), name, origin))
         else:
             all_names.add(name)
         target = str_of(ctr.get("targetContainerName"))
         if target and target not in other:
-            errs.append(
-                FieldError(
-                    (*ctr_path, "targetContainerName"), ErrorType.NOT_FOUND, target, origin=origin
-                )
-            )
+            errs.append(not_found((*ctr_path, "targetContainerName"), target, origin))
         for key in _EPHEMERAL_FORBIDDEN:
             if _is_set(key, ctr.get(key)):
                 errs.append(
-                    FieldError(
+                    forbidden(
                         (*ctr_path, key),
-                        ErrorType.FORBIDDEN,
-                        detail="cannot be set for an Ephemeral Container",
-                        origin="validateFieldAllowList",
+                        "cannot be set for an Ephemeral Container",
+                        "validateFieldAllowList",
                     )
                 )
         for j, mount in enumerate(list_of(ctr.get("volumeMounts"))):
@@ -1154,11 +1075,10 @@ def validate_ephemeral_containers(
             for sub in ("subPath", "subPathExpr"):
                 if str_of(mount.get(sub)):
                     errs.append(
-                        FieldError(
+                        forbidden(
                             (*ctr_path, "volumeMounts", j, sub),
-                            ErrorType.FORBIDDEN,
-                            detail="cannot be set for an Ephemeral Container",
-                            origin=origin,
+                            "cannot be set for an Ephemeral Container",
+                            origin,
                         )
                     )
     return errs
@@ -1169,9 +1089,8 @@ def _image_whitespace(ctr: dict[str, Any], path: Path) -> list[FieldError]:
     image = str_of(ctr.get("image"))
     if len(image) != len(image.strip(" \t\n\v\f\r\x85\xa0")):
         return [
-            FieldError(
+            invalid(
                 (*path, "image"),
-                ErrorType.INVALID,
                 image,
                 "must not have leading or trailing whitespace",
                 "validateContainerOnlyForPod",

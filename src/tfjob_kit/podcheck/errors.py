@@ -133,6 +133,40 @@ class FieldError:
         return f"{self.field}: {self.body}"
 
 
+# The constructors of field.ErrorList entries, named as Go's (field.Invalid, field.Required, ...),
+# so that a check reads line for line against the Go function it mirrors (its name: `origin`).
+
+
+def invalid(path: Path, value: Any, detail: str, origin: str = "") -> FieldError:
+    """``field.Invalid``."""
+    return FieldError(path, ErrorType.INVALID, value, detail, origin)
+
+
+def required(path: Path, detail: str = "", origin: str = "") -> FieldError:
+    """``field.Required``."""
+    return FieldError(path, ErrorType.REQUIRED, OMIT, detail, origin)
+
+
+def forbidden(path: Path, detail: str, origin: str = "") -> FieldError:
+    """``field.Forbidden``."""
+    return FieldError(path, ErrorType.FORBIDDEN, OMIT, detail, origin)
+
+
+def duplicate(path: Path, value: Any, origin: str = "") -> FieldError:
+    """``field.Duplicate``."""
+    return FieldError(path, ErrorType.DUPLICATE, value, "", origin)
+
+
+def not_found(path: Path, value: Any, origin: str = "", *, detail: str = "") -> FieldError:
+    """``field.NotFound`` (with a detail where the Go code sets one on the error)."""
+    return FieldError(path, ErrorType.NOT_FOUND, value, detail, origin)
+
+
+def too_long(path: Path, detail: str, origin: str = "") -> FieldError:
+    """``field.TooLong``, its detail written out (the value is not printed)."""
+    return FieldError(path, ErrorType.TOO_LONG, OMIT, detail, origin)
+
+
 def not_supported_detail(valid: Sequence[str]) -> str:
     """The detail ``field.NotSupported`` writes: the choices quoted, in the order the Go code
     passes them (``sets.List`` sorts; a literal slice does not)."""

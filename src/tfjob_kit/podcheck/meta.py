@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.errors import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    required,
+    too_long,
+)
 from tfjob_kit.podcheck.fields import str_of
 from tfjob_kit.podcheck.names import (
     VALID_LABEL_VALUES,
@@ -54,10 +61,7 @@ def _byte_total(annotations: dict[Any, Any]) -> int:
 
 def validate_label_name(name: str, path: Path) -> list[FieldError]:
     """``metav1validation.ValidateLabelName``: a qualified name."""
-    return [
-        FieldError(path, ErrorType.INVALID, name, msg, "ValidateLabelName")
-        for msg in is_qualified_name(name)
-    ]
+    return [invalid(path, name, msg, "ValidateLabelName") for msg in is_qualified_name(name)]
 
 
 def _all_remembered(labels: dict[Any, Any]) -> bool:
@@ -84,8 +88,7 @@ def validate_labels(labels: Any, path: Path) -> list[FieldError]:
             continue  # both remembered as valid: the checks would find nothing
         errs.extend(validate_label_name(key, path))
         errs.extend(
-            FieldError(path, ErrorType.INVALID, value, msg, "ValidateLabels")
-            for msg in is_valid_label_value(value)
+            invalid(path, value, msg, "ValidateLabels") for msg in is_valid_label_value(value)
         )
     return errs
 
@@ -103,8 +106,7 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
         lowered = key.lower()
         if lowered not in VALID_QUALIFIED_NAMES:  # else remembered as valid
             errs.extend(
-                FieldError(path, ErrorType.INVALID, key, msg, "ValidateAnnotations")
-                for msg in is_qualified_name(lowered)
+                invalid(path, key, msg, "ValidateAnnotations") for msg in is_qualified_name(lowered)
             )
         chars += len(key) + len(value)
     # A character is at most 4 UTF-8 bytes: within the limit / 4 in characters, the bytes need
@@ -113,11 +115,10 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
         TOTAL_ANNOTATION_SIZE_LIMIT_B
     ):
         errs.append(
-            FieldError(
+            too_long(
                 path,
-                ErrorType.TOO_LONG,
-                detail=f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes",
-                origin="ValidateAnnotations",
+                f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes",
+                "ValidateAnnotations",
             )
         )
     return errs
@@ -174,36 +175,18 @@ def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
                 continue
         if not version:
             errs.append(
-                FieldError(
-                    (*path, "apiVersion"),
-                    ErrorType.INVALID,
-                    api_version,
-                    "version must not be empty",
-                    origin,
-                )
+                invalid((*path, "apiVersion"), api_version, "version must not be empty", origin)
             )
         if not kind:
-            errs.append(
-                FieldError((*path, "kind"), ErrorType.INVALID, kind, "must not be empty", origin)
-            )
+            errs.append(invalid((*path, "kind"), kind, "must not be empty", origin))
         if not name:
-            errs.append(
-                FieldError((*path, "name"), ErrorType.INVALID, name, "must not be empty", origin)
-            )
+            errs.append(invalid((*path, "name"), name, "must not be empty", origin))
         if not uid:
-            errs.append(
-                FieldError((*path, "uid"), ErrorType.INVALID, uid, "must not be empty", origin)
-            )
+            errs.append(invalid((*path, "uid"), uid, "must not be empty", origin))
         if (group, version, kind) in _BANNED_OWNERS:
             gvk = f"{group}/{version}, Kind={kind}"
             errs.append(
-                FieldError(
-                    path,
-                    ErrorType.INVALID,
-                    _owner_json(ref),
-                    f"{gvk} is disallowed from being an owner",
-                    origin,
-                )
+                invalid(path, _owner_json(ref), f"{gvk} is disallowed from being an owner", origin)
             )
         if ref.get("controller") is True:
             current = f"{kind}/{name}"
@@ -213,7 +196,7 @@ def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
                     f"references for {first_controller} and {current}"
                 )
                 value = [_owner_json(r) for r in refs if isinstance(r, dict)]
-                errs.append(FieldError(path, ErrorType.INVALID, value, detail, origin))
+                errs.append(invalid(path, value, detail, origin))
             else:
                 first_controller = current
     return errs
@@ -227,15 +210,14 @@ def validate_finalizers(finalizers: Any, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for name in names:
         errs.extend(
-            FieldError(path, ErrorType.INVALID, name, msg, "ValidateFinalizerName")
-            for msg in is_qualified_name(name)
+            invalid(path, name, msg, "ValidateFinalizerName") for msg in is_qualified_name(name)
         )
     if FINALIZER_ORPHAN_DEPENDENTS in names and FINALIZER_DELETE_DEPENDENTS in names:
         detail = (
             f"finalizer {FINALIZER_ORPHAN_DEPENDENTS} and {FINALIZER_DELETE_DEPENDENTS} "
             "cannot be both set"
         )
-        errs.append(FieldError(path, ErrorType.INVALID, names, detail, "ValidateFinalizers"))
+        errs.append(invalid(path, names, detail, "ValidateFinalizers"))
     return errs
 
 
@@ -248,9 +230,8 @@ def validate_kube_finalizer_names(finalizers: Any, path: Path) -> list[FieldErro
     for index, name in enumerate(finalizers):
         if isinstance(name, str) and "/" not in name and name not in STANDARD_FINALIZERS:
             errs.append(
-                FieldError(
+                invalid(
                     (*path, index),
-                    ErrorType.INVALID,
                     name,
                     "name is neither a standard finalizer name nor is it fully qualified",
                     "validateKubeFinalizerName",
@@ -278,42 +259,26 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
         operation = str_of(entry.get("operation"))
         if operation not in ("Apply", "Update"):
             errs.append(
-                FieldError(
-                    (*at, "operation"),
-                    ErrorType.INVALID,
-                    operation,
-                    "must be `Apply` or `Update`",
-                    origin,
-                )
+                invalid((*at, "operation"), operation, "must be `Apply` or `Update`", origin)
             )
         fields_type = str_of(entry.get("fieldsType"))
         if fields_type and fields_type != "FieldsV1":
-            errs.append(
-                FieldError(
-                    (*at, "fieldsType"),
-                    ErrorType.INVALID,
-                    fields_type,
-                    "must be `FieldsV1`",
-                    origin,
-                )
-            )
+            errs.append(invalid((*at, "fieldsType"), fields_type, "must be `FieldsV1`", origin))
         manager = str_of(entry.get("manager"))
         if byte_len(manager) > FIELD_MANAGER_MAX_LENGTH:
             errs.append(
-                FieldError(
+                too_long(
                     (*at, "manager"),
-                    ErrorType.TOO_LONG,
-                    detail=f"may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes",
-                    origin="ValidateFieldManager",
+                    f"may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes",
+                    "ValidateFieldManager",
                 )
             )
         position = 0
         for ch in manager:
             if not ch.isprintable() and ch != " ":
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*at, "manager"),
-                        ErrorType.INVALID,
                         manager,
                         f"invalid character {_go_rune_u(ch)} (at position {position})",
                         "ValidateFieldManager",
@@ -322,11 +287,10 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
             position += byte_len(ch)
         if byte_len(str_of(entry.get("subresource"))) > MAX_SUBRESOURCE_NAME_LENGTH:
             errs.append(
-                FieldError(
+                too_long(
                     (*at, "subresource"),
-                    ErrorType.TOO_LONG,
-                    detail=f"may not be more than {MAX_SUBRESOURCE_NAME_LENGTH} bytes",
-                    origin=origin,
+                    f"may not be more than {MAX_SUBRESOURCE_NAME_LENGTH} bytes",
+                    origin,
                 )
             )
     return errs
@@ -352,41 +316,22 @@ def validate_object_meta(
     generate_name = str_of(meta.get("generateName"))
     if generate_name:
         errs.extend(
-            FieldError((*path, "generateName"), ErrorType.INVALID, generate_name, msg, origin)
+            invalid((*path, "generateName"), generate_name, msg, origin)
             for msg in name_rule(generate_name, True)
         )
     name = str_of(meta.get("name"))
     if not name:
-        errs.append(
-            FieldError(
-                (*path, "name"),
-                ErrorType.REQUIRED,
-                detail="name or generateName is required",
-                origin=origin,
-            )
-        )
+        errs.append(required((*path, "name"), "name or generateName is required", origin))
     elif msgs := name_rule(name, False):
-        errs.extend(
-            FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin) for msg in msgs
-        )
+        errs.extend(invalid((*path, "name"), name, msg, origin) for msg in msgs)
     namespace = str_of(meta.get("namespace"))
     if namespaced:
         if not namespace:
-            errs.append(FieldError((*path, "namespace"), ErrorType.REQUIRED, origin=origin))
+            errs.append(required((*path, "namespace"), origin=origin))
         elif msgs := validate_namespace_name(namespace, False):
-            errs.extend(
-                FieldError((*path, "namespace"), ErrorType.INVALID, namespace, msg, origin)
-                for msg in msgs
-            )
+            errs.extend(invalid((*path, "namespace"), namespace, msg, origin) for msg in msgs)
     elif namespace:
-        errs.append(
-            FieldError(
-                (*path, "namespace"),
-                ErrorType.FORBIDDEN,
-                detail="not allowed on this type",
-                origin=origin,
-            )
-        )
+        errs.append(forbidden((*path, "namespace"), "not allowed on this type", origin))
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0 and not isinstance(generation, bool):
         errs.extend(validate_nonnegative_field(generation, (*path, "generation")))

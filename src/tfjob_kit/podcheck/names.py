@@ -21,7 +21,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path
+from tfjob_kit.podcheck.errors import FieldError, Path, invalid, required
 
 # ---------------------------------------------------------------------------------------------
 # Message builders (MaxLenError, RegexError, EmptyError, InclusiveRangeError)
@@ -430,13 +430,13 @@ def is_valid_port_name(port: str) -> list[str]:
 def is_fully_qualified_name(path: Path, name: str) -> list[FieldError]:
     """``IsFullyQualifiedName``: a DNS subdomain of at least three segments."""
     if not name:
-        return [FieldError(path, ErrorType.REQUIRED, origin="IsFullyQualifiedName")]
+        return [required(path, origin="IsFullyQualifiedName")]
     errs = is_dns1123_subdomain(name)
     if errs:
-        return [FieldError(path, ErrorType.INVALID, name, ",".join(errs), "IsFullyQualifiedName")]
+        return [invalid(path, name, ",".join(errs), "IsFullyQualifiedName")]
     if len(name.split(".")) < 3:
         detail = "should be a domain with at least three segments separated by dots"
-        return [FieldError(path, ErrorType.INVALID, name, detail, "IsFullyQualifiedName")]
+        return [invalid(path, name, detail, "IsFullyQualifiedName")]
     return []
 
 
@@ -445,19 +445,19 @@ def is_fully_qualified_domain_name(path: Path, name: str) -> list[FieldError]:
     DNS-1123 label."""
     origin = "IsFullyQualifiedDomainName"
     if not name:
-        return [FieldError(path, ErrorType.REQUIRED, origin=origin)]
+        return [required(path, origin=origin)]
     name = name.removesuffix(".")
     errs = is_dns1123_subdomain(name)
     if errs:
-        return [FieldError(path, ErrorType.INVALID, name, ",".join(errs), origin)]
+        return [invalid(path, name, ",".join(errs), origin)]
     labels = name.split(".")
     if len(labels) < 2:
         detail = "should be a domain with at least two segments separated by dots"
-        return [FieldError(path, ErrorType.INVALID, name, detail, origin)]
+        return [invalid(path, name, detail, origin)]
     for label in labels:
         errs = is_dns1123_label(label)
         if errs:
-            return [FieldError(path, ErrorType.INVALID, label, ",".join(errs), origin)]
+            return [invalid(path, label, ",".join(errs), origin)]
     return []
 
 
@@ -465,21 +465,15 @@ def is_domain_prefixed_path(path: Path, dp_path: str) -> list[FieldError]:
     """``IsDomainPrefixedPath``: ``host/path`` with a DNS subdomain host."""
     origin = "IsDomainPrefixedPath"
     if not dp_path:
-        return [FieldError(path, ErrorType.REQUIRED, origin=origin)]
+        return [required(path, origin=origin)]
     segments = dp_path.split("/", 1)
     if len(segments) != 2 or not segments[0] or not segments[1]:
         detail = 'must be a domain-prefixed path (such as "acme.io/foo")'
-        return [FieldError(path, ErrorType.INVALID, dp_path, detail, origin)]
+        return [invalid(path, dp_path, detail, origin)]
     host, rest = segments
-    out = [
-        FieldError(path, ErrorType.INVALID, host, msg, origin) for msg in is_dns1123_subdomain(host)
-    ]
+    out = [invalid(path, host, msg, origin) for msg in is_dns1123_subdomain(host)]
     if _HTTP_PATH_RE.fullmatch(rest) is None:
-        out.append(
-            FieldError(
-                path, ErrorType.INVALID, rest, regex_error("Invalid path", _HTTP_PATH_FMT), origin
-            )
-        )
+        out.append(invalid(path, rest, regex_error("Invalid path", _HTTP_PATH_FMT), origin))
     return out
 
 
@@ -639,19 +633,17 @@ def _parse_ip(
     ip = parse_ip_sloppy(value)
     if ip is None:
         detail = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
-        return None, [FieldError(path, ErrorType.INVALID, value, detail, origin)]
+        return None, [invalid(path, value, detail, origin)]
     errs: list[FieldError] = []
     if strict:
         try:
             addr: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(value)
         except ValueError:
             addr = None
-            errs.append(
-                FieldError(path, ErrorType.INVALID, value, "must not have leading 0s", origin)
-            )
+            errs.append(invalid(path, value, "must not have leading 0s", origin))
         if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
             detail = "must not be an IPv4-mapped IPv6 address"
-            errs.append(FieldError(path, ErrorType.INVALID, value, detail, origin))
+            errs.append(invalid(path, value, detail, origin))
     return ip, errs
 
 
@@ -674,7 +666,7 @@ def is_valid_ip(path: Path, value: str) -> list[FieldError]:
     canonical = ip_string(ip)
     if value != canonical:
         detail = f'must be in canonical form ("{canonical}")'
-        return [FieldError(path, ErrorType.INVALID, value, detail, origin)]
+        return [invalid(path, value, detail, origin)]
     return []
 
 
@@ -728,20 +720,14 @@ def validate_dns1123_label(value: str, path: Path) -> list[FieldError]:
     """``ValidateDNS1123Label``."""
     if value in VALID_DNS1123_LABELS:  # what is_dns1123_label looks up first
         return []
-    return [
-        FieldError(path, ErrorType.INVALID, value, msg, "ValidateDNS1123Label")
-        for msg in is_dns1123_label(value)
-    ]
+    return [invalid(path, value, msg, "ValidateDNS1123Label") for msg in is_dns1123_label(value)]
 
 
 def validate_qualified_name(value: str, path: Path) -> list[FieldError]:
     """``ValidateQualifiedName``."""
     if value in VALID_QUALIFIED_NAMES:  # what is_qualified_name looks up first
         return []
-    return [
-        FieldError(path, ErrorType.INVALID, value, msg, "ValidateQualifiedName")
-        for msg in is_qualified_name(value)
-    ]
+    return [invalid(path, value, msg, "ValidateQualifiedName") for msg in is_qualified_name(value)]
 
 
 def validate_dns1123_subdomain(value: str, path: Path) -> list[FieldError]:
@@ -749,15 +735,14 @@ def validate_dns1123_subdomain(value: str, path: Path) -> list[FieldError]:
     if value in VALID_DNS1123_SUBDOMAINS:  # what is_dns1123_subdomain looks up first
         return []
     return [
-        FieldError(path, ErrorType.INVALID, value, msg, "ValidateDNS1123Subdomain")
-        for msg in is_dns1123_subdomain(value)
+        invalid(path, value, msg, "ValidateDNS1123Subdomain") for msg in is_dns1123_subdomain(value)
     ]
 
 
 def validate_dns1123_subdomain_with_underscore(value: str, path: Path) -> list[FieldError]:
     """``ValidateDNS1123SubdomainWithUnderScore``."""
     return [
-        FieldError(path, ErrorType.INVALID, value, msg, "ValidateDNS1123SubdomainWithUnderScore")
+        invalid(path, value, msg, "ValidateDNS1123SubdomainWithUnderScore")
         for msg in is_dns1123_subdomain_with_underscore(value)
     ]
 
@@ -765,14 +750,10 @@ def validate_dns1123_subdomain_with_underscore(value: str, path: Path) -> list[F
 def validate_nonnegative_field(value: int, path: Path) -> list[FieldError]:
     """``ValidateNonnegativeField``."""
     if value < 0:
-        return [
-            FieldError(
-                path, ErrorType.INVALID, value, IS_NEGATIVE_ERROR_MSG, "ValidateNonnegativeField"
-            )
-        ]
+        return [invalid(path, value, IS_NEGATIVE_ERROR_MSG, "ValidateNonnegativeField")]
     return []
 
 
 def validate_name(value: str, path: Path, rule: NameRule, origin: str) -> list[FieldError]:
     """Each message of a name rule as an Invalid error (``for _, msg := range nameFn(...)``)."""
-    return [FieldError(path, ErrorType.INVALID, value, msg, origin) for msg in rule(value, False)]
+    return [invalid(path, value, msg, origin) for msg in rule(value, False)]

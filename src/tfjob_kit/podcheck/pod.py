@@ -30,7 +30,16 @@ import json
 from typing import Any
 
 from tfjob_kit.podcheck import containers, gojson, resources, scheduling, security, volumes
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path, not_supported
+from tfjob_kit.podcheck.errors import (
+    FieldError,
+    Key,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from tfjob_kit.podcheck.fields import dict_of, list_of, opt_int, str_of
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
@@ -306,7 +315,7 @@ def _validate_tolerations_annotation(annotations: dict[str, Any], path: Path) ->
     tolerations, error = _decode_tolerations(annotations[TOLERATIONS_ANNOTATION])
     if error:
         origin = "ValidateTolerationsInPodAnnotations"
-        return [FieldError(path, ErrorType.INVALID, TOLERATIONS_ANNOTATION, error, origin)]
+        return [invalid(path, TOLERATIONS_ANNOTATION, error, origin)]
     if not tolerations:
         return []
     return scheduling.validate_tolerations(tolerations, (*path, TOLERATIONS_ANNOTATION))
@@ -325,9 +334,8 @@ def _validate_deletion_cost(annotations: dict[str, Any], path: Path) -> list[Fie
     if ok:
         return []
     return [
-        FieldError(
+        invalid(
             (*path, Key(POD_DELETION_COST_ANNOTATION)),
-            ErrorType.INVALID,
             text,
             "must be a 32bit integer",
             "ValidatePodSpecificAnnotations",
@@ -341,15 +349,7 @@ def validate_seccomp_profile_annotation(value: str, path: Path) -> list[FieldErr
         return []
     if value.startswith("localhost/"):
         return volumes.validate_local_descending_path(value[len("localhost/") :], path)
-    return [
-        FieldError(
-            path,
-            ErrorType.INVALID,
-            value,
-            "must be a valid seccomp profile",
-            "ValidateSeccompProfile",
-        )
-    ]
+    return [invalid(path, value, "must be a valid seccomp profile", "ValidateSeccompProfile")]
 
 
 def _validate_apparmor_annotations(
@@ -366,17 +366,13 @@ def _validate_apparmor_annotations(
             names = {str_of(ctr.get("name")) for ctr, _ in _containers(spec, _ALL)}
         name = key[len(APPARMOR_CONTAINER_ANNOTATION_PREFIX) :]
         if name not in names:
-            errs.append(
-                FieldError(
-                    (*path, Key(key)), ErrorType.INVALID, name, "container not found", origin
-                )
-            )
+            errs.append(invalid((*path, Key(key)), name, "container not found", origin))
         profile = str_of(value)
         if profile not in ("", "runtime/default", "unconfined") and not profile.startswith(
             "localhost/"
         ):
             detail = f"invalid AppArmor profile name: {json.dumps(profile)}"
-            errs.append(FieldError((*path, Key(key)), ErrorType.INVALID, profile, detail, origin))
+            errs.append(invalid((*path, Key(key)), profile, detail, origin))
     return errs
 
 
@@ -404,9 +400,8 @@ def validate_pod_specific_annotations(
     errs: list[FieldError] = []
     if MIRROR_POD_ANNOTATION in values and _unset(spec.get("nodeName")):
         errs.append(
-            FieldError(
+            invalid(
                 (*path, Key(MIRROR_POD_ANNOTATION)),
-                ErrorType.INVALID,
                 str_of(values[MIRROR_POD_ANNOTATION]),
                 "must set spec.nodeName if mirror pod annotation is set",
                 "ValidatePodSpecificAnnotations",
@@ -445,23 +440,16 @@ def _validate_resource_claims(
     mirror = MIRROR_POD_ANNOTATION in dict_of(meta.get("annotations"))
     for i, claim in enumerate(claims):
         if mirror:
-            errs.append(
-                FieldError(
-                    ("",),
-                    ErrorType.FORBIDDEN,
-                    detail="static pods do not support resource claims",
-                    origin=origin,
-                )
-            )
+            errs.append(forbidden(("",), "static pods do not support resource claims", origin))
             continue
         if not isinstance(claim, dict):
             continue
         at = (*path, i)
         name = str_of(claim.get("name"))
         if not name:
-            errs.append(FieldError((*at, "name"), ErrorType.REQUIRED, origin=origin))
+            errs.append(required((*at, "name"), origin=origin))
         elif name in seen:
-            errs.append(FieldError((*at, "name"), ErrorType.DUPLICATE, name, origin=origin))
+            errs.append(duplicate((*at, "name"), name, origin))
         else:
             errs.extend(validate_dns1123_label(name, (*at, "name")))
             seen.add(name)
@@ -476,17 +464,17 @@ def _validate_resource_claims(
             detail = (
                 "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
             )
-            errs.append(FieldError(at, ErrorType.INVALID, value, detail, origin))
+            errs.append(invalid(at, value, detail, origin))
         if claim_name is None and template_name is None:
             detail = "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
-            errs.append(FieldError(at, ErrorType.INVALID, value, detail, origin))
+            errs.append(invalid(at, value, detail, origin))
         for key, given in (
             ("resourceClaimName", claim_name),
             ("resourceClaimTemplateName", template_name),
         ):
             if isinstance(given, str):
                 errs.extend(
-                    FieldError((*at, key), ErrorType.INVALID, given, msg, origin)
+                    invalid((*at, key), given, msg, origin)
                     for msg in name_is_dns_subdomain(given, False)
                 )
     return errs
@@ -506,9 +494,8 @@ def _validate_host_network_deps(spec: dict[str, Any]) -> list[FieldError]:
             host_port = opt_int(port.get("hostPort")) or 0
             if host_port != (opt_int(port.get("containerPort")) or 0):
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*_SPEC, "containers", i, "ports", j, "hostPort"),
-                        ErrorType.INVALID,
                         host_port,
                         "must match `containerPort` when `hostNetwork` is true",
                         "validatePodHostNetworkDeps",
@@ -524,7 +511,7 @@ def _validate_choice(
     if not isinstance(value, str) or value in valid:
         return []
     if value == "":
-        return [FieldError(path, ErrorType.REQUIRED, origin=origin)]
+        return [required(path, origin=origin)]
     return [not_supported(path, value, valid, origin)]
 
 
@@ -535,34 +522,30 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
     if spec.get("dnsPolicy") == "None":
         if not isinstance(config, dict):
             detail = "must provide `dnsConfig` when `dnsPolicy` is None"
-            return [FieldError(path, ErrorType.REQUIRED, detail=detail, origin=origin)]
+            return [required(path, detail, origin)]
         if not list_of(config.get("nameservers")):
             detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
-            return [
-                FieldError((*path, "nameservers"), ErrorType.REQUIRED, detail=detail, origin=origin)
-            ]
+            return [required((*path, "nameservers"), detail, origin)]
     if not isinstance(config, dict):
         return []
     errs: list[FieldError] = []
     nameservers = [ns for ns in list_of(config.get("nameservers")) if isinstance(ns, str)]
     if len(nameservers) > MAX_DNS_NAMESERVERS:
         detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
-        errs.append(
-            FieldError((*path, "nameservers"), ErrorType.INVALID, nameservers, detail, origin)
-        )
+        errs.append(invalid((*path, "nameservers"), nameservers, detail, origin))
     for i, ns in enumerate(list_of(config.get("nameservers"))):
         if isinstance(ns, str):
             errs.extend(is_valid_ip_for_legacy_field((*path, "nameservers", i), ns))
     searches = [s for s in list_of(config.get("searches")) if isinstance(s, str)]
     if len(searches) > MAX_DNS_SEARCH_PATHS:
         detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
-        errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
+        errs.append(invalid((*path, "searches"), searches, detail, origin))
     if len(" ".join(searches).encode()) > MAX_DNS_SEARCH_LIST_CHARS:
         detail = (
             f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) "
             "in the search list"
         )
-        errs.append(FieldError((*path, "searches"), ErrorType.INVALID, searches, detail, origin))
+        errs.append(invalid((*path, "searches"), searches, detail, origin))
     for i, search in enumerate(list_of(config.get("searches"))):
         if isinstance(search, str) and search != ".":
             errs.extend(
@@ -572,14 +555,7 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
             )
     for i, option in enumerate(list_of(config.get("options"))):
         if isinstance(option, dict) and not str_of(option.get("name")):
-            errs.append(
-                FieldError(
-                    (*path, "options", i),
-                    ErrorType.REQUIRED,
-                    detail="must not be empty",
-                    origin=origin,
-                )
-            )
+            errs.append(required((*path, "options", i), "must not be empty", origin))
     return errs
 
 
@@ -606,9 +582,7 @@ def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
         name = str_of(gate.get("name"))
         errs.extend(validate_qualified_name(name, (*path, i)))
         if name in seen:
-            errs.append(
-                FieldError((*path, i), ErrorType.DUPLICATE, name, origin="validateSchedulingGates")
-            )
+            errs.append(duplicate((*path, i), name, "validateSchedulingGates"))
         seen.add(name)
     return errs
 
@@ -632,8 +606,7 @@ def _named(spec: dict[str, Any], key: str, origin: str) -> list[FieldError]:
     if not value:
         return []
     return [
-        FieldError((*_SPEC, key), ErrorType.INVALID, value, msg, origin)
-        for msg in name_is_dns_subdomain(value, False)
+        invalid((*_SPEC, key), value, msg, origin) for msg in name_is_dns_subdomain(value, False)
     ]
 
 
@@ -676,9 +649,7 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
 
     def forbid(present: bool, path: Path) -> None:
         if present:
-            errs.append(
-                FieldError(path, ErrorType.FORBIDDEN, detail=_WINDOWS_DETAIL, origin=origin)
-            )
+            errs.append(forbidden(path, _WINDOWS_DETAIL, origin))
 
     for key, rel in _WINDOWS_POD_FORBIDDEN:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
@@ -706,24 +677,10 @@ def _validate_linux(spec: dict[str, Any]) -> list[FieldError]:
     detail = "windows options cannot be set for a linux pod"
     errs: list[FieldError] = []
     if dict_of(spec.get("securityContext")).get("windowsOptions") is not None:
-        errs.append(
-            FieldError(
-                (*_SPEC, "securityContext", "windowsOptions"),
-                ErrorType.FORBIDDEN,
-                detail=detail,
-                origin=origin,
-            )
-        )
+        errs.append(forbidden((*_SPEC, "securityContext", "windowsOptions"), detail, origin))
     for ctr, ctr_path in _containers(spec, _ALL):
         if dict_of(ctr.get("securityContext")).get("windowsOptions") is not None:
-            errs.append(
-                FieldError(
-                    (*ctr_path, "securityContext", "windowsOptions"),
-                    ErrorType.FORBIDDEN,
-                    detail=detail,
-                    origin=origin,
-                )
-            )
+            errs.append(forbidden((*ctr_path, "securityContext", "windowsOptions"), detail, origin))
     return errs
 
 
@@ -737,7 +694,7 @@ def _validate_os(spec: dict[str, Any]) -> list[FieldError]:
     if not isinstance(name, str):
         return []
     if not name:
-        return [FieldError((*_SPEC, "os", "name"), ErrorType.REQUIRED, origin="validateOS")]
+        return [required((*_SPEC, "os", "name"), origin="validateOS")]
     if name not in ("linux", "windows"):
         return [not_supported((*_SPEC, "os"), name, ["linux", "windows"], "validateOS")]
     return _validate_linux(spec) if name == "linux" else _validate_windows(spec)
@@ -754,13 +711,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     path = _SPEC
     errs: list[FieldError] = []
     if spec.get("terminationGracePeriodSeconds") is None:
-        errs.append(
-            FieldError(
-                (*path, "terminationGracePeriodSeconds"),
-                ErrorType.REQUIRED,
-                origin="ValidatePodSpec",
-            )
-        )
+        errs.append(required((*path, "terminationGracePeriodSeconds"), origin="ValidatePodSpec"))
     vols, vol_errs = volumes.validate_volumes(spec, path, pod_name=str_of(meta.get("name")))
     errs.extend(vol_errs)
     claims = resources.pod_claim_names(spec)
@@ -805,13 +756,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         msgs = validate_service_account_name(service_account, False)
         if msgs:
             errs.extend(
-                FieldError(
-                    (*path, "serviceAccountName"),
-                    ErrorType.INVALID,
-                    service_account,
-                    msg,
-                    "ValidatePodSpec",
-                )
+                invalid((*path, "serviceAccountName"), service_account, msg, "ValidatePodSpec")
                 for msg in msgs
             )
     if spec.get("nodeName"):
@@ -819,9 +764,8 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     deadline = opt_int(spec.get("activeDeadlineSeconds"))
     if deadline is not None and not 1 <= deadline <= MAX_INT32:
         errs.append(
-            FieldError(
+            invalid(
                 (*path, "activeDeadlineSeconds"),
-                ErrorType.INVALID,
                 deadline,
                 inclusive_range_error(1, MAX_INT32),
                 "ValidatePodSpec",
@@ -839,13 +783,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     runtime_class = spec.get("runtimeClassName")
     if isinstance(runtime_class, str):
         errs.extend(
-            FieldError(
-                (*path, "runtimeClassName"),
-                ErrorType.INVALID,
-                runtime_class,
-                msg,
-                "ValidateRuntimeClassName",
-            )
+            invalid((*path, "runtimeClassName"), runtime_class, msg, "ValidateRuntimeClassName")
             for msg in name_is_dns_subdomain(runtime_class, False)
         )
     preemption = spec.get("preemptionPolicy")
@@ -879,11 +817,10 @@ def _validate_projected_tokens_need_account(spec: dict[str, Any]) -> list[FieldE
         for si, source in enumerate(list_of(projected.get("sources"))):
             if isinstance(source, dict) and source.get("serviceAccountToken") is not None:
                 errs.append(
-                    FieldError(
+                    forbidden(
                         (*_SPEC, "volumes", vi, "projected", "sources", si, "serviceAccountToken"),
-                        ErrorType.FORBIDDEN,
-                        detail="must not be specified when serviceAccountName is not set",
-                        origin="validatePodMetadataAndSpec",
+                        "must not be specified when serviceAccountName is not set",
+                        "validatePodMetadataAndSpec",
                     )
                 )
     return errs
@@ -896,12 +833,7 @@ def _seccomp_match(annotation: str, profile: Any, path: Path) -> list[FieldError
     origin = "validateSeccompAnnotationsAndFieldsMatch"
     kind = profile.get("type")
     type_error = [
-        FieldError(
-            (*path, "type"),
-            ErrorType.FORBIDDEN,
-            detail="seccomp type in annotation and field must match",
-            origin=origin,
-        )
+        forbidden((*path, "type"), "seccomp type in annotation and field must match", origin)
     ]
     if kind == "Unconfined" and annotation != "unconfined":
         return type_error
@@ -912,11 +844,10 @@ def _seccomp_match(annotation: str, profile: Any, path: Path) -> list[FieldError
             return type_error
         if profile.get("localhostProfile") != annotation[len("localhost/") :]:
             return [
-                FieldError(
+                forbidden(
                     (*path, "localhostProfile"),
-                    ErrorType.FORBIDDEN,
-                    detail="seccomp profile in annotation and field must match",
-                    origin=origin,
+                    "seccomp profile in annotation and field must match",
+                    origin,
                 )
             ]
     return []
@@ -985,11 +916,8 @@ def _validate_apparmor_annotations_and_fields(
         )
         if mismatch:
             errs.append(
-                FieldError(
-                    (*path, "type"),
-                    ErrorType.FORBIDDEN,
-                    detail="apparmor type in annotation and field must match",
-                    origin=origin,
+                forbidden(
+                    (*path, "type"), "apparmor type in annotation and field must match", origin
                 )
             )
         elif (
@@ -997,11 +925,10 @@ def _validate_apparmor_annotations_and_fields(
             and profile.get("localhostProfile") != annotation[len("localhost/") :]
         ):
             errs.append(
-                FieldError(
+                forbidden(
                     (*path, "localhostProfile"),
-                    ErrorType.FORBIDDEN,
-                    detail="apparmor profile in annotation and field must match",
-                    origin=origin,
+                    "apparmor profile in annotation and field must match",
+                    origin,
                 )
             )
     return errs
@@ -1019,20 +946,16 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     errs.extend(containers.validate_containers_only_for_pod(spec, _SPEC))
     if list_of(spec.get("ephemeralContainers")):
         errs.append(
-            FieldError(
-                (*_SPEC, "ephemeralContainers"),
-                ErrorType.FORBIDDEN,
-                detail="cannot be set on create",
-                origin="ValidatePodCreate",
+            forbidden(
+                (*_SPEC, "ephemeralContainers"), "cannot be set on create", "ValidatePodCreate"
             )
         )
     if str_of(spec.get("nodeName")) and list_of(spec.get("schedulingGates")):
         errs.append(
-            FieldError(
+            forbidden(
                 (*_SPEC, "nodeName"),
-                ErrorType.FORBIDDEN,
-                detail="cannot be set until all schedulingGates have been cleared",
-                origin="ValidatePodCreate",
+                "cannot be set until all schedulingGates have been cleared",
+                "ValidatePodCreate",
             )
         )
     # both compare a field with an annotation that these keys start: none, nothing to compare

@@ -27,7 +27,19 @@ from tfjob_kit.quantity import (
     quantity_text,
 )
 
-from .errors import OMIT, ErrorType, FieldError, Key, Path, not_supported
+from .errors import (
+    OMIT,
+    ErrorType,
+    FieldError,
+    Key,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
 from .names import IS_NEGATIVE_ERROR_MSG, is_dns1123_label, is_qualified_name
 
 CPU = "cpu"
@@ -152,11 +164,7 @@ def _quantities(resources: Any, path: Path, errs: list[FieldError]) -> dict[str,
         error = quantity_error(text)
         if error is not None:
             shown = value if isinstance(value, str | int | float) else OMIT
-            errs.append(
-                FieldError(
-                    (*path, Key(name)), ErrorType.INVALID, shown, error, "resource.ParseQuantity"
-                )
-            )
+            errs.append(invalid((*path, Key(name)), shown, error, "resource.ParseQuantity"))
     return out
 
 
@@ -281,9 +289,7 @@ def _hugepage_errors(name: str, quantity: Quantity, path: Path) -> list[FieldErr
         return []
     shown = quantity.string()
     detail = f"{shown} is not positive integer multiple of {name}"
-    return [
-        FieldError(path, ErrorType.INVALID, shown, detail, "validateResourceQuantityHugePageValue")
-    ]
+    return [invalid(path, shown, detail, "validateResourceQuantityHugePageValue")]
 
 
 def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list[FieldError]:
@@ -303,25 +309,25 @@ def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list
         request = request if isinstance(request, str) else ""
         item = (*path, i)
         if not name:
-            errs.append(FieldError(item, ErrorType.REQUIRED, OMIT, "", origin))
+            errs.append(required(item, origin=origin))
             continue
         if name in seen:
-            errs.append(FieldError(item, ErrorType.DUPLICATE, name, "", origin))
+            errs.append(duplicate(item, name, origin))
         else:
             key = name
             if request:
                 errs.extend(
-                    FieldError((*item, "request"), ErrorType.INVALID, request, msg, origin)
+                    invalid((*item, "request"), request, msg, origin)
                     for msg in is_dns1123_label(request)
                 )
                 key += "/" + request
             if key in seen:
-                errs.append(FieldError(item, ErrorType.DUPLICATE, key, "", origin))
+                errs.append(duplicate(item, key, origin))
             elif not request:
                 for other in names:
                     index = other.find("/")
                     if index >= 0 and other[:index] == name:
-                        errs.append(FieldError(item, ErrorType.DUPLICATE, name, "", origin))
+                        errs.append(duplicate(item, name, origin))
             if key not in seen:
                 seen.add(key)
                 names.append(key)
@@ -331,7 +337,7 @@ def _validate_claim_names(claims: Any, pod_claims: set[str], path: Path) -> list
                 detail += ": " + ", ".join(sorted(pod_claims))
             else:
                 detail += " which is empty"
-            errs.append(FieldError(item, ErrorType.NOT_FOUND, name, detail, origin))
+            errs.append(not_found(item, name, origin, detail=detail))
     return errs
 
 
@@ -384,23 +390,21 @@ def _validate_requirements(
             elif quantity.value != limit_quantity.value and not is_overcommit_allowed(name):
                 detail = f"must be equal to {name} limit of {limit_quantity.string()}"
                 shown = quantity.string()
-                errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
+                errs.append(invalid(req_path, shown, detail, origin))
             elif quantity.value > limit_quantity.value:
                 detail = f"must be less than or equal to {name} limit of {limit_quantity.string()}"
                 shown = quantity.string()
-                errs.append(FieldError(req_path, ErrorType.INVALID, shown, detail, origin))
+                errs.append(invalid(req_path, shown, detail, origin))
         elif not is_overcommit_allowed(name):
             detail = "Limit must be set for non overcommitable resources"
-            errs.append(FieldError(lim_path, ErrorType.REQUIRED, OMIT, detail, origin))
+            errs.append(required(lim_path, detail, origin))
         if name.startswith(HUGEPAGES_PREFIX):  # is_hugepage
             req_huge = True
             errs.extend(_hugepage_errors(name, quantity, (*req_path, Key(name))))
         if name in _QOS:
             req_qos = True
     if not lim_qos and not req_qos and (req_huge or lim_huge):
-        errs.append(
-            FieldError(path, ErrorType.FORBIDDEN, OMIT, "HugePages require cpu or memory", origin)
-        )
+        errs.append(forbidden(path, "HugePages require cpu or memory", origin))
     claims = requirements.get("claims")
     if claims is not None:  # _validate_claim_names has nothing to say about a missing list
         errs.extend(_validate_claim_names(claims, pod_claims, (*path, "claims")))
@@ -534,22 +538,12 @@ def _validate_pod_level(
     """``validatePodResources``."""
     os_spec = spec.get("os")
     if isinstance(os_spec, dict) and os_spec.get("name") == "windows":
-        return [
-            FieldError(
-                path,
-                ErrorType.FORBIDDEN,
-                OMIT,
-                "may not be set for a windows pod",
-                "validatePodResources",
-            )
-        ]
+        return [forbidden(path, "may not be set for a windows pod", "validatePodResources")]
     errs: list[FieldError] = []
     if resources.get("claims") is not None:
         errs.append(
-            FieldError(
+            forbidden(
                 (*path, "claims"),
-                ErrorType.FORBIDDEN,
-                OMIT,
                 "claims may not be set for Resources at pod-level",
                 "validatePodResources",
             )
@@ -574,13 +568,7 @@ def _validate_consistency(
                 f"must be greater than or equal to aggregate container requests of {total.string()}"
             )
             errs.append(
-                FieldError(
-                    (*path, "requests", Key(name)),
-                    ErrorType.INVALID,
-                    pod_request.string(),
-                    detail,
-                    origin,
-                )
+                invalid((*path, "requests", Key(name)), pod_request.string(), detail, origin)
             )
     for name, total in aggregate(spec, "limits").items():
         pod_limit = pod_limits.get(name)
@@ -590,24 +578,15 @@ def _validate_consistency(
             detail = (
                 f"must be greater than or equal to aggregate container limits of {total.string()}"
             )
-            errs.append(
-                FieldError(
-                    (*path, "limits", Key(name)),
-                    ErrorType.INVALID,
-                    pod_limit.string(),
-                    detail,
-                    origin,
-                )
-            )
+            errs.append(invalid((*path, "limits", Key(name)), pod_limit.string(), detail, origin))
     for i, ctr in _containers(spec, "containers"):
         for name, limit in _requirement(ctr, "limits").items():
             pod_limit = pod_limits.get(name)
             if pod_limit is not None and limit.value > pod_limit.value:
                 detail = f"must be less than or equal to pod limits of {pod_limit.string()}"
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*path, "containers", i, Key(name), "limits"),
-                        ErrorType.INVALID,
                         limit.string(),
                         detail,
                         origin,

@@ -23,7 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import OMIT, ErrorType, FieldError, Path, not_supported
+from .errors import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from .fields import list_of, opt_int, str_of
 from .meta import validate_label_name, validate_labels
 from .names import (
@@ -73,19 +81,18 @@ def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldErro
     if operator in ("In", "NotIn"):
         if not values:
             detail = "must be specified when `operator` is 'In' or 'NotIn'"
-            errs.append(FieldError((*path, "values"), ErrorType.REQUIRED, OMIT, detail, origin))
+            errs.append(required((*path, "values"), detail, origin))
     elif operator in ("Exists", "DoesNotExist"):
         if values:
             detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            errs.append(FieldError((*path, "values"), ErrorType.FORBIDDEN, OMIT, detail, origin))
+            errs.append(forbidden((*path, "values"), detail, origin))
     else:
         detail = "not a valid selector operator"
-        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+        errs.append(invalid((*path, "operator"), operator, detail, origin))
     errs.extend(validate_label_name(str_of(expr.get("key")), (*path, "key")))
     for j, value in enumerate(values):
         errs.extend(
-            FieldError((*path, "values", j), ErrorType.INVALID, value, msg, origin)
-            for msg in is_valid_label_value(value)
+            invalid((*path, "values", j), value, msg, origin) for msg in is_valid_label_value(value)
         )
     return errs
 
@@ -126,7 +133,7 @@ def _label_keys(keys: list[str], selector: Any, path: Path, origin: str) -> list
         return []
     if not isinstance(selector, dict):
         detail = "must not be specified when labelSelector is not set"
-        return [FieldError(path, ErrorType.FORBIDDEN, OMIT, detail, origin)]
+        return [forbidden(path, detail, origin)]
     errs: list[FieldError] = []
     for i, key in enumerate(keys):
         errs.extend(validate_label_name(key, (*path, i)))
@@ -155,9 +162,8 @@ def _match_label_keys(
             key = str_of(expr.get("key"))
             if key in index and key in seen:
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*path, index[key]),
-                        ErrorType.INVALID,
                         key,
                         "exists in both matchLabelKeys and labelSelector",
                         origin,
@@ -168,9 +174,8 @@ def _match_label_keys(
     for i, key in enumerate(match_keys):
         if key in mismatch:
             errs.append(
-                FieldError(
+                invalid(
                     (*path, "matchLabelKeys", i),
-                    ErrorType.INVALID,
                     key,
                     "exists in both matchLabelKeys and mismatchLabelKeys",
                     origin,
@@ -194,23 +199,23 @@ def _node_selector_requirement(
     if operator in _NODE_OPERATORS_VALUES:
         if not values:
             detail = "must be specified when `operator` is 'In' or 'NotIn'"
-            errs.append(FieldError(values_path, ErrorType.REQUIRED, OMIT, detail, origin))
+            errs.append(required(values_path, detail, origin))
     elif operator in _NODE_OPERATORS_NO_VALUES:
         if values:
             detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            errs.append(FieldError(values_path, ErrorType.FORBIDDEN, OMIT, detail, origin))
+            errs.append(forbidden(values_path, detail, origin))
     elif operator in _NODE_OPERATORS_ONE_VALUE:
         if len(values) != 1:
             detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
-            errs.append(FieldError(values_path, ErrorType.REQUIRED, OMIT, detail, origin))
+            errs.append(required(values_path, detail, origin))
     else:
         detail = "not a valid selector operator"
-        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+        errs.append(invalid((*path, "operator"), operator, detail, origin))
     errs.extend(validate_label_name(str_of(req.get("key")), (*path, "key")))
     if not allow_invalid_values:
         for j, value in enumerate(values):
             errs.extend(
-                FieldError((*values_path, j), ErrorType.INVALID, value, msg, origin)
+                invalid((*values_path, j), value, msg, origin)
                 for msg in is_valid_label_value(value)
             )
     return errs
@@ -227,18 +232,18 @@ def _node_field_selector_requirement(req: Mapping[str, Any], path: Path) -> list
             detail = (
                 "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
             )
-            errs.append(FieldError((*path, "values"), ErrorType.REQUIRED, OMIT, detail, origin))
+            errs.append(required((*path, "values"), detail, origin))
     else:
         detail = "not a valid selector operator"
-        errs.append(FieldError((*path, "operator"), ErrorType.INVALID, operator, detail, origin))
+        errs.append(invalid((*path, "operator"), operator, detail, origin))
     key = str_of(req.get("key"))
     if key != _OBJECT_NAME_FIELD:
         detail = "not a valid field selector key"
-        errs.append(FieldError((*path, "key"), ErrorType.INVALID, key, detail, origin))
+        errs.append(invalid((*path, "key"), key, detail, origin))
     else:
         for i, value in enumerate(values):
             errs.extend(
-                FieldError((*path, "values", i), ErrorType.INVALID, value, msg, origin)
+                invalid((*path, "values", i), value, msg, origin)
                 for msg in is_dns1123_subdomain(value)
             )
     return errs
@@ -261,15 +266,13 @@ def _node_selector_term(
 def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
     """``validateNodeAffinity``."""
     errs: list[FieldError] = []
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(required, dict):
+    selector = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(selector, dict):
         terms_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-        terms = list_of(required.get("nodeSelectorTerms"))
+        terms = list_of(selector.get("nodeSelectorTerms"))
         if not terms:
             detail = "must have at least one node selector term"
-            errs.append(
-                FieldError(terms_path, ErrorType.REQUIRED, OMIT, detail, "ValidateNodeSelector")
-            )
+            errs.append(required(terms_path, detail, "ValidateNodeSelector"))
         for i, term in _maps(terms):
             errs.extend(_node_selector_term(term, False, (*terms_path, i)))
     preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
@@ -278,9 +281,8 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
             errs.append(
-                FieldError(
+                invalid(
                     (*preferred_path, i, "weight"),
-                    ErrorType.INVALID,
                     weight,
                     "must be in the range 1-100",
                     "ValidatePreferredSchedulingTerms",
@@ -308,23 +310,13 @@ def _pod_affinity_term(
     errs.extend(_label_selector(term.get("namespaceSelector"), [], (*path, "namespaceSelector")))
     for name in _strings(term.get("namespaces")):
         errs.extend(
-            FieldError(
-                (*path, "namespace"), ErrorType.INVALID, name, msg, "validatePodAffinityTerm"
-            )
+            invalid((*path, "namespace"), name, msg, "validatePodAffinityTerm")
             for msg in name_is_dns_label(name, False)
         )
     errs.extend(_match_label_keys(path, match_keys, mismatch_keys, selector, extra))
     topology_key = str_of(term.get("topologyKey"))
     if not topology_key:
-        errs.append(
-            FieldError(
-                (*path, "topologyKey"),
-                ErrorType.REQUIRED,
-                OMIT,
-                "can not be empty",
-                "validatePodAffinityTerm",
-            )
-        )
+        errs.append(required((*path, "topologyKey"), "can not be empty", "validatePodAffinityTerm"))
     errs.extend(validate_label_name(topology_key, (*path, "topologyKey")))
     return errs
 
@@ -343,9 +335,8 @@ def _pod_affinity(
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
             errs.append(
-                FieldError(
+                invalid(
                     (*preferred_path, j, "weight"),
-                    ErrorType.INVALID,
                     weight,
                     "must be in the range 1-100",
                     "validateWeightedPodAffinityTerms",
@@ -395,26 +386,18 @@ def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
                 "operator must be Exists when `key` is empty, which means "
                 '"match all values and all keys"'
             )
-            errs.append(
-                FieldError((*item, "operator"), ErrorType.INVALID, operator, detail, origin)
-            )
+            errs.append(invalid((*item, "operator"), operator, detail, origin))
         if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
             detail = "effect must be 'NoExecute' when `tolerationSeconds` is set"
-            errs.append(FieldError((*item, "effect"), ErrorType.INVALID, effect, detail, origin))
+            errs.append(invalid((*item, "effect"), effect, detail, origin))
         if operator in ("Equal", ""):
             msgs = is_valid_label_value(value)
             if msgs:
-                errs.append(
-                    FieldError(
-                        (*item, "operator"), ErrorType.INVALID, value, ";".join(msgs), origin
-                    )
-                )
+                errs.append(invalid((*item, "operator"), value, ";".join(msgs), origin))
         elif operator == "Exists":
             if value:
                 detail = "value must be empty when `operator` is 'Exists'"
-                errs.append(
-                    FieldError((*item, "operator"), ErrorType.INVALID, value, detail, origin)
-                )
+                errs.append(invalid((*item, "operator"), value, detail, origin))
         else:
             errs.append(not_supported((*item, "operator"), operator, _TOLERATION_OPERATORS, origin))
         if effect and effect not in _TAINT_EFFECTS:
@@ -445,9 +428,8 @@ def validate_topology_spread_constraints(
         max_skew = 0 if max_skew is None else max_skew
         if max_skew <= 0:
             errs.append(
-                FieldError(
+                invalid(
                     (*item, "maxSkew"),
-                    ErrorType.INVALID,
                     max_skew,
                     "must be greater than zero",
                     "ValidatePositiveField",
@@ -455,15 +437,7 @@ def validate_topology_spread_constraints(
             )
         topology_key = str_of(constraint.get("topologyKey"))
         if not topology_key:
-            errs.append(
-                FieldError(
-                    (*item, "topologyKey"),
-                    ErrorType.REQUIRED,
-                    OMIT,
-                    "can not be empty",
-                    "ValidateTopologyKey",
-                )
-            )
+            errs.append(required((*item, "topologyKey"), "can not be empty", "ValidateTopologyKey"))
         action = str_of(constraint.get("whenUnsatisfiable"))
         if action not in _WHEN_UNSATISFIABLE:
             errs.append(
@@ -481,11 +455,9 @@ def validate_topology_spread_constraints(
                 and str_of(other.get("whenUnsatisfiable")) == action
             ):
                 errs.append(
-                    FieldError(
+                    duplicate(
                         (*item, "{topologyKey, whenUnsatisfiable}"),
-                        ErrorType.DUPLICATE,
                         f"{{{topology_key}, {action}}}",
-                        "",
                         "ValidateSpreadConstraintNotRepeat",
                     )
                 )
@@ -494,9 +466,8 @@ def validate_topology_spread_constraints(
         if md is not None:
             if md <= 0:
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*item, "minDomains"),
-                        ErrorType.INVALID,
                         md,
                         "must be greater than zero",
                         "ValidatePositiveField",
@@ -504,11 +475,7 @@ def validate_topology_spread_constraints(
                 )
             if action != "DoNotSchedule":
                 detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
-                errs.append(
-                    FieldError(
-                        (*item, "minDomains"), ErrorType.INVALID, md, detail, "validateMinDomains"
-                    )
-                )
+                errs.append(invalid((*item, "minDomains"), md, detail, "validateMinDomains"))
         for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             policy = constraint.get(key)
             if isinstance(policy, str) and policy not in _INCLUSION_POLICIES:
@@ -535,13 +502,11 @@ def validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
     for i, gate in _maps(gates):
         name = str_of(gate.get("name"))
         errs.extend(
-            FieldError((*path, i), ErrorType.INVALID, name, msg, "ValidateQualifiedName")
+            invalid((*path, i), name, msg, "ValidateQualifiedName")
             for msg in is_qualified_name(name)
         )
         if name in seen:
-            errs.append(
-                FieldError((*path, i), ErrorType.DUPLICATE, name, "", "validateSchedulingGates")
-            )
+            errs.append(duplicate((*path, i), name, "validateSchedulingGates"))
         seen.add(name)
     return errs
 

@@ -20,7 +20,16 @@ import re
 from typing import Any
 
 from tfjob_kit.podcheck import names
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Path, not_supported
+from tfjob_kit.podcheck.errors import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
 from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
 from tfjob_kit.podcheck.volumes import validate_local_descending_path
 
@@ -64,11 +73,10 @@ def validate_seccomp_profile_field(sp: Any, path: Path) -> list[FieldError]:
         pass
     elif sp_type == "":
         errs.append(
-            FieldError(
+            required(
                 (*path, "type"),
-                ErrorType.REQUIRED,
-                detail="type is required when seccompProfile is set",
-                origin="validateSeccompProfileType",
+                "type is required when seccompProfile is set",
+                "validateSeccompProfileType",
             )
         )
     else:
@@ -84,20 +92,18 @@ def validate_seccomp_profile_field(sp: Any, path: Path) -> list[FieldError]:
     if sp_type == "Localhost":
         if not isinstance(localhost, str):
             errs.append(
-                FieldError(
+                required(
                     (*path, "localhostProfile"),
-                    ErrorType.REQUIRED,
-                    detail="must be set when seccomp type is Localhost",
-                    origin=origin,
+                    "must be set when seccomp type is Localhost",
+                    origin,
                 )
             )
         else:
             errs.extend(validate_local_descending_path(localhost, (*path, "localhostProfile")))
     elif isinstance(localhost, str):
         errs.append(
-            FieldError(
+            invalid(
                 (*path, "localhostProfile"),
-                ErrorType.INVALID,
                 _go_seccomp(sp),
                 "can only be set when seccomp type is Localhost",
                 origin,
@@ -120,63 +126,29 @@ def validate_apparmor_profile_field(profile: Any, path: Path) -> list[FieldError
     lp_path = (*path, "localhostProfile")
     if p_type == "Localhost":
         if not isinstance(localhost, str):
-            errs.append(
-                FieldError(
-                    lp_path,
-                    ErrorType.REQUIRED,
-                    detail="must be set when AppArmor type is Localhost",
-                    origin=origin,
-                )
-            )
+            errs.append(required(lp_path, "must be set when AppArmor type is Localhost", origin))
         else:
             stripped = localhost.strip(" \t\n\v\f\r\x85\xa0")
             if stripped != localhost:
                 errs.append(
-                    FieldError(
-                        lp_path,
-                        ErrorType.INVALID,
-                        localhost,
-                        "must not be padded with whitespace",
-                        origin,
-                    )
+                    invalid(lp_path, localhost, "must not be padded with whitespace", origin)
                 )
             elif stripped == "":
                 errs.append(
-                    FieldError(
-                        lp_path,
-                        ErrorType.REQUIRED,
-                        detail="must be set when AppArmor type is Localhost",
-                        origin=origin,
-                    )
+                    required(lp_path, "must be set when AppArmor type is Localhost", origin)
                 )
             if names.byte_len(localhost) > 4095:
-                errs.append(
-                    FieldError(
-                        lp_path,
-                        ErrorType.TOO_LONG,
-                        detail="may not be more than 4095 bytes",
-                        origin=origin,
-                    )
-                )
+                errs.append(too_long(lp_path, "may not be more than 4095 bytes", origin))
     elif p_type in ("RuntimeDefault", "Unconfined"):
         if isinstance(localhost, str):
             errs.append(
-                FieldError(
-                    lp_path,
-                    ErrorType.INVALID,
-                    localhost,
-                    "can only be set when AppArmor type is Localhost",
-                    origin,
+                invalid(
+                    lp_path, localhost, "can only be set when AppArmor type is Localhost", origin
                 )
             )
     elif p_type == "":
         errs.append(
-            FieldError(
-                (*path, "type"),
-                ErrorType.REQUIRED,
-                detail="type is required when appArmorProfile is set",
-                origin=origin,
-            )
+            required((*path, "type"), "type is required when appArmorProfile is set", origin)
         )
     else:
         errs.append(not_supported((*path, "type"), p_type, _APPARMOR_TYPES, origin))
@@ -200,33 +172,17 @@ def validate_windows_security_context_options(options: Any, path: Path) -> list[
     spec_name = options.get("gmsaCredentialSpecName")
     if isinstance(spec_name, str):
         for msg in names.is_dns1123_subdomain(spec_name):
-            errs.append(
-                FieldError(
-                    (*path, "gmsaCredentialSpecName"), ErrorType.INVALID, spec_name, msg, origin
-                )
-            )
+            errs.append(invalid((*path, "gmsaCredentialSpecName"), spec_name, msg, origin))
     cred = options.get("gmsaCredentialSpec")
     if isinstance(cred, str):
         cred_path = (*path, "gmsaCredentialSpec")
         if cred == "":
             errs.append(
-                FieldError(
-                    cred_path,
-                    ErrorType.INVALID,
-                    cred,
-                    "gmsaCredentialSpec cannot be an empty string",
-                    origin,
-                )
+                invalid(cred_path, cred, "gmsaCredentialSpec cannot be an empty string", origin)
             )
         elif names.byte_len(cred) > 64 * 1024:
             errs.append(
-                FieldError(
-                    cred_path,
-                    ErrorType.INVALID,
-                    cred,
-                    "gmsaCredentialSpec size must be under 64 KiB",
-                    origin,
-                )
+                invalid(cred_path, cred, "gmsaCredentialSpec size must be under 64 KiB", origin)
             )
     user_name = options.get("runAsUserName")
     if isinstance(user_name, str):
@@ -236,7 +192,7 @@ def validate_windows_security_context_options(options: Any, path: Path) -> list[
 
 def _validate_run_as_user_name(value: str, path: Path, origin: str) -> list[FieldError]:
     def err(detail: str) -> FieldError:
-        return FieldError(path, ErrorType.INVALID, value, detail, origin)
+        return invalid(path, value, detail, origin)
 
     if value == "":
         return [err("runAsUserName cannot be an empty string")]
@@ -327,26 +283,15 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
     errs: list[FieldError] = []
     privileged = _opt_bool(sc.get("privileged"))
     if privileged and not ALLOW_PRIVILEGED:
-        errs.append(
-            FieldError(
-                (*path, "privileged"),
-                ErrorType.FORBIDDEN,
-                detail="disallowed by cluster policy",
-                origin=origin,
-            )
-        )
+        errs.append(forbidden((*path, "privileged"), "disallowed by cluster policy", origin))
     run_as_user = opt_int(sc.get("runAsUser"))
     if run_as_user is not None:
         for msg in names.is_valid_user_id(run_as_user):
-            errs.append(
-                FieldError((*path, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
-            )
+            errs.append(invalid((*path, "runAsUser"), run_as_user, msg, origin))
     run_as_group = opt_int(sc.get("runAsGroup"))
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
-            errs.append(
-                FieldError((*path, "runAsGroup"), ErrorType.INVALID, run_as_group, msg, origin)
-            )
+            errs.append(invalid((*path, "runAsGroup"), run_as_group, msg, origin))
     proc_mount = _opt_str(sc.get("procMount"))
     if proc_mount is not None:
         if proc_mount not in ("Default", "Unmasked"):
@@ -360,9 +305,8 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
             )
         if host_users and proc_mount == "Unmasked":
             errs.append(
-                FieldError(
+                invalid(
                     (*path, "procMount"),
-                    ErrorType.INVALID,
                     proc_mount,
                     "`hostUsers` must be false to use `Unmasked`",
                     origin,
@@ -374,9 +318,8 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
     if sc.get("allowPrivilegeEscalation") is False:
         if privileged:
             errs.append(
-                FieldError(
+                invalid(
                     path,
-                    ErrorType.INVALID,
                     _go_security_context(sc),
                     "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
                     origin,
@@ -387,9 +330,8 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
             for cap in list_of(capabilities.get("add")):
                 if cap == "CAP_SYS_ADMIN":
                     errs.append(
-                        FieldError(
+                        invalid(
                             path,
-                            ErrorType.INVALID,
                             _go_security_context(sc),
                             "cannot set `allowPrivilegeEscalation` to false and "
                             "`capabilities.Add` CAP_SYS_ADMIN",
@@ -478,17 +420,16 @@ def _validate_sysctls(sysctls: list[Any], spec: dict[str, Any], path: Path) -> l
         name = str_of(item.get("name"))
         name_path = (*path, i, "name")
         if name == "":
-            errs.append(FieldError(name_path, ErrorType.REQUIRED, origin=origin))
+            errs.append(required(name_path, origin=origin))
         elif not is_valid_sysctl_name(name):
-            errs.append(FieldError(name_path, ErrorType.INVALID, name, _SYSCTL_MSG, origin))
+            errs.append(invalid(name_path, name, _SYSCTL_MSG, origin))
         elif name in seen:
-            errs.append(FieldError(name_path, ErrorType.DUPLICATE, name, origin=origin))
+            errs.append(duplicate(name_path, name, origin))
         namespace = sysctl_namespace(name)
         if host_network and namespace == "Net":
             errs.append(
-                FieldError(
+                invalid(
                     name_path,
-                    ErrorType.INVALID,
                     name,
                     "may not be specified when 'hostNetwork' is true",
                     "ValidateHostSysctl",
@@ -496,9 +437,8 @@ def _validate_sysctls(sysctls: list[Any], spec: dict[str, Any], path: Path) -> l
             )
         elif host_ipc and namespace == "IPC":
             errs.append(
-                FieldError(
+                invalid(
                     name_path,
-                    ErrorType.INVALID,
                     name,
                     "may not be specified when 'hostIPC' is true",
                     "ValidateHostSysctl",
@@ -526,27 +466,21 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
     fs_group = opt_int(sc.get("fsGroup"))
     if fs_group is not None:
         for msg in names.is_valid_group_id(fs_group):
-            errs.append(FieldError((*fld, "fsGroup"), ErrorType.INVALID, fs_group, msg, origin))
+            errs.append(invalid((*fld, "fsGroup"), fs_group, msg, origin))
     run_as_user = opt_int(sc.get("runAsUser"))
     if run_as_user is not None:
         for msg in names.is_valid_user_id(run_as_user):
-            errs.append(
-                FieldError((*fld, "runAsUser"), ErrorType.INVALID, run_as_user, msg, origin)
-            )
+            errs.append(invalid((*fld, "runAsUser"), run_as_user, msg, origin))
     run_as_group = opt_int(sc.get("runAsGroup"))
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
-            errs.append(
-                FieldError((*fld, "runAsGroup"), ErrorType.INVALID, run_as_group, msg, origin)
-            )
+            errs.append(invalid((*fld, "runAsGroup"), run_as_group, msg, origin))
     for g, gid in enumerate(list_of(sc.get("supplementalGroups"))):
         gid_int = opt_int(gid)
         if gid_int is None:
             continue
         for msg in names.is_valid_group_id(gid_int):
-            errs.append(
-                FieldError((*fld, "supplementalGroups", g), ErrorType.INVALID, gid_int, msg, origin)
-            )
+            errs.append(invalid((*fld, "supplementalGroups", g), gid_int, msg, origin))
     errs.extend(_validate_share_process_namespace(spec, fld))
     sysctls = list_of(sc.get("sysctls"))
     if sysctls:
@@ -604,9 +538,8 @@ def _validate_share_process_namespace(spec: dict[str, Any], fld: Path) -> list[F
     security context's path)."""
     if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
         return [
-            FieldError(
+            invalid(
                 (*fld, "shareProcessNamespace"),
-                ErrorType.INVALID,
                 True,
                 "ShareProcessNamespace and HostPID cannot both be enabled",
                 "validatePodSpecSecurityContext",
@@ -650,23 +583,11 @@ def validate_host_users(spec: dict[str, Any], path: Path) -> list[FieldError]:
         ("hostIPC", "HostIPC"),
     ):
         if spec.get(key) is True:
-            errs.append(
-                FieldError(
-                    (*path, shown),
-                    ErrorType.FORBIDDEN,
-                    detail="when `hostUsers` is false",
-                    origin=origin,
-                )
-            )
+            errs.append(forbidden((*path, shown), "when `hostUsers` is false", origin))
     for ctr, key, i in _all_containers(spec):
         if list_of(ctr.get("volumeDevices")):
             errs.append(
-                FieldError(
-                    (*path, key, i, "volumeDevices"),
-                    ErrorType.FORBIDDEN,
-                    detail="when `hostUsers` is false",
-                    origin=origin,
-                )
+                forbidden((*path, key, i, "volumeDevices"), "when `hostUsers` is false", origin)
             )
     return errs
 
@@ -693,9 +614,8 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
             ctr_hp = _opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
             if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
                 errs.append(
-                    FieldError(
+                    invalid(
                         (*path, key, i, "securityContext", "windowsOptions", "hostProcess"),
-                        ErrorType.INVALID,
                         ctr_hp,
                         "pod hostProcess value must be identical if both are specified, was "
                         + ("true" if pod_hp else "false"),
@@ -707,9 +627,8 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
     if hp_count > 0:
         if hp_count != count:
             errs.append(
-                FieldError(
+                invalid(
                     path,
-                    ErrorType.INVALID,
                     "",
                     "If pod contains any hostProcess containers then all containers must be "
                     "HostProcess containers",
@@ -718,9 +637,8 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
             )
         if not host_network:
             errs.append(
-                FieldError(
+                invalid(
                     (*path, "hostNetwork"),
-                    ErrorType.INVALID,
                     False,
                     "hostNetwork must be true if pod contains any hostProcess containers",
                     origin,
@@ -728,11 +646,6 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
             )
         if not ALLOW_PRIVILEGED:
             errs.append(
-                FieldError(
-                    path,
-                    ErrorType.FORBIDDEN,
-                    detail="hostProcess containers are disallowed by cluster policy",
-                    origin=origin,
-                )
+                forbidden(path, "hostProcess containers are disallowed by cluster policy", origin)
             )
     return errs

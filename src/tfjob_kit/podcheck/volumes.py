@@ -29,7 +29,19 @@ from typing import Any
 from tfjob_kit.quantity import parse as parse_quantity
 
 from . import names
-from .errors import OMIT, ErrorType, FieldError, Key, Named, Path, not_supported
+from .errors import (
+    FieldError,
+    Key,
+    Named,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+    too_long,
+)
 from .fields import list_of, opt_dict
 from .meta import validate_annotations, validate_labels
 
@@ -522,11 +534,7 @@ def mount_service_account_token(spec: dict[str, Any]) -> None:
 def validate_path_no_backsteps(target: str, path: Path) -> list[FieldError]:
     """``validatePathNoBacksteps``."""
     if ".." in target.split("/"):
-        return [
-            FieldError(
-                path, ErrorType.INVALID, target, "must not contain '..'", "validatePathNoBacksteps"
-            )
-        ]
+        return [invalid(path, target, "must not contain '..'", "validatePathNoBacksteps")]
     return []
 
 
@@ -534,15 +542,7 @@ def validate_local_descending_path(target: str, path: Path) -> list[FieldError]:
     """``validateLocalDescendingPath``."""
     errs = []
     if _is_abs(target):
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                target,
-                "must be a relative path",
-                "validateLocalDescendingPath",
-            )
-        )
+        errs.append(invalid(path, target, "must be a relative path", "validateLocalDescendingPath"))
     errs.extend(validate_path_no_backsteps(target, path))
     return errs
 
@@ -552,25 +552,19 @@ def _local_non_reserved_path(target: str, path: Path) -> list[FieldError]:
     errs = validate_local_descending_path(target, path)
     if target.startswith("..") and not target.startswith("../"):
         errs.append(
-            FieldError(
-                path,
-                ErrorType.INVALID,
-                target,
-                "must not start with '..'",
-                "ValidateLocalNonReservedPath",
-            )
+            invalid(path, target, "must not start with '..'", "ValidateLocalNonReservedPath")
         )
     return errs
 
 
 def _required(path: Path, origin: str, detail: str = "") -> FieldError:
-    return FieldError(path, ErrorType.REQUIRED, OMIT, detail, origin)
+    return required(path, detail, origin)
 
 
 def _mode(obj: dict[str, Any], key: str, path: Path, origin: str) -> list[FieldError]:
     mode = _int(obj, key)
     if mode is not None and (mode > 0o777 or mode < 0):
-        return [FieldError((*path, key), ErrorType.INVALID, mode, FILE_MODE_ERROR, origin)]
+        return [invalid((*path, key), mode, FILE_MODE_ERROR, origin)]
     return []
 
 
@@ -624,11 +618,7 @@ def _partition_disk(src: dict[str, Any], path: Path, id_key: str, origin: str) -
         errs.append(_required((*path, id_key), origin))
     partition = _int(src, "partition")
     if partition is not None and (partition < 0 or partition > 255):
-        errs.append(
-            FieldError(
-                (*path, "partition"), ErrorType.INVALID, partition, PD_PARTITION_ERROR, origin
-            )
-        )
+        errs.append(invalid((*path, "partition"), partition, PD_PARTITION_ERROR, origin))
     return errs
 
 
@@ -671,11 +661,7 @@ def _nfs(src: dict[str, Any], path: Path) -> list[FieldError]:
     if target == "":
         errs.append(_required((*path, "path"), origin))
     if target is not None and not _is_abs(target):
-        errs.append(
-            FieldError(
-                (*path, "path"), ErrorType.INVALID, target, "must be an absolute path", origin
-            )
-        )
+        errs.append(invalid((*path, "path"), target, "must be an absolute path", origin))
     return errs
 
 
@@ -701,15 +687,13 @@ def _iscsi(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required((*path, "iqn"), origin))
     elif iqn is not None:
         if not iqn.startswith(("iqn", "eui", "naa")):
-            errs.append(FieldError((*path, "iqn"), ErrorType.INVALID, iqn, prefix_detail, origin))
+            errs.append(invalid((*path, "iqn"), iqn, prefix_detail, origin))
         elif _iscsi_format_bad(iqn):
-            errs.append(
-                FieldError((*path, "iqn"), ErrorType.INVALID, iqn, "must be valid format", origin)
-            )
+            errs.append(invalid((*path, "iqn"), iqn, "must be valid format", origin))
     lun = _int(src, "lun")
     if lun is not None and (lun < 0 or lun > 255):
         detail = names.inclusive_range_error(0, 255)
-        errs.append(FieldError((*path, "lun"), ErrorType.INVALID, lun, detail, origin))
+        errs.append(invalid((*path, "lun"), lun, detail, origin))
     chap = _bool(src, "chapAuthDiscovery") or _bool(src, "chapAuthSession")
     if chap and src.get("secretRef") is None:
         errs.append(_required((*path, "secretRef"), origin))
@@ -717,11 +701,9 @@ def _iscsi(src: dict[str, Any], path: Path) -> list[FieldError]:
     if initiator is not None:
         ipath = (*path, "initiatorname")
         if not initiator.startswith(("iqn", "eui", "naa")):
-            errs.append(FieldError(ipath, ErrorType.INVALID, initiator, prefix_detail, origin))
+            errs.append(invalid(ipath, initiator, prefix_detail, origin))
         if _iscsi_format_bad(initiator):
-            errs.append(
-                FieldError(ipath, ErrorType.INVALID, initiator, "must be valid format", origin)
-            )
+            errs.append(invalid(ipath, initiator, "must be valid format", origin))
     return errs
 
 
@@ -743,20 +725,15 @@ def _flocker(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required(path, origin, "one of datasetName and datasetUUID is required"))
     if name and uuid:
         errs.append(
-            FieldError(
+            invalid(
                 path,
-                ErrorType.INVALID,
                 "resource",
                 "datasetName and datasetUUID can not be specified simultaneously",
                 origin,
             )
         )
     if "/" in name:
-        errs.append(
-            FieldError(
-                (*path, "datasetName"), ErrorType.INVALID, name, "must not contain '/'", origin
-            )
-        )
+        errs.append(invalid((*path, "datasetName"), name, "must not contain '/'", origin))
     return errs
 
 
@@ -849,9 +826,7 @@ def _quobyte(src: dict[str, Any], path: Path) -> list[FieldError]:
     elif registry is not None:
         for pair in registry.split(","):
             if not _split_host_port(pair):
-                errs.append(
-                    FieldError((*path, "registry"), ErrorType.INVALID, registry, detail, origin)
-                )
+                errs.append(invalid((*path, "registry"), registry, detail, origin))
     if _str(src, "volume") == "":
         errs.append(_required((*path, "volume"), origin))
     return errs
@@ -872,9 +847,8 @@ def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
         )
     if wwns and wwids:
         errs.append(
-            FieldError(
+            invalid(
                 (*path, "targetWWNs"),
-                ErrorType.INVALID,
                 wwns,
                 "targetWWNs and wwids can not be specified simultaneously",
                 origin,
@@ -889,13 +863,7 @@ def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
             lun = _int(src, "lun")
             if lun is not None and (lun < 0 or lun > 255):
                 errs.append(
-                    FieldError(
-                        (*path, "lun"),
-                        ErrorType.INVALID,
-                        lun,
-                        names.inclusive_range_error(0, 255),
-                        origin,
-                    )
+                    invalid((*path, "lun"), lun, names.inclusive_range_error(0, 255), origin)
                 )
     return errs
 
@@ -911,9 +879,8 @@ def _flex(src: dict[str, Any], path: Path) -> list[FieldError]:
         normalized = "." + namespace.lower()
         if normalized.endswith((".kubernetes.io", ".k8s.io")):
             errs.append(
-                FieldError(
+                invalid(
                     (*path, "options", Key(key)),
-                    ErrorType.INVALID,
                     key,
                     "kubernetes.io and k8s.io namespaces are reserved",
                     origin,
@@ -975,11 +942,9 @@ def validate_csi_driver_name(driver: str, path: Path) -> list[FieldError]:
     if driver == "":
         errs.append(_required(path, origin))
     if names.byte_len(driver) > 63:
-        errs.append(
-            FieldError(path, ErrorType.TOO_LONG, OMIT, "may not be more than 63 bytes", origin)
-        )
+        errs.append(too_long(path, "may not be more than 63 bytes", origin))
     for msg in names.is_dns1123_subdomain(driver.lower()):
-        errs.append(FieldError(path, ErrorType.INVALID, driver, msg, origin))
+        errs.append(invalid(path, driver, msg, origin))
     return errs
 
 
@@ -994,7 +959,7 @@ def _csi(src: dict[str, Any], path: Path) -> list[FieldError]:
             errs.append(_required((*path, "nodePublishSecretRef", "name"), origin))
         elif name is not None:
             for msg in names.name_is_dns_subdomain(name, False):
-                errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, msg, origin))
+                errs.append(invalid((*path, "name"), name, msg, origin))
     return errs
 
 
@@ -1057,12 +1022,8 @@ def validate_object_field_selector(
         problem = f"field label not supported: {field_path}"
     if problem:
         return [
-            FieldError(
-                (*path, "fieldPath"),
-                ErrorType.INVALID,
-                field_path,
-                f"error converting fieldPath: {problem}",
-                origin,
+            invalid(
+                (*path, "fieldPath"), field_path, f"error converting fieldPath: {problem}", origin
             )
         ]
     head, subscript, subscripted = _split_subscript(internal)
@@ -1087,19 +1048,19 @@ def validate_resource_divisor(resource: str, divisor: Any, path: Path) -> list[F
     if resource in ("limits.cpu", "requests.cpu"):
         if text not in ("1m", "1"):
             detail = "only divisor's values 1m and 1 are supported with the cpu resource"
-            errs.append(FieldError((*path, "divisor"), ErrorType.INVALID, resource, detail, origin))
+            errs.append(invalid((*path, "divisor"), resource, detail, origin))
     elif resource in ("limits.memory", "requests.memory"):
         kind = "memory resource"
     elif resource in ("limits.ephemeral-storage", "requests.ephemeral-storage"):
         kind = "local ephemeral storage resource"
     if kind and text not in _BYTE_DIVISORS:
         detail = f"only divisor's values {_BYTE_DIVISORS_TEXT} are supported with the {kind}"
-        errs.append(FieldError((*path, "divisor"), ErrorType.INVALID, resource, detail, origin))
+        errs.append(invalid((*path, "divisor"), resource, detail, origin))
     if resource.startswith(_HUGEPAGES_PREFIXES) and text not in _BYTE_DIVISORS:
         detail = (
             f"only divisor's values {_BYTE_DIVISORS_TEXT} are supported with the hugepages resource"
         )
-        errs.append(FieldError((*path, "divisor"), ErrorType.INVALID, resource, detail, origin))
+        errs.append(invalid((*path, "divisor"), resource, detail, origin))
     return errs
 
 
@@ -1144,9 +1105,8 @@ def _downward_api_file(item: Any, path: Path) -> list[FieldError]:
             )
         if resource_ref is not None:
             errs.append(
-                FieldError(
+                invalid(
                     path,
-                    ErrorType.INVALID,
                     "resource",
                     "fieldRef and resourceFieldRef can not be specified simultaneously",
                     origin,
@@ -1183,11 +1143,7 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
     def claim(target: Any, value: Any) -> None:
         if isinstance(target, str) and target:
             if target in seen:
-                errs.append(
-                    FieldError(
-                        path, ErrorType.INVALID, value, "conflicting duplicate paths", origin
-                    )
-                )
+                errs.append(invalid(path, value, "conflicting duplicate paths", origin))
             seen.add(target)
 
     for i, source in enumerate(list_of(src.get("sources"))):
@@ -1223,9 +1179,8 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
                 seconds = _int(token, "expirationSeconds")
                 if seconds is not None and seconds < 600:
                     errs.append(
-                        FieldError(
+                        invalid(
                             (*proj_path, "expirationSeconds"),
-                            ErrorType.INVALID,
                             seconds,
                             "may not specify a duration less than 10 minutes",
                             origin,
@@ -1233,9 +1188,8 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
                     )
                 if seconds is not None and seconds > 1 << 32:
                     errs.append(
-                        FieldError(
+                        invalid(
                             (*proj_path, "expirationSeconds"),
-                            ErrorType.INVALID,
                             seconds,
                             "may not specify a duration larger than 2^32 seconds",
                             origin,
@@ -1249,13 +1203,7 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
         # clusterTrustBundle and podCertificate: dropped while their gates are off
         if count > 1:
             errs.append(
-                FieldError(
-                    src_path,
-                    ErrorType.FORBIDDEN,
-                    OMIT,
-                    "may not specify more than 1 volume type per source",
-                    origin,
-                )
+                forbidden(src_path, "may not specify more than 1 volume type per source", origin)
             )
     return errs
 
@@ -1284,33 +1232,19 @@ def _label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
         elif operator in ("Exists", "DoesNotExist"):
             if values:
                 detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                errs.append(
-                    FieldError((*expr_path, "values"), ErrorType.FORBIDDEN, OMIT, detail, origin)
-                )
+                errs.append(forbidden((*expr_path, "values"), detail, origin))
         elif operator is not None:
             errs.append(
-                FieldError(
-                    (*expr_path, "operator"),
-                    ErrorType.INVALID,
-                    operator,
-                    "not a valid selector operator",
-                    origin,
-                )
+                invalid((*expr_path, "operator"), operator, "not a valid selector operator", origin)
             )
         key = _str(expr, "key")
         if key is not None:
             for msg in names.is_qualified_name(key):
-                errs.append(
-                    FieldError(
-                        (*expr_path, "key"), ErrorType.INVALID, key, msg, "ValidateLabelName"
-                    )
-                )
+                errs.append(invalid((*expr_path, "key"), key, msg, "ValidateLabelName"))
         for j, value in enumerate(values):
             if isinstance(value, str):
                 for msg in names.is_valid_label_value(value):
-                    errs.append(
-                        FieldError((*expr_path, "values", j), ErrorType.INVALID, value, msg, origin)
-                    )
+                    errs.append(invalid((*expr_path, "values", j), value, msg, origin))
     return errs
 
 
@@ -1325,9 +1259,8 @@ def _data_source(ref: dict[str, Any], path: Path, origin: str) -> list[FieldErro
     group = _opt_str(ref, "apiGroup") or ""
     if not group and kind is not None and kind != "PersistentVolumeClaim":
         errs.append(
-            FieldError(
+            invalid(
                 path,
-                ErrorType.INVALID,
                 kind,
                 "must be 'PersistentVolumeClaim' when referencing the default apiGroup",
                 origin,
@@ -1335,7 +1268,7 @@ def _data_source(ref: dict[str, Any], path: Path, origin: str) -> list[FieldErro
         )
     if group:
         for msg in names.is_dns1123_subdomain(group):
-            errs.append(FieldError((*path, "apiGroup"), ErrorType.INVALID, group, msg, origin))
+            errs.append(invalid((*path, "apiGroup"), group, msg, origin))
     return errs
 
 
@@ -1347,9 +1280,7 @@ def _positive_quantity(raw: Any, path: Path) -> list[FieldError]:
     value = _round_up(value, -3)
     if value <= 0:
         text = quantity_string(raw, value)
-        return [
-            FieldError(path, ErrorType.INVALID, text, NOT_POSITIVE, "ValidatePositiveQuantityValue")
-        ]
+        return [invalid(path, text, NOT_POSITIVE, "ValidatePositiveQuantityValue")]
     return []
 
 
@@ -1373,10 +1304,8 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
             other = True
     if rwop and other:
         errs.append(
-            FieldError(
+            forbidden(
                 (*path, "accessModes"),
-                ErrorType.FORBIDDEN,
-                OMIT,
                 "may not use ReadWriteOncePod with other access modes",
                 origin,
             )
@@ -1403,19 +1332,13 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
         ref_namespace = _opt_str(data_source_ref, "namespace")
         for msg in names.name_is_dns_label(ref_namespace, False) if ref_namespace else []:
             errs.append(
-                FieldError(
-                    (*ref_path, "namespace"),
-                    ErrorType.INVALID,
-                    ref_namespace,
-                    msg,
-                    "validateDataSourceRef",
-                )
+                invalid((*ref_path, "namespace"), ref_namespace, msg, "validateDataSourceRef")
             )
     # the value is a *field.Path, which encoding/json prints as {}
     if ref_namespace:
         if data_source is not None:
             detail = "may not be specified when dataSourceRef.namespace is specified"
-            errs.append(FieldError(path, ErrorType.INVALID, {}, detail, origin))
+            errs.append(invalid(path, {}, detail, origin))
     elif data_source is not None and data_source_ref is not None:
         same = (
             data_source.get("apiGroup") == data_source_ref.get("apiGroup")
@@ -1423,7 +1346,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
             and _str(data_source, "name") == _str(data_source_ref, "name")
         )
         if not same:
-            errs.append(FieldError(path, ErrorType.INVALID, {}, "must match dataSourceRef", origin))
+            errs.append(invalid(path, {}, "must match dataSourceRef", origin))
     errs.extend(_class_name(spec, "volumeAttributesClassName", path, origin))
     return errs
 
@@ -1434,8 +1357,7 @@ def _class_name(spec: dict[str, Any], key: str, path: Path, origin: str) -> list
     if not name:
         return []
     return [
-        FieldError((*path, key), ErrorType.INVALID, name, msg, origin)
-        for msg in names.name_is_dns_subdomain(name, False)
+        invalid((*path, key), name, msg, origin) for msg in names.name_is_dns_subdomain(name, False)
     ]
 
 
@@ -1455,15 +1377,7 @@ def _template_meta(meta: dict[str, Any], path: Path) -> list[FieldError]:
         value = meta.get(key)
         if value is None or (value in ("", 0) and key not in _TEMPLATE_META_POINTERS):
             continue
-        errs.append(
-            FieldError(
-                (*path, go_name),
-                ErrorType.FORBIDDEN,
-                OMIT,
-                "cannot be set",
-                "validateFieldAllowList",
-            )
-        )
+        errs.append(forbidden((*path, go_name), "cannot be set", "validateFieldAllowList"))
     return errs
 
 
@@ -1540,10 +1454,8 @@ def _volume_source(
             limit = parse_quantity(empty_dir["sizeLimit"])
             if limit is not None and limit.numerator < 0:  # a Fraction's sign
                 errs.append(
-                    FieldError(
+                    forbidden(
                         (*path, "emptyDir", "sizeLimit"),
-                        ErrorType.FORBIDDEN,
-                        OMIT,
                         "SizeLimit field must be a valid resource quantity",
                         origin,
                     )
@@ -1561,11 +1473,7 @@ def _volume_source(
         if src is None:
             continue
         if count > 0:
-            errs.append(
-                FieldError(
-                    (*path, forbidden_name), ErrorType.FORBIDDEN, OMIT, MORE_THAN_ONE, origin
-                )
-            )
+            errs.append(forbidden((*path, forbidden_name), MORE_THAN_ONE, origin))
         else:
             count += 1
             if isinstance(src, dict):
@@ -1574,13 +1482,7 @@ def _volume_source(
                     pvc_name = f"{pod_name}-{name}"
                     for msg in names.name_is_dns_subdomain(pvc_name, False):
                         errs.append(
-                            FieldError(
-                                (*path, "name"),
-                                ErrorType.INVALID,
-                                name,
-                                f'PVC name "{pvc_name}": {msg}',
-                                origin,
-                            )
+                            invalid((*path, "name"), name, f'PVC name "{pvc_name}": {msg}', origin)
                         )
         if key == "iscsi" and isinstance(src, dict) and _opt_str(src, "initiatorName") is not None:
             portal = _str(src, "targetPortal") or ""
@@ -1589,7 +1491,7 @@ def _volume_source(
                     "Total length of <volume name>:<iscsi.targetPortal> must be under 64 "
                     "characters if iscsi.initiatorName is specified."
                 )
-                errs.append(FieldError((*path, "name"), ErrorType.INVALID, name, detail, origin))
+                errs.append(invalid((*path, "name"), name, detail, origin))
     if count == 0:
         errs.append(_required(path, origin, "must specify a volume type"))
     return errs
@@ -1629,9 +1531,7 @@ def validate_volumes(
         elif name not in valid_labels:  # else remembered as a valid label
             found.extend(names.validate_dns1123_label(name, (*idx_path, "name")))
         if name in valid:
-            found.append(
-                FieldError((*idx_path, "name"), ErrorType.DUPLICATE, name, "", "ValidateVolumes")
-            )
+            found.append(duplicate((*idx_path, "name"), name, "ValidateVolumes"))
         if found:
             errs.extend(found)
         else:
@@ -1641,9 +1541,8 @@ def validate_volumes(
         claim = opt_dict(volume.get("persistentVolumeClaim"))
         if claim is not None and _str(claim, "claimName") in created:
             errs.append(
-                FieldError(
+                invalid(
                     (*idx_path, "persistentVolumeClaim", "claimName"),
-                    ErrorType.INVALID,
                     claim.get("claimName"),
                     "must not reference a PVC that gets created for an ephemeral volume",
                     "ValidateVolumes",
@@ -1758,36 +1657,21 @@ def _volume_mount(
     if name == "":
         errs.append(_required((*idx_path, "name"), origin))
     if name is not None and name not in volumes:
-        errs.append(FieldError((*idx_path, "name"), ErrorType.NOT_FOUND, name, "", origin))
+        errs.append(not_found((*idx_path, "name"), name, origin))
     if target == "":
         errs.append(_required((*idx_path, "mountPath"), origin))
     if target is not None:
         if target in mount_points:
-            errs.append(
-                FieldError(
-                    (*idx_path, "mountPath"),
-                    ErrorType.INVALID,
-                    target,
-                    "must be unique",
-                    origin,
-                )
-            )
+            errs.append(invalid((*idx_path, "mountPath"), target, "must be unique", origin))
         mount_points.add(target)
     if name is not None and name in device_map:
         errs.append(
-            FieldError(
-                (*idx_path, "name"),
-                ErrorType.INVALID,
-                name,
-                "must not already exist in volumeDevices",
-                origin,
-            )
+            invalid((*idx_path, "name"), name, "must not already exist in volumeDevices", origin)
         )
     if target is not None and target in device_paths:
         errs.append(
-            FieldError(
+            invalid(
                 (*idx_path, "mountPath"),
-                ErrorType.INVALID,
                 target,
                 "must not already exist as a path in volumeDevices",
                 origin,
@@ -1800,9 +1684,8 @@ def _volume_mount(
     if sub_path_expr:
         if sub_path:
             errs.append(
-                FieldError(
+                invalid(
                     (*idx_path, "subPathExpr"),
-                    ErrorType.INVALID,
                     sub_path_expr,
                     "subPathExpr and subPath are mutually exclusive",
                     origin,
@@ -1823,10 +1706,8 @@ def _volume_mount(
             )
         if propagation == "Bidirectional" and not _privileged(container):
             errs.append(
-                FieldError(
+                forbidden(
                     prop_path,
-                    ErrorType.FORBIDDEN,
-                    OMIT,
                     "Bidirectional mount propagation is available only to privileged containers",
                     "validateMountPropagation",
                 )
@@ -1847,18 +1728,10 @@ def _recursive_read_only(
         return [not_supported(path, Named(mode), _RECURSIVE_READ_ONLY, origin)]
     errs = []
     if mount.get("readOnly") is not True:
-        errs.append(
-            FieldError(
-                path,
-                ErrorType.FORBIDDEN,
-                OMIT,
-                "may only be specified when readOnly is true",
-                origin,
-            )
-        )
+        errs.append(forbidden(path, "may only be specified when readOnly is true", origin))
     if propagation is not None and propagation != "None":
         detail = "may only be specified when mountPropagation is None or not specified"
-        errs.append(FieldError(path, ErrorType.FORBIDDEN, OMIT, detail, origin))
+        errs.append(forbidden(path, detail, origin))
     return errs
 
 
@@ -1888,52 +1761,35 @@ def _volume_devices(
         if name == "":
             errs.append(_required((*idx_path, "name"), origin))
         if name in device_names:
-            errs.append(
-                FieldError((*idx_path, "name"), ErrorType.INVALID, name, "must be unique", origin)
-            )
+            errs.append(invalid((*idx_path, "name"), name, "must be unique", origin))
         if volume is not None and not is_pvc:
             detail = (
                 "can only use volume source type of PersistentVolumeClaim or Ephemeral for "
                 "block mode"
             )
-            errs.append(FieldError((*idx_path, "name"), ErrorType.INVALID, name, detail, origin))
+            errs.append(invalid((*idx_path, "name"), name, detail, origin))
         if volume is None:
-            errs.append(FieldError((*idx_path, "name"), ErrorType.NOT_FOUND, name, "", origin))
+            errs.append(not_found((*idx_path, "name"), name, origin))
         if target == "":
             errs.append(_required((*idx_path, "devicePath"), origin))
         if target in device_paths:
-            errs.append(
-                FieldError(
-                    (*idx_path, "devicePath"), ErrorType.INVALID, target, "must be unique", origin
-                )
-            )
+            errs.append(invalid((*idx_path, "devicePath"), target, "must be unique", origin))
         if target and ".." in target.split("/"):
             errs.append(
-                FieldError(
-                    (*idx_path, "devicePath"),
-                    ErrorType.INVALID,
-                    target,
-                    "can not contain backsteps ('..')",
-                    origin,
+                invalid(
+                    (*idx_path, "devicePath"), target, "can not contain backsteps ('..')", origin
                 )
             )
         else:
             device_paths.add(target)
         if name in mount_map:
             errs.append(
-                FieldError(
-                    (*idx_path, "name"),
-                    ErrorType.INVALID,
-                    name,
-                    "must not already exist in volumeMounts",
-                    origin,
-                )
+                invalid((*idx_path, "name"), name, "must not already exist in volumeMounts", origin)
             )
         if target in mount_paths:
             errs.append(
-                FieldError(
+                invalid(
                     (*idx_path, "devicePath"),
-                    ErrorType.INVALID,
                     target,
                     "must not already exist as a path in volumeMounts",
                     origin,
