@@ -557,10 +557,6 @@ def _local_non_reserved_path(target: str, path: Path) -> list[FieldError]:
     return errs
 
 
-def _required(path: Path, origin: str, detail: str = "") -> FieldError:
-    return required(path, detail, origin)
-
-
 def _mode(obj: dict[str, Any], key: str, path: Path, origin: str) -> list[FieldError]:
     mode = _int(obj, key)
     if mode is not None and (mode > 0o777 or mode < 0):
@@ -575,10 +571,10 @@ def _key_to_path(item: Any, path: Path) -> list[FieldError]:
         return []
     errs = []
     if _str(kp, "key") == "":
-        errs.append(_required((*path, "key"), origin))
+        errs.append(required((*path, "key"), origin=origin))
     target = _str(kp, "path")
     if target == "":
-        errs.append(_required((*path, "path"), origin))
+        errs.append(required((*path, "path"), origin=origin))
     if target is not None:
         errs.extend(_local_non_reserved_path(target, (*path, "path")))
     errs.extend(_mode(kp, "mode", path, origin))
@@ -592,7 +588,7 @@ def _host_path(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateHostPathVolumeSource"
     target = _str(src, "path")
     if target == "":
-        return [_required((*path, "path"), origin)]
+        return [required((*path, "path"), origin=origin)]
     errs = validate_path_no_backsteps(target, (*path, "path")) if target else []
     kind = src.get("type")
     if isinstance(kind, str) and kind not in _HOST_PATH_TYPES:
@@ -605,7 +601,7 @@ def _host_path(src: dict[str, Any], path: Path) -> list[FieldError]:
 def _git_repo(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     if _str(src, "repository") == "":
-        errs.append(_required((*path, "repository"), "validateGitRepoVolumeSource"))
+        errs.append(required((*path, "repository"), origin="validateGitRepoVolumeSource"))
     directory = _str(src, "directory")
     if directory is not None:
         errs.extend(validate_local_descending_path(directory, (*path, "directory")))
@@ -615,7 +611,7 @@ def _git_repo(src: dict[str, Any], path: Path) -> list[FieldError]:
 def _partition_disk(src: dict[str, Any], path: Path, id_key: str, origin: str) -> list[FieldError]:
     errs = []
     if _str(src, id_key) == "":
-        errs.append(_required((*path, id_key), origin))
+        errs.append(required((*path, id_key), origin=origin))
     partition = _int(src, "partition")
     if partition is not None and (partition < 0 or partition > 255):
         errs.append(invalid((*path, "partition"), partition, PD_PARTITION_ERROR, origin))
@@ -634,7 +630,7 @@ def _secret(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateSecretVolumeSource"
     errs = []
     if _str(src, "secretName") == "":
-        errs.append(_required((*path, "secretName"), origin))
+        errs.append(required((*path, "secretName"), origin=origin))
     errs.extend(_mode(src, "defaultMode", path, origin))
     for i, item in enumerate(list_of(src.get("items"))):
         errs.extend(_key_to_path(item, (*path, "items", i)))
@@ -645,7 +641,7 @@ def _config_map(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateConfigMapVolumeSource"
     errs = []
     if _str(src, "name") == "":
-        errs.append(_required((*path, "name"), origin))
+        errs.append(required((*path, "name"), origin=origin))
     errs.extend(_mode(src, "defaultMode", path, origin))
     for i, item in enumerate(list_of(src.get("items"))):
         errs.extend(_key_to_path(item, (*path, "items", i)))
@@ -656,10 +652,10 @@ def _nfs(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateNFSVolumeSource"
     errs = []
     if _str(src, "server") == "":
-        errs.append(_required((*path, "server"), origin))
+        errs.append(required((*path, "server"), origin=origin))
     target = _str(src, "path")
     if target == "":
-        errs.append(_required((*path, "path"), origin))
+        errs.append(required((*path, "path"), origin=origin))
     if target is not None and not _is_abs(target):
         errs.append(invalid((*path, "path"), target, "must be an absolute path", origin))
     return errs
@@ -681,10 +677,10 @@ def _iscsi(src: dict[str, Any], path: Path) -> list[FieldError]:
     prefix_detail = "must be valid format starting with iqn, eui, or naa"
     errs = []
     if _str(src, "targetPortal") == "":
-        errs.append(_required((*path, "targetPortal"), origin))
+        errs.append(required((*path, "targetPortal"), origin=origin))
     iqn = _str(src, "iqn")
     if iqn == "":
-        errs.append(_required((*path, "iqn"), origin))
+        errs.append(required((*path, "iqn"), origin=origin))
     elif iqn is not None:
         if not iqn.startswith(("iqn", "eui", "naa")):
             errs.append(invalid((*path, "iqn"), iqn, prefix_detail, origin))
@@ -696,7 +692,7 @@ def _iscsi(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(invalid((*path, "lun"), lun, detail, origin))
     chap = _bool(src, "chapAuthDiscovery") or _bool(src, "chapAuthSession")
     if chap and src.get("secretRef") is None:
-        errs.append(_required((*path, "secretRef"), origin))
+        errs.append(required((*path, "secretRef"), origin=origin))
     initiator = _opt_str(src, "initiatorName")
     if initiator is not None:
         ipath = (*path, "initiatorname")
@@ -711,9 +707,9 @@ def _glusterfs(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateGlusterfsVolumeSource"
     errs = []
     if _str(src, "endpoints") == "":
-        errs.append(_required((*path, "endpoints"), origin))
+        errs.append(required((*path, "endpoints"), origin=origin))
     if _str(src, "path") == "":
-        errs.append(_required((*path, "path"), origin))
+        errs.append(required((*path, "path"), origin=origin))
     return errs
 
 
@@ -722,7 +718,7 @@ def _flocker(src: dict[str, Any], path: Path) -> list[FieldError]:
     name, uuid = _str(src, "datasetName") or "", _str(src, "datasetUUID") or ""
     errs = []
     if not name and not uuid:
-        errs.append(_required(path, origin, "one of datasetName and datasetUUID is required"))
+        errs.append(required(path, "one of datasetName and datasetUUID is required", origin))
     if name and uuid:
         errs.append(
             invalid(
@@ -739,7 +735,7 @@ def _flocker(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 def _pvc(src: dict[str, Any], path: Path) -> list[FieldError]:
     if _str(src, "claimName") == "":
-        return [_required((*path, "claimName"), "validatePersistentClaimVolumeSource")]
+        return [required((*path, "claimName"), origin="validatePersistentClaimVolumeSource")]
     return []
 
 
@@ -747,7 +743,7 @@ def _required_fields(*keys: str, origin: str) -> SourceCheck:
     """A source check that only requires non-empty string fields."""
 
     def check(src: dict[str, Any], path: Path) -> list[FieldError]:
-        return [_required((*path, key), origin) for key in keys if _str(src, key) == ""]
+        return [required((*path, key), origin=origin) for key in keys if _str(src, key) == ""]
 
     return check
 
@@ -759,7 +755,7 @@ def _with_secret_ref(check: SourceCheck, origin: str) -> SourceCheck:
         errs = check(src, path)
         ref = opt_dict(src.get("secretRef"))
         if ref is not None and _str(ref, "name") == "":
-            errs.append(_required((*path, "secretRef", "name"), origin))
+            errs.append(required((*path, "secretRef", "name"), origin=origin))
         return errs
 
     return both
@@ -780,15 +776,15 @@ _scale_io = _required_fields(
 def _rbd_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     if not list_of(src.get("monitors")):
-        errs.append(_required((*path, "monitors"), "validateRBDVolumeSource"))
+        errs.append(required((*path, "monitors"), origin="validateRBDVolumeSource"))
     if _str(src, "image") == "":
-        errs.append(_required((*path, "image"), "validateRBDVolumeSource"))
+        errs.append(required((*path, "image"), origin="validateRBDVolumeSource"))
     return errs
 
 
 def _cephfs_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
     if not list_of(src.get("monitors")):
-        return [_required((*path, "monitors"), "validateCephFSVolumeSource")]
+        return [required((*path, "monitors"), origin="validateCephFSVolumeSource")]
     return []
 
 
@@ -814,13 +810,13 @@ def _quobyte(src: dict[str, Any], path: Path) -> list[FieldError]:
     tenant = _str(src, "tenant") or ""
     detail = "must be a host:port pair or multiple pairs separated by commas"
     if registry == "":
-        errs.append(_required((*path, "registry"), origin, detail))
+        errs.append(required((*path, "registry"), detail, origin))
     elif names.byte_len(tenant) >= 65:
         errs.append(
-            _required(
+            required(
                 (*path, "tenant"),
-                origin,
                 "must be a UUID and may not exceed a length of 64 characters",
+                origin,
             )
         )
     elif registry is not None:
@@ -828,7 +824,7 @@ def _quobyte(src: dict[str, Any], path: Path) -> list[FieldError]:
             if not _split_host_port(pair):
                 errs.append(invalid((*path, "registry"), registry, detail, origin))
     if _str(src, "volume") == "":
-        errs.append(_required((*path, "volume"), origin))
+        errs.append(required((*path, "volume"), origin=origin))
     return errs
 
 
@@ -839,10 +835,10 @@ def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
     wwids = list_of(src.get("wwids"))
     if not wwns and not wwids:
         errs.append(
-            _required(
+            required(
                 (*path, "targetWWNs"),
-                origin,
                 "must specify either targetWWNs or wwids, but not both",
+                origin,
             )
         )
     if wwns and wwids:
@@ -857,7 +853,7 @@ def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
     if wwns:
         if src.get("lun") is None:
             errs.append(
-                _required((*path, "lun"), origin, "lun is required if targetWWNs is specified")
+                required((*path, "lun"), "lun is required if targetWWNs is specified", origin)
             )
         else:
             lun = _int(src, "lun")
@@ -872,7 +868,7 @@ def _flex(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateFlexVolumeSource"
     errs = []
     if _str(src, "driver") == "":
-        errs.append(_required((*path, "driver"), origin))
+        errs.append(required((*path, "driver"), origin=origin))
     options = opt_dict(src.get("options")) or {}
     for key in options:
         namespace = key.split("/", 1)[0] if "/" in key else key
@@ -893,10 +889,10 @@ def _azure_disk(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateAzureDisk"
     errs = []
     if _str(src, "diskName") == "":
-        errs.append(_required((*path, "diskName"), origin))
+        errs.append(required((*path, "diskName"), origin=origin))
     uri = _str(src, "diskURI")
     if uri == "":
-        errs.append(_required((*path, "diskURI"), origin))
+        errs.append(required((*path, "diskURI"), origin=origin))
     caching = _opt_str(src, "cachingMode")
     if caching is not None and caching not in _AZURE_CACHING_MODES:
         errs.append(
@@ -923,7 +919,7 @@ def _storage_os(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     volume_name = _str(src, "volumeName")
     if volume_name == "":
-        errs.append(_required((*path, "volumeName"), origin))
+        errs.append(required((*path, "volumeName"), origin=origin))
     elif volume_name is not None:
         errs.extend(names.validate_dns1123_label(volume_name, (*path, "volumeName")))
     namespace = _str(src, "volumeNamespace")
@@ -931,7 +927,7 @@ def _storage_os(src: dict[str, Any], path: Path) -> list[FieldError]:
         errs.extend(names.validate_dns1123_label(namespace, (*path, "volumeNamespace")))
     ref = opt_dict(src.get("secretRef"))
     if ref is not None and _str(ref, "name") == "":
-        errs.append(_required((*path, "secretRef", "name"), origin))
+        errs.append(required((*path, "secretRef", "name"), origin=origin))
     return errs
 
 
@@ -940,7 +936,7 @@ def validate_csi_driver_name(driver: str, path: Path) -> list[FieldError]:
     origin = "ValidateCSIDriverName"
     errs = []
     if driver == "":
-        errs.append(_required(path, origin))
+        errs.append(required(path, origin=origin))
     if names.byte_len(driver) > 63:
         errs.append(too_long(path, "may not be more than 63 bytes", origin))
     for msg in names.is_dns1123_subdomain(driver.lower()):
@@ -956,7 +952,7 @@ def _csi(src: dict[str, Any], path: Path) -> list[FieldError]:
     if ref is not None:
         name = _str(ref, "name")
         if name == "":
-            errs.append(_required((*path, "nodePublishSecretRef", "name"), origin))
+            errs.append(required((*path, "nodePublishSecretRef", "name"), origin=origin))
         elif name is not None:
             for msg in names.name_is_dns_subdomain(name, False):
                 errs.append(invalid((*path, "name"), name, msg, origin))
@@ -968,10 +964,10 @@ def _image(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateImageVolumeSource"
     errs = []
     if _str(src, "reference") == "":
-        errs.append(_required((*path, "reference"), origin))
+        errs.append(required((*path, "reference"), origin=origin))
     policy = _str(src, "pullPolicy")
     if policy == "":
-        errs.append(_required((*path, "pullPolicy"), "validatePullPolicy"))
+        errs.append(required((*path, "pullPolicy"), origin="validatePullPolicy"))
     elif policy is not None and policy not in _PULL_POLICIES:
         errs.append(
             not_supported(
@@ -1001,10 +997,10 @@ def validate_object_field_selector(
     origin = "validateObjectFieldSelector"
     version = _str(ref, "apiVersion")
     if version == "":
-        return [_required((*path, "apiVersion"), origin)]
+        return [required((*path, "apiVersion"), origin=origin)]
     field_path = _str(ref, "fieldPath")
     if field_path == "":
-        return [_required((*path, "fieldPath"), origin)]
+        return [required((*path, "fieldPath"), origin=origin)]
     if version is None or field_path is None:
         return []
     # podshelper.ConvertDownwardAPIFieldLabel
@@ -1072,9 +1068,9 @@ def validate_resource_field_selector(
     errs = []
     resource = _str(ref, "resource")
     if volume and _str(ref, "containerName") == "":
-        errs.append(_required((*path, "containerName"), origin))
+        errs.append(required((*path, "containerName"), origin=origin))
     elif resource == "":
-        errs.append(_required((*path, "resource"), origin))
+        errs.append(required((*path, "resource"), origin=origin))
     elif (
         resource is not None
         and resource not in _RESOURCE_FIELD_PATHS
@@ -1093,7 +1089,7 @@ def _downward_api_file(item: Any, path: Path) -> list[FieldError]:
     errs = []
     target = _str(file, "path")
     if target == "":
-        errs.append(_required((*path, "path"), origin))
+        errs.append(required((*path, "path"), origin=origin))
     if target is not None:
         errs.extend(_local_non_reserved_path(target, (*path, "path")))
     field_ref = file.get("fieldRef")
@@ -1120,7 +1116,7 @@ def _downward_api_file(item: Any, path: Path) -> list[FieldError]:
                 )
             )
     else:
-        errs.append(_required(path, origin, "one of fieldRef and resourceFieldRef is required"))
+        errs.append(required(path, "one of fieldRef and resourceFieldRef is required", origin))
     errs.extend(_mode(file, "mode", path, origin))
     return errs
 
@@ -1160,7 +1156,7 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
             proj_path = (*src_path, key)
             name = _str(ref, "name")
             if name == "":
-                errs.append(_required((*proj_path, "name"), origin))
+                errs.append(required((*proj_path, "name"), origin=origin))
             for j, item in enumerate(list_of(ref.get("items"))):
                 errs.extend(_key_to_path(item, (*proj_path, "items", j)))
                 if isinstance(item, dict):
@@ -1197,7 +1193,7 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
                     )
                 target = _str(token, "path")
                 if target == "":
-                    errs.append(_required((*path, "path"), origin))
+                    errs.append(required((*path, "path"), origin=origin))
                 elif target is not None:
                     errs.extend(_local_non_reserved_path(target, (*path, "path")))
         # clusterTrustBundle and podCertificate: dropped while their gates are off
@@ -1228,7 +1224,7 @@ def _label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
         if operator in ("In", "NotIn"):
             if not values:
                 detail = "must be specified when `operator` is 'In' or 'NotIn'"
-                errs.append(_required((*expr_path, "values"), origin, detail))
+                errs.append(required((*expr_path, "values"), detail, origin))
         elif operator in ("Exists", "DoesNotExist"):
             if values:
                 detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
@@ -1252,10 +1248,10 @@ def _data_source(ref: dict[str, Any], path: Path, origin: str) -> list[FieldErro
     """``validateDataSource`` / ``validateDataSourceRef`` (the namespace aside)."""
     errs = []
     if _str(ref, "name") == "":
-        errs.append(_required((*path, "name"), origin))
+        errs.append(required((*path, "name"), origin=origin))
     kind = _str(ref, "kind")
     if kind == "":
-        errs.append(_required((*path, "kind"), origin))
+        errs.append(required((*path, "kind"), origin=origin))
     group = _opt_str(ref, "apiGroup") or ""
     if not group and kind is not None and kind != "PersistentVolumeClaim":
         errs.append(
@@ -1290,7 +1286,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     modes = list_of(spec.get("accessModes"))
     if not modes:
-        errs.append(_required((*path, "accessModes"), origin, "at least 1 access mode is required"))
+        errs.append(required((*path, "accessModes"), "at least 1 access mode is required", origin))
     selector = opt_dict(spec.get("selector"))
     if selector is not None:
         errs.extend(_label_selector(selector, (*path, "selector")))
@@ -1314,7 +1310,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     requests = opt_dict(resources.get("requests")) or {}
     storage_path = (*path, "resources", Key("storage"))
     if requests.get("storage") is None:
-        errs.append(_required(storage_path, origin))
+        errs.append(required(storage_path, origin=origin))
     else:
         errs.extend(_positive_quantity(requests["storage"], storage_path))
     errs.extend(_class_name(spec, "storageClassName", path, origin))
@@ -1385,7 +1381,7 @@ def _ephemeral(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateEphemeralVolumeSource"
     template = src.get("volumeClaimTemplate")
     if template is None:
-        return [_required((*path, "volumeClaimTemplate"), origin)]
+        return [required((*path, "volumeClaimTemplate"), origin=origin)]
     if (template := opt_dict(template)) is None:
         return []
     template_path = (*path, "volumeClaimTemplate")
@@ -1493,7 +1489,7 @@ def _volume_source(
                 )
                 errs.append(invalid((*path, "name"), name, detail, origin))
     if count == 0:
-        errs.append(_required(path, origin, "must specify a volume type"))
+        errs.append(required(path, "must specify a volume type", origin))
     return errs
 
 
@@ -1527,7 +1523,7 @@ def validate_volumes(
         idx_path = (*vol_path, i)
         found = _volume_source(volume, idx_path, name, pod_name)
         if name == "":
-            found.append(_required((*idx_path, "name"), "ValidateVolumes"))
+            found.append(required((*idx_path, "name"), origin="ValidateVolumes"))
         elif name not in valid_labels:  # else remembered as a valid label
             found.extend(names.validate_dns1123_label(name, (*idx_path, "name")))
         if name in valid:
@@ -1655,11 +1651,11 @@ def _volume_mount(
     name = _str(mount, "name")
     target = _str(mount, "mountPath")
     if name == "":
-        errs.append(_required((*idx_path, "name"), origin))
+        errs.append(required((*idx_path, "name"), origin=origin))
     if name is not None and name not in volumes:
         errs.append(not_found((*idx_path, "name"), name, origin))
     if target == "":
-        errs.append(_required((*idx_path, "mountPath"), origin))
+        errs.append(required((*idx_path, "mountPath"), origin=origin))
     if target is not None:
         if target in mount_points:
             errs.append(invalid((*idx_path, "mountPath"), target, "must be unique", origin))
@@ -1759,7 +1755,7 @@ def _volume_devices(
             volume.get("persistentVolumeClaim") is not None or volume.get("ephemeral") is not None
         )
         if name == "":
-            errs.append(_required((*idx_path, "name"), origin))
+            errs.append(required((*idx_path, "name"), origin=origin))
         if name in device_names:
             errs.append(invalid((*idx_path, "name"), name, "must be unique", origin))
         if volume is not None and not is_pvc:
@@ -1771,7 +1767,7 @@ def _volume_devices(
         if volume is None:
             errs.append(not_found((*idx_path, "name"), name, origin))
         if target == "":
-            errs.append(_required((*idx_path, "devicePath"), origin))
+            errs.append(required((*idx_path, "devicePath"), origin=origin))
         if target in device_paths:
             errs.append(invalid((*idx_path, "devicePath"), target, "must be unique", origin))
         if target and ".." in target.split("/"):
