@@ -6,16 +6,16 @@ import copy
 
 import pytest
 
-from tfjob_kit.podcheck import names, volumes
+from tfjob_kit.podcheck import names, volume_defaults, volume_sources
 
 PATH = ("spec", "volumes", 3, "projected")
 
 
 def test_token_projection_is_valid_by_the_full_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    token = copy.deepcopy(volumes._TOKEN_PROJECTION)
-    assert volumes._is_token_projection(token)
-    monkeypatch.setattr(volumes, "_is_token_projection", lambda src: False)
-    assert volumes._projected(token, PATH) == []
+    token = copy.deepcopy(volume_defaults._TOKEN_PROJECTION)
+    assert volume_defaults.is_token_projection(token)
+    monkeypatch.setattr(volume_sources, "is_token_projection", lambda src: False)
+    assert volume_sources._projected(token, PATH) == []
 
 
 @pytest.mark.parametrize(
@@ -23,18 +23,18 @@ def test_token_projection_is_valid_by_the_full_check(monkeypatch: pytest.MonkeyP
     [("defaultMode", 420.0), ("defaultMode", 0o644 + 1), ("expirationSeconds", 3607.0)],
 )
 def test_token_projection_shortcut_needs_the_same_types(where: str, value: object) -> None:
-    token = copy.deepcopy(volumes._TOKEN_PROJECTION)
+    token = copy.deepcopy(volume_defaults._TOKEN_PROJECTION)
     if where == "defaultMode":
         token["defaultMode"] = value
     else:
         token["sources"][0]["serviceAccountToken"]["expirationSeconds"] = value
-    assert not volumes._is_token_projection(token)
+    assert not volume_defaults.is_token_projection(token)
 
 
 def test_token_projection_shortcut_with_a_short_expiry_checks() -> None:
-    token = copy.deepcopy(volumes._TOKEN_PROJECTION)
+    token = copy.deepcopy(volume_defaults._TOKEN_PROJECTION)
     token["sources"][0]["serviceAccountToken"]["expirationSeconds"] = 60
-    assert [e.message for e in volumes._projected(token, PATH)] == [
+    assert [e.message for e in volume_sources._projected(token, PATH)] == [
         "spec.volumes[3].projected.sources[0].serviceAccountToken.expirationSeconds: "
         "Invalid value: 60: may not specify a duration less than 10 minutes"
     ]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit.podcheck import volumes
+from tfjob_kit.podcheck import resources, volume_sources, volumes
 from tfjob_kit.podcheck.errors import FieldError
 
 
@@ -37,7 +37,7 @@ from tfjob_kit.podcheck.errors import FieldError
     ],
 )
 def test_quantity_string_is_the_canonical_form(text: str, canonical: str) -> None:
-    assert volumes.quantity_string(text) == canonical
+    assert resources.quantity_string(text) == canonical
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_quantity_string_is_the_canonical_form(text: str, canonical: str) -> Non
     ],
 )
 def test_split_host_port(pair: str, ok: bool) -> None:
-    assert volumes._split_host_port(pair) is ok
+    assert volume_sources._split_host_port(pair) is ok
 
 
 def test_defaults_fill_each_source() -> None:

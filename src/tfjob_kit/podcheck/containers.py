@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from tfjob_kit import quantity
-from tfjob_kit.podcheck import names, resources, security
+from tfjob_kit.podcheck import downward_api, names, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
 from tfjob_kit.podcheck.errors import (
     FieldError,
@@ -349,7 +349,7 @@ def _convert_downward_api_field_label(version: str, label: str) -> tuple[str, st
         if path in ("metadata.annotations", "metadata.labels"):
             return label, None
         return "", f"field label does not support subscript: {label}"
-    if label in volumes_module.DOWNWARD_API_LABELS:
+    if label in downward_api.DOWNWARD_API_LABELS:
         return label, None
     if label == "spec.host":
         return "spec.nodeName", None
@@ -369,7 +369,7 @@ def validate_object_field_selector(
         return [required((*path, "fieldPath"), origin=origin)]
     if (
         api_version == "v1"
-        and field_path in volumes_module.DOWNWARD_API_LABELS
+        and field_path in downward_api.DOWNWARD_API_LABELS
         and field_path in expressions
     ):
         return []  # a known label is converted to itself, unsubscripted: it is checked as is

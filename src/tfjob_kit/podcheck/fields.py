@@ -29,3 +29,35 @@ def str_of(value: Any) -> str:
 def list_of(value: Any) -> list[Any]:
     """A list, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+# Readers of one field of an object, as the volume checks read them: None where the value is of
+# another type (the schema check reports it), so that the check is skipped.
+
+
+def field_str(obj: dict[str, Any], key: str) -> str | None:
+    """A string field: "" when absent or null (Go's zero), None when not a string."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else None
+
+
+def field_opt_str(obj: dict[str, Any], key: str) -> str | None:
+    """A *string field: None when absent, null or not a string."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+def field_int(obj: dict[str, Any], key: str) -> int | None:
+    """An integer field: None when absent, null or not an integer."""
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return None
+    return value
+
+
+def field_true(obj: dict[str, Any], key: str) -> bool:
+    return obj.get(key) is True

@@ -29,7 +29,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tfjob_kit.podcheck import containers, gojson, resources, scheduling, security, volumes
+from tfjob_kit.podcheck import (
+    containers,
+    gojson,
+    resources,
+    scheduling,
+    security,
+    volume_paths,
+    volumes,
+)
 from tfjob_kit.podcheck.errors import (
     FieldError,
     Key,
@@ -348,7 +356,7 @@ def validate_seccomp_profile_annotation(value: str, path: Path) -> list[FieldErr
     if value in ("runtime/default", "docker/default", "unconfined"):
         return []
     if value.startswith("localhost/"):
-        return volumes.validate_local_descending_path(value[len("localhost/") :], path)
+        return volume_paths.validate_local_descending_path(value[len("localhost/") :], path)
     return [invalid(path, value, "must be a valid seccomp profile", "ValidateSeccompProfile")]
 
 

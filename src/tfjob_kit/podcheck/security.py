@@ -31,7 +31,7 @@ from tfjob_kit.podcheck.errors import (
     too_long,
 )
 from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
-from tfjob_kit.podcheck.volumes import validate_local_descending_path
+from tfjob_kit.podcheck.volume_paths import validate_local_descending_path
 
 # The kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged). Its default is
 # false, but every usable cluster (kubeadm, kind, the local test cluster) sets it to true.
