@@ -35,7 +35,7 @@ from tfjob_kit.podcheck.errors import (
     not_supported,
     required,
 )
-from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
+from tfjob_kit.podcheck.fields import as_list, opt_dict, opt_int, str_of
 
 # ---------------------------------------------------------------------------------------------
 # Defaults (SetObjectDefaults_Pod for containers, defaultHostNetworkPorts) and dropped fields
@@ -640,7 +640,7 @@ def _validate_http_get(http: dict[str, Any], path: Path) -> list[FieldError]:
     scheme = str_of(http.get("scheme"))
     if scheme not in ("HTTP", "HTTPS"):
         errs.append(not_supported((*path, "scheme"), scheme, ["HTTP", "HTTPS"], origin))
-    for header in list_of(http.get("httpHeaders")):
+    for header in as_list(http.get("httpHeaders")):
         if not isinstance(header, dict):
             continue
         header_name = str_of(header.get("name"))
@@ -689,7 +689,7 @@ def validate_handler(
             continue
         count += 1
         if kind == "exec":
-            if not list_of(action.get("command")):
+            if not as_list(action.get("command")):
                 errs.append(required((*path, kind, "command"), origin="validateExecAction"))
         elif kind == "httpGet":
             errs.extend(_validate_http_get(action, (*path, kind)))
@@ -1034,7 +1034,7 @@ def validate_ephemeral_containers(
     containers anyway (``ValidatePodCreate``), but ``ValidatePodSpec`` checks them first."""
     origin = "validateEphemeralContainers"
     errs: list[FieldError] = []
-    if not list_of(spec.get("ephemeralContainers")):
+    if not as_list(spec.get("ephemeralContainers")):
         return errs
     restart_policy = str_of(spec.get("restartPolicy"))
     host_users = security.host_users(spec)
@@ -1069,7 +1069,7 @@ def validate_ephemeral_containers(
                         "validateFieldAllowList",
                     )
                 )
-        for j, mount in enumerate(list_of(ctr.get("volumeMounts"))):
+        for j, mount in enumerate(as_list(ctr.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
             for sub in ("subPath", "subPathExpr"):

@@ -20,9 +20,9 @@ from .errors import (
     required,
 )
 from .fields import (
+    as_list,
     field_opt_str,
     field_str,
-    list_of,
     opt_dict,
 )
 from .meta import validate_annotations, validate_labels
@@ -69,13 +69,13 @@ def _label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
     labels = selector.get("matchLabels")
     if isinstance(labels, dict):
         errs.extend(validate_labels(labels, (*path, "matchLabels")))
-    for i, expr in enumerate(list_of(selector.get("matchExpressions"))):
+    for i, expr in enumerate(as_list(selector.get("matchExpressions"))):
         if (expr := opt_dict(expr)) is None:
             continue
         origin = "ValidateLabelSelectorRequirement"
         expr_path = (*path, "matchExpressions", i)
         operator = field_str(expr, "operator")
-        values = list_of(expr.get("values"))
+        values = as_list(expr.get("values"))
         if operator in ("In", "NotIn"):
             if not values:
                 detail = "must be specified when `operator` is 'In' or 'NotIn'"
@@ -139,7 +139,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
     """``ValidatePersistentVolumeClaimSpec`` with a create's options (VolumeAttributesClass on)."""
     origin = "ValidatePersistentVolumeClaimSpec"
     errs = []
-    modes = list_of(spec.get("accessModes"))
+    modes = as_list(spec.get("accessModes"))
     if not modes:
         errs.append(required((*path, "accessModes"), "at least 1 access mode is required", origin))
     selector = opt_dict(spec.get("selector"))

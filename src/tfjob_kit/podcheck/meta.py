@@ -22,7 +22,7 @@ from tfjob_kit.podcheck.errors import (
     required,
     too_long,
 )
-from tfjob_kit.podcheck.fields import str_of
+from tfjob_kit.podcheck.fields import str_map, str_of
 from tfjob_kit.podcheck.names import (
     VALID_LABEL_VALUES,
     VALID_QUALIFIED_NAMES,
@@ -48,15 +48,9 @@ _BANNED_OWNERS = frozenset({("", "v1", "Event")})
 _BANNED_OWNER_KINDS = frozenset(kind for _, _, kind in _BANNED_OWNERS)
 
 
-def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
-
-
 def _byte_total(annotations: dict[Any, Any]) -> int:
     """The UTF-8 bytes of the string keys and values of the string entries."""
-    return sum(byte_len(key) + byte_len(value) for key, value in _str_map(annotations).items())
+    return sum(byte_len(key) + byte_len(value) for key, value in str_map(annotations).items())
 
 
 def validate_label_name(name: str, path: Path) -> list[FieldError]:

@@ -48,7 +48,7 @@ from tfjob_kit.podcheck.errors import (
     not_supported,
     required,
 )
-from tfjob_kit.podcheck.fields import dict_of, list_of, opt_int, str_of
+from tfjob_kit.podcheck.fields import as_dict, as_list, opt_int, str_of
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
     MAX_INT32,
@@ -113,7 +113,7 @@ def _containers(spec: dict[str, Any], keys: tuple[str, ...]) -> list[tuple[dict[
     """The containers of ``keys`` (in that order) with their paths."""
     out: list[tuple[dict[str, Any], Path]] = []
     for key in keys:
-        for i, ctr in enumerate(list_of(spec.get(key))):
+        for i, ctr in enumerate(as_list(spec.get(key))):
             if isinstance(ctr, dict):
                 out.append((ctr, (*_SPEC, key, i)))
     return out
@@ -186,12 +186,12 @@ def _any_key_with(annotations: dict[str, Any], prefix: str | tuple[str, ...]) ->
 def _apply_apparmor_version_skew(meta: dict[str, Any], spec: dict[str, Any]) -> None:
     """``applyAppArmorVersionSkew``: a container's deprecated AppArmor annotation becomes its
     ``appArmorProfile`` field when it has none and the value differs from the pod's."""
-    annotations = dict_of(meta.get("annotations"))
+    annotations = as_dict(meta.get("annotations"))
     if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
         return  # the usual case first: no AppArmor annotation, nothing to apply
-    if dict_of(spec.get("os")).get("name") == "windows":
+    if as_dict(spec.get("os")).get("name") == "windows":
         return
-    pod_profile = dict_of(spec.get("securityContext")).get("appArmorProfile")
+    pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
     for ctr, _ in _containers(spec, _ALL):
         annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
         if not isinstance(annotation, str):
@@ -399,7 +399,7 @@ def validate_pod_specific_annotations(
     annotations: Any, spec: dict[str, Any], path: Path
 ) -> list[FieldError]:
     """``ValidatePodSpecificAnnotations`` (``path`` is ``metadata.annotations``)."""
-    values = dict_of(annotations)
+    values = as_dict(annotations)
     for key in values:
         if key.startswith(_POD_SPECIFIC_ANNOTATIONS):
             break
@@ -439,13 +439,13 @@ def _validate_resource_claims(
     meta: dict[str, Any], spec: dict[str, Any], path: Path
 ) -> list[FieldError]:
     """``validatePodResourceClaims``."""
-    claims = list_of(spec.get("resourceClaims"))
+    claims = as_list(spec.get("resourceClaims"))
     if not claims:
         return []
     origin = "validatePodResourceClaim"
     errs: list[FieldError] = []
     seen: set[str] = set()
-    mirror = MIRROR_POD_ANNOTATION in dict_of(meta.get("annotations"))
+    mirror = MIRROR_POD_ANNOTATION in as_dict(meta.get("annotations"))
     for i, claim in enumerate(claims):
         if mirror:
             errs.append(forbidden(("",), "static pods do not support resource claims", origin))
@@ -493,10 +493,10 @@ def _validate_host_network_deps(spec: dict[str, Any]) -> list[FieldError]:
     if spec.get("hostNetwork") is not True:
         return []
     errs: list[FieldError] = []
-    for i, ctr in enumerate(list_of(spec.get("containers"))):
+    for i, ctr in enumerate(as_list(spec.get("containers"))):
         if not isinstance(ctr, dict):
             continue
-        for j, port in enumerate(list_of(ctr.get("ports"))):
+        for j, port in enumerate(as_list(ctr.get("ports"))):
             if not isinstance(port, dict):
                 continue
             host_port = opt_int(port.get("hostPort")) or 0
@@ -531,20 +531,20 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
         if not isinstance(config, dict):
             detail = "must provide `dnsConfig` when `dnsPolicy` is None"
             return [required(path, detail, origin)]
-        if not list_of(config.get("nameservers")):
+        if not as_list(config.get("nameservers")):
             detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
             return [required((*path, "nameservers"), detail, origin)]
     if not isinstance(config, dict):
         return []
     errs: list[FieldError] = []
-    nameservers = [ns for ns in list_of(config.get("nameservers")) if isinstance(ns, str)]
+    nameservers = [ns for ns in as_list(config.get("nameservers")) if isinstance(ns, str)]
     if len(nameservers) > MAX_DNS_NAMESERVERS:
         detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
         errs.append(invalid((*path, "nameservers"), nameservers, detail, origin))
-    for i, ns in enumerate(list_of(config.get("nameservers"))):
+    for i, ns in enumerate(as_list(config.get("nameservers"))):
         if isinstance(ns, str):
             errs.extend(is_valid_ip_for_legacy_field((*path, "nameservers", i), ns))
-    searches = [s for s in list_of(config.get("searches")) if isinstance(s, str)]
+    searches = [s for s in as_list(config.get("searches")) if isinstance(s, str)]
     if len(searches) > MAX_DNS_SEARCH_PATHS:
         detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
         errs.append(invalid((*path, "searches"), searches, detail, origin))
@@ -554,14 +554,14 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
             "in the search list"
         )
         errs.append(invalid((*path, "searches"), searches, detail, origin))
-    for i, search in enumerate(list_of(config.get("searches"))):
+    for i, search in enumerate(as_list(config.get("searches"))):
         if isinstance(search, str) and search != ".":
             errs.extend(
                 validate_dns1123_subdomain_with_underscore(
                     search.removesuffix("."), (*path, "searches", i)
                 )
             )
-    for i, option in enumerate(list_of(config.get("options"))):
+    for i, option in enumerate(as_list(config.get("options"))):
         if isinstance(option, dict) and not str_of(option.get("name")):
             errs.append(required((*path, "options", i), "must not be empty", origin))
     return errs
@@ -570,7 +570,7 @@ def _validate_dns_config(spec: dict[str, Any], path: Path) -> list[FieldError]:
 def _validate_readiness_gates(gates: Any, path: Path) -> list[FieldError]:
     """``validateReadinessGates``: each conditionType a qualified name."""
     errs: list[FieldError] = []
-    for i, gate in enumerate(list_of(gates)):
+    for i, gate in enumerate(as_list(gates)):
         if isinstance(gate, dict):
             errs.extend(
                 validate_qualified_name(
@@ -584,7 +584,7 @@ def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
     """``validateSchedulingGates``: qualified names, no duplicates."""
     errs: list[FieldError] = []
     seen: set[str] = set()
-    for i, gate in enumerate(list_of(gates)):
+    for i, gate in enumerate(as_list(gates)):
         if not isinstance(gate, dict):
             continue
         name = str_of(gate.get("name"))
@@ -598,11 +598,11 @@ def _validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
 def _validate_host_aliases(aliases: Any, path: Path) -> list[FieldError]:
     """``ValidateHostAliases``: an IP (legacy parsing) and DNS-subdomain hostnames."""
     errs: list[FieldError] = []
-    for i, alias in enumerate(list_of(aliases)):
+    for i, alias in enumerate(as_list(aliases)):
         if not isinstance(alias, dict):
             continue
         errs.extend(is_valid_ip_for_legacy_field((*path, i, "ip"), str_of(alias.get("ip"))))
-        for j, hostname in enumerate(list_of(alias.get("hostnames"))):
+        for j, hostname in enumerate(as_list(alias.get("hostnames"))):
             if isinstance(hostname, str):
                 errs.extend(validate_dns1123_subdomain(hostname, (*path, i, "hostnames", j)))
     return errs
@@ -653,7 +653,7 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
     """``validateWindows``: what a pod with ``os.name: windows`` may not set."""
     origin = "validateWindows"
     errs: list[FieldError] = []
-    sc = dict_of(spec.get("securityContext"))
+    sc = as_dict(spec.get("securityContext"))
 
     def forbid(present: bool, path: Path) -> None:
         if present:
@@ -666,7 +666,7 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
     forbid(spec.get("hostIPC") is True, (*_SPEC, "hostIPC"))
     for key, rel in _WINDOWS_POD_FORBIDDEN_LATER:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
-    forbid(bool(list_of(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
+    forbid(bool(as_list(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
     forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
     for key, rel in _WINDOWS_POD_FORBIDDEN_LAST:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
@@ -684,10 +684,10 @@ def _validate_linux(spec: dict[str, Any]) -> list[FieldError]:
     origin = "validateLinux"
     detail = "windows options cannot be set for a linux pod"
     errs: list[FieldError] = []
-    if dict_of(spec.get("securityContext")).get("windowsOptions") is not None:
+    if as_dict(spec.get("securityContext")).get("windowsOptions") is not None:
         errs.append(forbidden((*_SPEC, "securityContext", "windowsOptions"), detail, origin))
     for ctr, ctr_path in _containers(spec, _ALL):
-        if dict_of(ctr.get("securityContext")).get("windowsOptions") is not None:
+        if as_dict(ctr.get("securityContext")).get("windowsOptions") is not None:
             errs.append(forbidden((*ctr_path, "securityContext", "windowsOptions"), detail, origin))
     return errs
 
@@ -744,7 +744,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         errs.extend(
             _validate_choice(dns_policy, (*path, "dnsPolicy"), _DNS_POLICIES, "validateDNSPolicy")
         )
-    errs.extend(scheduling.validate_scheduling(spec, path, dict_of(meta.get("labels"))))
+    errs.extend(scheduling.validate_scheduling(spec, path, as_dict(meta.get("labels"))))
     errs.extend(security.validate_pod_security_context(spec, path))
     # validateImagePullSecrets ("only name may be set") cannot fail for a v1 pod: name is the
     # only field of a v1 LocalObjectReference, and decoding drops the others.
@@ -818,11 +818,11 @@ def _validate_projected_tokens_need_account(spec: dict[str, Any]) -> list[FieldE
     if str_of(spec.get("serviceAccountName")):
         return []
     errs: list[FieldError] = []
-    for vi, volume in enumerate(list_of(spec.get("volumes"))):
-        projected = dict_of(volume).get("projected") if isinstance(volume, dict) else None
+    for vi, volume in enumerate(as_list(spec.get("volumes"))):
+        projected = as_dict(volume).get("projected") if isinstance(volume, dict) else None
         if not isinstance(projected, dict):
             continue
-        for si, source in enumerate(list_of(projected.get("sources"))):
+        for si, source in enumerate(as_list(projected.get("sources"))):
             if isinstance(source, dict) and source.get("serviceAccountToken") is not None:
                 errs.append(
                     forbidden(
@@ -873,7 +873,7 @@ def _validate_seccomp_annotations_and_fields(
 ) -> list[FieldError]:
     """``validateSeccompAnnotationsAndFields``: annotation and field agree where both are set."""
     errs: list[FieldError] = []
-    pod_profile = dict_of(spec.get("securityContext")).get("seccompProfile")
+    pod_profile = as_dict(spec.get("securityContext")).get("seccompProfile")
     pod_annotation = annotations.get(SECCOMP_POD_ANNOTATION)
     if pod_profile is not None and isinstance(pod_annotation, str):
         errs.extend(
@@ -884,7 +884,7 @@ def _validate_seccomp_annotations_and_fields(
     if not _any_key_with(annotations, SECCOMP_CONTAINER_ANNOTATION_PREFIX):
         return errs
     for ctr, ctr_path in _containers(spec, _ALL):
-        profile = dict_of(ctr.get("securityContext")).get("seccompProfile")
+        profile = as_dict(ctr.get("securityContext")).get("seccompProfile")
         if profile is None:
             continue
         annotation = annotations.get(SECCOMP_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
@@ -901,15 +901,15 @@ def _validate_apparmor_annotations_and_fields(
     annotations: dict[str, Any], spec: dict[str, Any]
 ) -> list[FieldError]:
     """``validateAppArmorAnnotationsAndFieldsMatchOnCreate``."""
-    if dict_of(spec.get("os")).get("name") == "windows":
+    if as_dict(spec.get("os")).get("name") == "windows":
         return []
     if not _any_key_with(annotations, APPARMOR_CONTAINER_ANNOTATION_PREFIX):
         return []
     origin = "validateAppArmorAnnotationsAndFieldsMatchOnCreate"
     errs: list[FieldError] = []
-    pod_profile = dict_of(spec.get("securityContext")).get("appArmorProfile")
+    pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
     for ctr, ctr_path in _containers(spec, _ALL):
-        profile = dict_of(ctr.get("securityContext")).get("appArmorProfile")
+        profile = as_dict(ctr.get("securityContext")).get("appArmorProfile")
         if profile is None:
             profile = pod_profile
         annotation = annotations.get(APPARMOR_CONTAINER_ANNOTATION_PREFIX + str_of(ctr.get("name")))
@@ -944,21 +944,21 @@ def _validate_apparmor_annotations_and_fields(
 
 def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     """``ValidatePodCreate`` of a pod :func:`prepare_pod` made."""
-    meta = dict_of(pod.get("metadata"))
-    spec = dict_of(pod.get("spec"))
-    annotations = dict_of(meta.get("annotations"))
+    meta = as_dict(pod.get("metadata"))
+    spec = as_dict(pod.get("spec"))
+    annotations = as_dict(meta.get("annotations"))
     errs = validate_object_meta(meta, _META, name_rule=name_is_dns_subdomain, kube_finalizers=True)
     errs.extend(validate_pod_specific_annotations(annotations, spec, (*_META, "annotations")))
     errs.extend(validate_pod_spec(meta, spec))
     errs.extend(_validate_projected_tokens_need_account(spec))
     errs.extend(containers.validate_containers_only_for_pod(spec, _SPEC))
-    if list_of(spec.get("ephemeralContainers")):
+    if as_list(spec.get("ephemeralContainers")):
         errs.append(
             forbidden(
                 (*_SPEC, "ephemeralContainers"), "cannot be set on create", "ValidatePodCreate"
             )
         )
-    if str_of(spec.get("nodeName")) and list_of(spec.get("schedulingGates")):
+    if str_of(spec.get("nodeName")) and as_list(spec.get("schedulingGates")):
         errs.append(
             forbidden(
                 (*_SPEC, "nodeName"),

@@ -20,7 +20,7 @@ same check, for callers that want it alone).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import (
@@ -32,7 +32,7 @@ from .errors import (
     not_supported,
     required,
 )
-from .fields import list_of, opt_int, str_of
+from .fields import as_list, indexed_dicts, opt_int, str_of, strings_of
 from .meta import validate_label_name, validate_labels
 from .names import (
     is_dns1123_subdomain,
@@ -52,16 +52,6 @@ _INCLUSION_POLICIES = ("Honor", "Ignore")  # sets.List: sorted
 _OBJECT_NAME_FIELD = "metadata.name"
 
 
-def _maps(value: Any) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    for i, item in enumerate(list_of(value)):
-        if isinstance(item, dict):
-            yield i, item
-
-
-def _strings(value: Any) -> list[str]:
-    return [v if isinstance(v, str) else "" for v in list_of(value)]
-
-
 def set_defaults(spec: dict[str, Any]) -> None:
     """``SetDefaults_PodSpec``'s placement default: an empty ``schedulerName`` becomes
     ``default-scheduler``."""
@@ -77,7 +67,7 @@ def _selector_requirement(expr: Mapping[str, Any], path: Path) -> list[FieldErro
     errs: list[FieldError] = []
     origin = "ValidateLabelSelectorRequirement"
     operator = str_of(expr.get("operator"))
-    values = _strings(expr.get("values"))
+    values = strings_of(expr.get("values"))
     if operator in ("In", "NotIn"):
         if not values:
             detail = "must be specified when `operator` is 'In' or 'NotIn'"
@@ -102,8 +92,8 @@ def _label_selector(selector: Any, extra: list[dict[str, Any]], path: Path) -> l
     if not isinstance(selector, dict):
         return []
     errs = validate_labels(selector.get("matchLabels"), (*path, "matchLabels"))
-    base = len(list_of(selector.get("matchExpressions")))
-    for i, expr in _maps(selector.get("matchExpressions")):
+    base = len(as_list(selector.get("matchExpressions")))
+    for i, expr in indexed_dicts(selector.get("matchExpressions")):
         errs.extend(_selector_requirement(expr, (*path, "matchExpressions", i)))
     for k, expr in enumerate(extra):
         errs.extend(_selector_requirement(expr, (*path, "matchExpressions", base + k)))
@@ -157,7 +147,7 @@ def _match_label_keys(
         index = {key: i for i, key in enumerate(match_keys)}
         labels = selector.get("matchLabels")
         seen = {k for k in labels if isinstance(k, str)} if isinstance(labels, dict) else set()
-        expressions = [e for _, e in _maps(selector.get("matchExpressions"))] + extra
+        expressions = [e for _, e in indexed_dicts(selector.get("matchExpressions"))] + extra
         for expr in expressions:
             key = str_of(expr.get("key"))
             if key in index and key in seen:
@@ -194,7 +184,7 @@ def _node_selector_requirement(
     errs: list[FieldError] = []
     origin = "ValidateNodeSelectorRequirement"
     operator = str_of(req.get("operator"))
-    values = _strings(req.get("values"))
+    values = strings_of(req.get("values"))
     values_path = (*path, "values")
     if operator in _NODE_OPERATORS_VALUES:
         if not values:
@@ -226,7 +216,7 @@ def _node_field_selector_requirement(req: Mapping[str, Any], path: Path) -> list
     errs: list[FieldError] = []
     origin = "ValidateNodeFieldSelectorRequirement"
     operator = str_of(req.get("operator"))
-    values = _strings(req.get("values"))
+    values = strings_of(req.get("values"))
     if operator in _NODE_OPERATORS_VALUES:
         if len(values) != 1:
             detail = (
@@ -254,11 +244,11 @@ def _node_selector_term(
 ) -> list[FieldError]:
     """``ValidateNodeSelectorTerm``."""
     errs: list[FieldError] = []
-    for j, req in _maps(term.get("matchExpressions")):
+    for j, req in indexed_dicts(term.get("matchExpressions")):
         errs.extend(
             _node_selector_requirement(req, allow_invalid_values, (*path, "matchExpressions", j))
         )
-    for j, req in _maps(term.get("matchFields")):
+    for j, req in indexed_dicts(term.get("matchFields")):
         errs.extend(_node_field_selector_requirement(req, (*path, "matchFields", j)))
     return errs
 
@@ -269,14 +259,14 @@ def _node_affinity(affinity: Mapping[str, Any], path: Path) -> list[FieldError]:
     selector = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(selector, dict):
         terms_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-        terms = list_of(selector.get("nodeSelectorTerms"))
+        terms = as_list(selector.get("nodeSelectorTerms"))
         if not terms:
             detail = "must have at least one node selector term"
             errs.append(required(terms_path, detail, "ValidateNodeSelector"))
-        for i, term in _maps(terms):
+        for i, term in indexed_dicts(terms):
             errs.extend(_node_selector_term(term, False, (*terms_path, i)))
     preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
-    for i, term in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+    for i, term in indexed_dicts(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
         weight = opt_int(term.get("weight"))
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
@@ -303,12 +293,12 @@ def _pod_affinity_term(
 ) -> list[FieldError]:
     """``validatePodAffinityTerm``."""
     selector = term.get("labelSelector")
-    match_keys = _strings(term.get("matchLabelKeys"))
-    mismatch_keys = _strings(term.get("mismatchLabelKeys"))
+    match_keys = strings_of(term.get("matchLabelKeys"))
+    mismatch_keys = strings_of(term.get("mismatchLabelKeys"))
     extra = _merged_expressions(selector, match_keys, mismatch_keys, labels)
     errs = _label_selector(selector, extra, (*path, "labelSelector"))
     errs.extend(_label_selector(term.get("namespaceSelector"), [], (*path, "namespaceSelector")))
-    for name in _strings(term.get("namespaces")):
+    for name in strings_of(term.get("namespaces")):
         errs.extend(
             invalid((*path, "namespace"), name, msg, "validatePodAffinityTerm")
             for msg in name_is_dns_label(name, False)
@@ -327,10 +317,12 @@ def _pod_affinity(
     """``validatePodAffinity`` / ``validatePodAntiAffinity`` (the same checks)."""
     errs: list[FieldError] = []
     required_path = (*path, "requiredDuringSchedulingIgnoredDuringExecution")
-    for i, term in _maps(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")):
+    for i, term in indexed_dicts(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")):
         errs.extend(_pod_affinity_term(term, labels, (*required_path, i)))
     preferred_path = (*path, "preferredDuringSchedulingIgnoredDuringExecution")
-    for j, weighted in _maps(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+    for j, weighted in indexed_dicts(
+        affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+    ):
         weight = opt_int(weighted.get("weight"))
         weight = 0 if weight is None else weight
         if weight <= 0 or weight > 100:
@@ -373,7 +365,7 @@ def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
     """``ValidateTolerations``."""
     errs: list[FieldError] = []
     origin = "ValidateTolerations"
-    for i, tol in _maps(tolerations):
+    for i, tol in indexed_dicts(tolerations):
         item = (*path, i)
         key = str_of(tol.get("key"))
         operator = str_of(tol.get("operator"))
@@ -485,7 +477,7 @@ def validate_topology_spread_constraints(
                     )
                 )
         selector = constraint.get("labelSelector")
-        match_keys = _strings(constraint.get("matchLabelKeys"))
+        match_keys = strings_of(constraint.get("matchLabelKeys"))
         extra = _merged_expressions(selector, match_keys, [], labels)
         errs.extend(_match_label_keys(item, match_keys, [], selector, extra))
         errs.extend(_label_selector(selector, extra, (*item, "labelSelector")))
@@ -499,7 +491,7 @@ def validate_scheduling_gates(gates: Any, path: Path) -> list[FieldError]:
     """``validateSchedulingGates``: qualified names, no duplicates."""
     errs: list[FieldError] = []
     seen: set[str] = set()
-    for i, gate in _maps(gates):
+    for i, gate in indexed_dicts(gates):
         name = str_of(gate.get("name"))
         errs.extend(
             invalid((*path, i), name, msg, "ValidateQualifiedName")
@@ -526,6 +518,6 @@ def validate_scheduling(
             spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"), labels
         )
     )
-    if list_of(spec.get("tolerations")):
+    if as_list(spec.get("tolerations")):
         errs.extend(validate_tolerations(spec.get("tolerations"), (*path, "tolerations")))
     return errs

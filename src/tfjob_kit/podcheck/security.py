@@ -30,7 +30,7 @@ from tfjob_kit.podcheck.errors import (
     required,
     too_long,
 )
-from tfjob_kit.podcheck.fields import list_of, opt_dict, opt_int, str_of
+from tfjob_kit.podcheck.fields import as_list, opt_bool, opt_dict, opt_int, opt_str, str_of
 from tfjob_kit.podcheck.volume_paths import validate_local_descending_path
 
 # The kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged). Its default is
@@ -42,14 +42,6 @@ ALLOW_PRIVILEGED = True
 ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY = True
 
 
-def _opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _opt_bool(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
 
@@ -58,7 +50,7 @@ def _go_seccomp(sp: dict[str, Any]) -> dict[str, Any]:
     """The internal ``core.SeccompProfile`` as Go's json.Marshal prints it (no json tags)."""
     return {
         "Type": str_of(sp.get("type")),
-        "LocalhostProfile": _opt_str(sp.get("localhostProfile")),
+        "LocalhostProfile": opt_str(sp.get("localhostProfile")),
     }
 
 
@@ -250,10 +242,10 @@ def _go_security_context(sc: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(value, dict):
             return None
         return {
-            "GMSACredentialSpecName": _opt_str(value.get("gmsaCredentialSpecName")),
-            "GMSACredentialSpec": _opt_str(value.get("gmsaCredentialSpec")),
-            "RunAsUserName": _opt_str(value.get("runAsUserName")),
-            "HostProcess": _opt_bool(value.get("hostProcess")),
+            "GMSACredentialSpecName": opt_str(value.get("gmsaCredentialSpecName")),
+            "GMSACredentialSpec": opt_str(value.get("gmsaCredentialSpec")),
+            "RunAsUserName": opt_str(value.get("runAsUserName")),
+            "HostProcess": opt_bool(value.get("hostProcess")),
         }
 
     def profile(value: Any) -> Any:
@@ -261,15 +253,15 @@ def _go_security_context(sc: dict[str, Any]) -> dict[str, Any]:
 
     return {
         "Capabilities": caps(sc.get("capabilities")),
-        "Privileged": _opt_bool(sc.get("privileged")),
+        "Privileged": opt_bool(sc.get("privileged")),
         "SELinuxOptions": selinux(sc.get("seLinuxOptions")),
         "WindowsOptions": windows(sc.get("windowsOptions")),
         "RunAsUser": opt_int(sc.get("runAsUser")),
         "RunAsGroup": opt_int(sc.get("runAsGroup")),
-        "RunAsNonRoot": _opt_bool(sc.get("runAsNonRoot")),
-        "ReadOnlyRootFilesystem": _opt_bool(sc.get("readOnlyRootFilesystem")),
-        "AllowPrivilegeEscalation": _opt_bool(sc.get("allowPrivilegeEscalation")),
-        "ProcMount": _opt_str(sc.get("procMount")),
+        "RunAsNonRoot": opt_bool(sc.get("runAsNonRoot")),
+        "ReadOnlyRootFilesystem": opt_bool(sc.get("readOnlyRootFilesystem")),
+        "AllowPrivilegeEscalation": opt_bool(sc.get("allowPrivilegeEscalation")),
+        "ProcMount": opt_str(sc.get("procMount")),
         "SeccompProfile": profile(sc.get("seccompProfile")),
         "AppArmorProfile": profile(sc.get("appArmorProfile")),
     }
@@ -281,7 +273,7 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
         return []
     origin = "ValidateSecurityContext"
     errs: list[FieldError] = []
-    privileged = _opt_bool(sc.get("privileged"))
+    privileged = opt_bool(sc.get("privileged"))
     if privileged and not ALLOW_PRIVILEGED:
         errs.append(forbidden((*path, "privileged"), "disallowed by cluster policy", origin))
     run_as_user = opt_int(sc.get("runAsUser"))
@@ -292,7 +284,7 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
             errs.append(invalid((*path, "runAsGroup"), run_as_group, msg, origin))
-    proc_mount = _opt_str(sc.get("procMount"))
+    proc_mount = opt_str(sc.get("procMount"))
     if proc_mount is not None:
         if proc_mount not in ("Default", "Unmasked"):
             errs.append(
@@ -327,7 +319,7 @@ def validate_security_context(sc: Any, path: Path, host_users: bool) -> list[Fie
             )
         capabilities = opt_dict(sc.get("capabilities"))
         if capabilities is not None:
-            for cap in list_of(capabilities.get("add")):
+            for cap in as_list(capabilities.get("add")):
                 if cap == "CAP_SYS_ADMIN":
                     errs.append(
                         invalid(
@@ -475,14 +467,14 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
     if run_as_group is not None:
         for msg in names.is_valid_group_id(run_as_group):
             errs.append(invalid((*fld, "runAsGroup"), run_as_group, msg, origin))
-    for g, gid in enumerate(list_of(sc.get("supplementalGroups"))):
+    for g, gid in enumerate(as_list(sc.get("supplementalGroups"))):
         gid_int = opt_int(gid)
         if gid_int is None:
             continue
         for msg in names.is_valid_group_id(gid_int):
             errs.append(invalid((*fld, "supplementalGroups", g), gid_int, msg, origin))
     errs.extend(_validate_share_process_namespace(spec, fld))
-    sysctls = list_of(sc.get("sysctls"))
+    sysctls = as_list(sc.get("sysctls"))
     if sysctls:
         errs.extend(_validate_sysctls(sysctls, spec, (*fld, "sysctls")))
     fs_policy = sc.get("fsGroupChangePolicy")
@@ -585,7 +577,7 @@ def validate_host_users(spec: dict[str, Any], path: Path) -> list[FieldError]:
         if spec.get(key) is True:
             errs.append(forbidden((*path, shown), "when `hostUsers` is false", origin))
     for ctr, key, i in _all_containers(spec):
-        if list_of(ctr.get("volumeDevices")):
+        if as_list(ctr.get("volumeDevices")):
             errs.append(
                 forbidden((*path, key, i, "volumeDevices"), "when `hostUsers` is false", origin)
             )
@@ -598,7 +590,7 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
     errs: list[FieldError] = []
     pod_sc = opt_dict(spec.get("securityContext")) or {}
     pod_win = opt_dict(pod_sc.get("windowsOptions"))
-    pod_hp = _opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
+    pod_hp = opt_bool(pod_win.get("hostProcess")) if pod_win is not None else None
     host_network = spec.get("hostNetwork") is True
     count = hp_count = 0
     for key in _KINDS:  # VisitContainersWithPath, the paths built only for an error
@@ -611,7 +603,7 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: Path) -> list[
             count += 1
             sc = ctr.get("securityContext")
             win = sc.get("windowsOptions") if isinstance(sc, dict) else None
-            ctr_hp = _opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
+            ctr_hp = opt_bool(win.get("hostProcess")) if isinstance(win, dict) else None
             if pod_hp is not None and ctr_hp is not None and pod_hp != ctr_hp:
                 errs.append(
                     invalid(

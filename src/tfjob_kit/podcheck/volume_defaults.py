@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .fields import (
+    as_list,
     field_str,
-    list_of,
     opt_dict,
 )
 
@@ -74,17 +74,17 @@ def _default_mode(src: dict[str, Any]) -> None:
 
 def _default_downward_api(src: dict[str, Any]) -> None:
     _set_default(src, "defaultMode", 0o644)
-    for item in list_of(src.get("items")):
+    for item in as_list(src.get("items")):
         _default_field_ref(item)
 
 
 def _default_projected(src: dict[str, Any]) -> None:
     _set_default(src, "defaultMode", 0o644)
-    for source in list_of(src.get("sources")):
+    for source in as_list(src.get("sources")):
         if (source := opt_dict(source)) is None:
             continue
         if (dapi := opt_dict(source.get("downwardAPI"))) is not None:
-            for item in list_of(dapi.get("items")):
+            for item in as_list(dapi.get("items")):
                 _default_field_ref(item)
         if (token := opt_dict(source.get("serviceAccountToken"))) is not None:
             _set_default(token, "expirationSeconds", 3600)
@@ -178,7 +178,7 @@ def set_defaults(spec: dict[str, Any]) -> None:
         v for v in volumes if not (isinstance(v, dict) and v.get("image") is not None)
     ]
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        for container in list_of(spec.get(key)):
+        for container in as_list(spec.get(key)):
             if isinstance(container, dict) and isinstance(container.get("volumeMounts"), list):
                 container["volumeMounts"] = [
                     m
@@ -265,7 +265,7 @@ def mount_service_account_token(spec: dict[str, Any]) -> None:
     token_name = token_name or _TOKEN_VOLUME_NAME
     needs_volume = False
     for key in ("initContainers", "containers"):
-        for container in list_of(spec.get(key)):
+        for container in as_list(spec.get(key)):
             if not isinstance(container, dict):
                 continue
             mounts = container.get("volumeMounts")

@@ -16,9 +16,9 @@ from .errors import (
     required,
 )
 from .fields import (
+    as_list,
     field_opt_str,
     field_str,
-    list_of,
     opt_dict,
 )
 from .volume_paths import validate_local_descending_path
@@ -220,7 +220,7 @@ def _volume_devices(
     device_paths: set[str] = set()
     device_names: set[str] = set()
     mount_paths = set(mount_map.values())
-    for i, device in enumerate(list_of(container.get("volumeDevices"))):
+    for i, device in enumerate(as_list(container.get("volumeDevices"))):
         if not isinstance(device, dict):
             continue
         idx_path = (*path, i)

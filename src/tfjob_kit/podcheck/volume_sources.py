@@ -22,11 +22,11 @@ from .errors import (
     too_long,
 )
 from .fields import (
+    as_list,
     field_int,
     field_opt_str,
     field_str,
     field_true,
-    list_of,
     opt_dict,
 )
 from .volume_defaults import is_token_projection
@@ -117,7 +117,7 @@ def _secret(src: dict[str, Any], path: Path) -> list[FieldError]:
     if field_str(src, "secretName") == "":
         errs.append(required((*path, "secretName"), origin=origin))
     errs.extend(validate_mode(src, "defaultMode", path, origin))
-    for i, item in enumerate(list_of(src.get("items"))):
+    for i, item in enumerate(as_list(src.get("items"))):
         errs.extend(key_to_path(item, (*path, "items", i)))
     return errs
 
@@ -128,7 +128,7 @@ def _config_map(src: dict[str, Any], path: Path) -> list[FieldError]:
     if field_str(src, "name") == "":
         errs.append(required((*path, "name"), origin=origin))
     errs.extend(validate_mode(src, "defaultMode", path, origin))
-    for i, item in enumerate(list_of(src.get("items"))):
+    for i, item in enumerate(as_list(src.get("items"))):
         errs.extend(key_to_path(item, (*path, "items", i)))
     return errs
 
@@ -260,7 +260,7 @@ _scale_io = _required_fields(
 
 def _rbd_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
-    if not list_of(src.get("monitors")):
+    if not as_list(src.get("monitors")):
         errs.append(required((*path, "monitors"), origin="validateRBDVolumeSource"))
     if field_str(src, "image") == "":
         errs.append(required((*path, "image"), origin="validateRBDVolumeSource"))
@@ -268,7 +268,7 @@ def _rbd_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 
 def _cephfs_monitors(src: dict[str, Any], path: Path) -> list[FieldError]:
-    if not list_of(src.get("monitors")):
+    if not as_list(src.get("monitors")):
         return [required((*path, "monitors"), origin="validateCephFSVolumeSource")]
     return []
 
@@ -316,8 +316,8 @@ def _quobyte(src: dict[str, Any], path: Path) -> list[FieldError]:
 def _fc(src: dict[str, Any], path: Path) -> list[FieldError]:
     origin = "validateFCVolumeSource"
     errs = []
-    wwns = list_of(src.get("targetWWNs"))
-    wwids = list_of(src.get("wwids"))
+    wwns = as_list(src.get("targetWWNs"))
+    wwids = as_list(src.get("wwids"))
     if not wwns and not wwids:
         errs.append(
             required(
@@ -464,7 +464,7 @@ def _image(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 def _downward_api(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = validate_mode(src, "defaultMode", path, "validateDownwardAPIVolumeSource")
-    for item in list_of(src.get("items")):
+    for item in as_list(src.get("items")):
         errs.extend(downward_api_file(item, path))
     return errs
 
@@ -483,7 +483,7 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
                 errs.append(invalid(path, value, "conflicting duplicate paths", origin))
             seen.add(target)
 
-    for i, source in enumerate(list_of(src.get("sources"))):
+    for i, source in enumerate(as_list(src.get("sources"))):
         if (source := opt_dict(source)) is None:
             continue
         count = 0
@@ -498,14 +498,14 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
             name = field_str(ref, "name")
             if name == "":
                 errs.append(required((*proj_path, "name"), origin=origin))
-            for j, item in enumerate(list_of(ref.get("items"))):
+            for j, item in enumerate(as_list(ref.get("items"))):
                 errs.extend(key_to_path(item, (*proj_path, "items", j)))
                 if isinstance(item, dict):
                     claim(item.get("path"), name if name is not None else "")
         if source.get("downwardAPI") is not None:
             count += 1
             if (dapi := opt_dict(source["downwardAPI"])) is not None:
-                for item in list_of(dapi.get("items")):
+                for item in as_list(dapi.get("items")):
                     errs.extend(downward_api_file(item, (*src_path, "downwardAPI")))
                     if isinstance(item, dict):
                         claim(item.get("path"), item.get("path"))
