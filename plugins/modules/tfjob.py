@@ -500,26 +500,12 @@ def main() -> None:
         required_one_of=[("src", "definition")],
     )
     require_library(module)
+    from tfjob_kit.kube.params import from_params
     from tfjob_kit.kube.task import Request, TaskError, run
 
-    params = module.params
-    request = Request(
-        src=params["src"],
-        definition=params["definition"],
-        state=params["state"],
-        namespace=params["namespace"],
-        field_manager=params["field_manager"],
-        force_conflicts=params["force_conflicts"],
-        validate=params["validate"],
-        rules=dict(params["rules"]),
-        backend=params["backend"],
-        convert=params["convert"],
-        wait=params["wait"],
-        wait_for=params["wait_for"],
-        fail_on=params["fail_on"],
-        wait_timeout=float(params["wait_timeout"]),
-        unschedulable_grace=float(params["unschedulable_grace"]),
-        preflight=params["preflight"],
+    request = from_params(
+        Request,
+        module.params,
         check_mode=module.check_mode,
         diff=module._diff,
         connection=connection(module),

@@ -232,17 +232,9 @@ def main() -> None:
     require_library(module)
     from tfjob_kit.kube.errors import KubeError
     from tfjob_kit.kube.info import Query, read
+    from tfjob_kit.kube.params import from_params
 
-    params = module.params
-    query = Query(
-        name=params["name"],
-        namespace=params["namespace"],
-        label_selector=params["label_selector"],
-        backend=params["backend"],
-        events=params["events"],
-        log_lines=params["log_lines"],
-        unschedulable_grace=float(params["unschedulable_grace"]),
-    )
+    query = from_params(Query, module.params)
     try:
         jobs = read(connection(module), query)
     except KubeError as exc:
