@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tfjob_kit.cluster import cli
+from tfjob_kit.commands import cluster_command
 from tfjob_kit.cluster.options import DEFAULT_NAME, UpOptions
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "local_cluster"
@@ -66,7 +66,7 @@ def test_role_default_name_is_the_cli_default_name() -> None:
 def test_cli_defaults_are_up_options(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TFJOB_KIT_CLUSTER", raising=False)
     parser = argparse.ArgumentParser()
-    cli.register(parser.add_subparsers())
+    cluster_command.register(parser.add_subparsers())
     args = parser.parse_args(["cluster", "up"])
     assert args.name == UP.name
     assert (args.cpu_nodes, args.gpu_nodes, args.gpus_per_node) == (
@@ -122,7 +122,7 @@ def test_cli_refuses_bad_tuning(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     parser = argparse.ArgumentParser()
-    cli.register(parser.add_subparsers())
+    cluster_command.register(parser.add_subparsers())
     with pytest.raises(SystemExit) as exited:
         parser.parse_args(["cluster", "up", *argv])
     assert exited.value.code == 2
