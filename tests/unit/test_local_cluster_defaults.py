@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tfjob_kit.commands import cluster_command
 from tfjob_kit.cluster.options import DEFAULT_NAME, UpOptions
+from tfjob_kit.commands import cluster_command
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "local_cluster"
 UP = UpOptions()
