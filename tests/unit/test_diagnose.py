@@ -159,7 +159,12 @@ def run(
     events: list[dict[str, Any]] | None = None,
     **options: Any,
 ) -> list[Problem]:
-    return diagnose.diagnose(job, pods or [], events or [], now=NOW, **options)
+    cluster = options.pop("cluster", None)
+    if isinstance(cluster, Capacity):
+        options["cluster"] = lambda: cluster
+    elif cluster is not None:
+        options["cluster"] = cluster
+    return diagnose.diagnose(job, pods or [], events or [], diagnose.Context(now=NOW, **options))
 
 
 def test_failed_create_pod_is_fatal_and_quotes_the_server() -> None:
@@ -201,11 +206,12 @@ def test_a_webhook_failure_counts_from_when_the_wait_saw_it_recur() -> None:
     not fatal at once; only one the wait sees recur for the whole grace is."""
     webhook = 'Error creating: Internal error occurred: failed calling webhook "w.example.com": x'
     grace = diagnose.WEBHOOK_GRACE
-    noticed: dict[str, float] = {}
+    webhooks = diagnose.WebhookFailures()
 
     def fatal(now: float, last_at: float) -> bool:
         seen = event("TFJob", "mnist", "FailedCreatePod", webhook, NOW - last_at, first_ago=3600)
-        found = diagnose.diagnose(tfjob(), [], [seen], now=now, noticed=noticed)
+        context = diagnose.Context(now=now, webhooks=webhooks)
+        found = diagnose.diagnose(tfjob(), [], [seen], context)
         return [p.fatal for p in found] == [True]
 
     assert not fatal(NOW, NOW - 1)  # first seen now, though the event began an hour ago
@@ -213,7 +219,7 @@ def test_a_webhook_failure_counts_from_when_the_wait_saw_it_recur() -> None:
     assert fatal(NOW + grace + 1, NOW + grace)  # recurring for the whole grace
     # It stopped (not seen for the grace): forgotten, and a new blip starts the count again.
     assert not fatal(NOW + 3 * grace, NOW + grace)
-    assert webhook not in noticed
+    assert webhook not in webhooks
     assert not fatal(NOW + 3 * grace + 1, NOW + 3 * grace)
 
 

@@ -373,10 +373,14 @@ def _diagnosed(view: status._View, key: status.Key, namewide: bool) -> list[dict
             obj,
             pods,
             events,
-            now=1.8e9,
-            unschedulable_grace=60,
-            podgroups=groups,
-            queues={"small": {"metadata": {"name": "small"}, "spec": {"capability": {"cpu": "1"}}}},
+            diagnose.Context(
+                now=1.8e9,
+                unschedulable_grace=60,
+                podgroups=groups,
+                queues={
+                    "small": {"metadata": {"name": "small"}, "spec": {"capability": {"cpu": "1"}}}
+                },
+            ),
         )
     ]
 

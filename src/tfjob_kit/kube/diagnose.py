@@ -246,226 +246,375 @@ def _latest(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(events, key=lambda e: event_time(e) or 0.0)
 
 
-def diagnose(
-    job: dict[str, Any],
-    pods: list[dict[str, Any]],
-    events: list[dict[str, Any]],
-    *,
-    now: float,
-    unschedulable_grace: float = DEFAULT_UNSCHEDULABLE_GRACE,
-    cluster: Capacity | Callable[[], Capacity | None] | None = None,
-    podgroups: list[dict[str, Any]] | None = None,
-    queues: dict[str, dict[str, Any]] | None = None,
-    since: float | None = None,
-    noticed: dict[str, float] | None = None,
-) -> list[Problem]:
-    """The job's problems, fatal ones first. ``events`` may hold events of other objects (only
-    the job's, its pods' and its PodGroups' are read); ``cluster`` may be a function, called
-    only when the scheduler reports the job unschedulable; ``now`` is seconds since the epoch;
-    job events last seen before ``since`` are ignored (they are about an earlier spec).
-    ``noticed``, kept by a caller that diagnoses the job again and again (the wait), remembers
-    when each failing webhook was first seen recurring, so that only a failure that lasts the
-    grace is fatal, whatever an aggregated event's first time says."""
-    kind = str(job.get("kind") or "TFJob")
-    problems: list[Problem] = []
-    # Oldest first, by the object they are about: read once, whatever the number of pods.
-    by_object: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for event in _latest(events):
-        involved = event.get("involvedObject") or {}
-        key = (str(involved.get("kind") or ""), str(involved.get("name") or ""))
-        by_object.setdefault(key, []).append(event)
+def _no_capacity() -> Capacity | None:
+    return None
 
-    def about(obj: dict[str, Any], obj_kind: str) -> list[dict[str, Any]]:
+
+class WebhookFailures:
+    """When the caller first saw each failing admission webhook recur. A caller that diagnoses a
+    job again and again (the wait) keeps one: an aggregated event's firstTimestamp may be an
+    earlier outage's, so a failure counts from when it was first seen recurring, and a pause
+    longer than ``WEBHOOK_GRACE`` starts the count again."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, float] = {}
+
+    def __contains__(self, message: object) -> bool:
+        return message in self._first
+
+    def failing_since(self, message: str, first: float | None, seen: float, now: float) -> float:
+        """Since when `message` counts as failing: `first` (the event's), moved up to when it
+        was first seen recurring."""
+        if now - seen >= WEBHOOK_GRACE:
+            self._first.pop(message, None)
+            return first if first is not None else now
+        return max(first or now, self._first.setdefault(message, now))
+
+
+@dataclass
+class Context:
+    """What a job's problems are read from besides the job, its pods and the events.
+
+    ``now`` is seconds since the epoch; job events last seen before ``since`` are ignored (they
+    are about an earlier spec). ``cluster`` reads what the nodes can allocate, only when the
+    scheduler reported the job unschedulable or a pod was lost. ``webhooks`` is kept by a caller
+    that diagnoses the job again and again (``WebhookFailures``); without it, a failing
+    webhook counts from its event's first time."""
+
+    now: float
+    unschedulable_grace: float = DEFAULT_UNSCHEDULABLE_GRACE
+    cluster: Callable[[], Capacity | None] = _no_capacity
+    podgroups: list[dict[str, Any]] = field(default_factory=list)
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
+    since: float | None = None
+    webhooks: WebhookFailures | None = None
+
+
+class _Scene:
+    """One job as the detectors read it, built once per diagnosis: its events by object, its
+    live pods and PodGroups, the gang's state, what the scheduler said, and the cluster's
+    capacity (read at most once, when a detector needs it)."""
+
+    def __init__(
+        self,
+        job: dict[str, Any],
+        pods: list[dict[str, Any]],
+        events: list[dict[str, Any]],
+        context: Context,
+    ) -> None:
+        self.job = job
+        self.kind = str(job.get("kind") or "TFJob")
+        self.context = context
+        self.now = context.now
+        # Oldest first, by the object they are about: read once, whatever the number of pods.
+        self.by_object: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for event in _latest(events):
+            involved = event.get("involvedObject") or {}
+            key = (str(involved.get("kind") or ""), str(involved.get("name") or ""))
+            self.by_object.setdefault(key, []).append(event)
+        self.live = sorted(
+            (p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
+            key=lambda p: str((p.get("metadata") or {}).get("name")),
+        )
+        self.owned = [
+            g
+            for g in context.podgroups
+            if any(
+                r.get("uid") == _uid(job)
+                for r in (g.get("metadata") or {}).get("ownerReferences") or []
+            )
+        ]
+        self.forming = self._forming()
+        # A formed gang is Unschedulable since its last pod came, whatever its pods' conditions
+        # say: Volcano set them when the first pods came and keeps them while the gang forms.
+        self.formed_at = (
+            max(
+                (timestamp((p.get("metadata") or {}).get("creationTimestamp")) or 0.0)
+                for p in self.live
+            )
+            if self.owned and self.live and not self.forming
+            else None
+        )
+        self.scale_events = {_where(p): self._scale_events(p) for p in self.live}
+        self.scaling_up = any(self._scaling(p) for p in self.live)
+        self.unschedulable = [
+            (pod, condition)
+            for pod in self.live
+            for condition in (pod.get("status") or {}).get("conditions") or []
+            if _is_unschedulable(condition)
+        ]
+        self.group_says, self.group_since = self._group_says()
+        self.earlier = _earlier_pods(job, pods, self.by_object)
+        self._capacity: Capacity | None = None
+        self._capacity_read = False
+
+    def about(self, obj: dict[str, Any], obj_kind: str) -> list[dict[str, Any]]:
+        """The events about `obj` (oldest first)."""
         name = str((obj.get("metadata") or {}).get("name") or "")
-        return [e for e in by_object.get((obj_kind, name), []) if _about(e, obj, obj_kind)]
+        return [e for e in self.by_object.get((obj_kind, name), []) if _about(e, obj, obj_kind)]
 
-    job_events = about(job, kind)
-    for event in job_events:
+    def capacity(self) -> Capacity | None:
+        """What the cluster's nodes can allocate (None or no nodes: not known)."""
+        if not self._capacity_read:
+            self._capacity, self._capacity_read = self.context.cluster(), True
+        return self._capacity if self._capacity is not None and self._capacity.nodes else None
+
+    def _forming(self) -> int:
+        """A gang still forming: its PodGroup wants more pods than the operator has created yet
+        (it creates them one request at a time: minutes for a 1,000-worker job). Volcano calls
+        the created ones Unschedulable ("pod group is not ready") until the last exists; that is
+        no reason to give up on them. The number it wants, else 0."""
+        expected = sum(count for _, count, _ in job_templates(self.job))
+        wanted = (
+            min(model.as_int((g.get("spec") or {}).get("minMember"), 0), expected)
+            for g in self.owned
+        )
+        return next((w for w in wanted if len(self.live) < w), 0)
+
+    def _scale_events(self, pod: dict[str, Any]) -> list[dict[str, Any]]:
+        return [e for e in self.about(pod, "Pod") if e.get("reason") in SCALE_UP + NO_SCALE_UP]
+
+    def _scaling(self, pod: dict[str, Any]) -> bool:
+        """A node autoscaler said last that it is adding nodes for the pod."""
+        scale = self.scale_events[_where(pod)]
+        return bool(scale) and scale[-1].get("reason") in SCALE_UP
+
+    def _group_says(self) -> tuple[str, float | None]:
+        """What the job's PodGroups last said about being unschedulable, and since when."""
+        says, since = "", None
+        for group in self.owned:
+            events = self.group_unschedulable_events(group)
+            conditions = [
+                c
+                for c in (group.get("status") or {}).get("conditions") or []
+                if c.get("type") == "Unschedulable" and c.get("status") == "True"
+            ]
+            if events:
+                said = events[-1]
+                says = f"PodGroup {_where(group)}: {said.get('message')}"
+                first = timestamp(said.get("firstTimestamp")) or event_time(said)
+                since = first if first is not None else self.now
+            elif conditions:
+                says = f"PodGroup {_where(group)}: {conditions[-1].get('message')}"
+                since = timestamp(conditions[-1].get("lastTransitionTime")) or self.now
+        return says, since
+
+    def group_unschedulable_events(self, group: dict[str, Any]) -> list[dict[str, Any]]:
+        return [e for e in self.about(group, "PodGroup") if e.get("reason") == "Unschedulable"]
+
+
+def _is_unschedulable(condition: dict[str, Any]) -> bool:
+    return (
+        condition.get("type") == "PodScheduled"
+        and condition.get("status") == "False"
+        and condition.get("reason") == "Unschedulable"
+    )
+
+
+def _create_failures(scene: _Scene) -> list[Problem]:
+    """The job's events that say the API server refused what the operator creates."""
+    found = []
+    for event in scene.about(scene.job, scene.kind):
         reason = str(event.get("reason") or "")
         if reason not in CREATE_FAILURES:
             continue
         seen = event_time(event)
+        since = scene.context.since
         if since is not None and seen is not None and seen < since:
             continue
         message = str(event.get("message") or "")
         transient = any(word in message for word in TRANSIENT_CREATE)
         if transient and WEBHOOK_DOWN in message:
-            first = timestamp(event.get("firstTimestamp")) or seen
-            if noticed is not None and seen is not None:
-                # An aggregated event's firstTimestamp may be an earlier outage's: the failure
-                # counts from when the caller first saw it recur, and a pause longer than the
-                # grace starts the count again.
-                if now - seen >= WEBHOOK_GRACE:
-                    noticed.pop(message, None)
-                else:
-                    first = max(first or now, noticed.setdefault(message, now))
-            # Still failing (seen within the grace) and failing for longer than the grace.
-            if first is not None and seen is not None and now - seen < WEBHOOK_GRACE <= now - first:
-                transient = False
-                message += (
-                    f" (for {now - first:.0f}s: an admission webhook whose server is gone "
-                    "blocks every creation it matches; `tfjob-kit webhooks -n "
-                    f"{(job.get('metadata') or {}).get('namespace', '')}` names its "
-                    "configuration)"
-                )
-        problems.append(Problem(kind, _where(job), reason, message, not transient))
+            transient, message = _webhook_down(scene, event, message, seen)
+        found.append(Problem(scene.kind, _where(scene.job), reason, message, not transient))
+    return found
 
-    live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
-    owned = [
-        g
-        for g in podgroups or []
-        if any(
-            r.get("uid") == _uid(job)
-            for r in (g.get("metadata") or {}).get("ownerReferences") or []
-        )
-    ]
-    # A gang still forming: its PodGroup wants more pods than the operator has created yet (it
-    # creates them one request at a time: minutes for a 1,000-worker job). Volcano calls the
-    # created ones Unschedulable ("pod group is not ready") until the last exists; that is no
-    # reason to give up on them.
-    expected = sum(count for _, count, _ in job_templates(job))
-    forming = next(
-        (
-            wanted
-            for wanted in (
-                min(model.as_int((g.get("spec") or {}).get("minMember"), 0), expected)
-                for g in owned
-            )
-            if len(live) < wanted
-        ),
-        0,
+
+def _webhook_down(
+    scene: _Scene, event: dict[str, Any], message: str, seen: float | None
+) -> tuple[bool, str]:
+    """(still transient, the message): a webhook that still fails (seen within the grace) and
+    has failed for longer than the grace is fatal, and the message says what to do."""
+    now, webhooks = scene.now, scene.context.webhooks
+    first = timestamp(event.get("firstTimestamp")) or seen
+    if webhooks is not None and seen is not None:
+        first = webhooks.failing_since(message, first, seen, now)
+    if first is None or seen is None or not now - seen < WEBHOOK_GRACE <= now - first:
+        return True, message
+    namespace = (scene.job.get("metadata") or {}).get("namespace", "")
+    return False, message + (
+        f" (for {now - first:.0f}s: an admission webhook whose server is gone "
+        f"blocks every creation it matches; `tfjob-kit webhooks -n {namespace}` names its "
+        "configuration)"
     )
-    # A formed gang is Unschedulable since its last pod came, whatever its pods' conditions say:
-    # Volcano set them when the first pods came and keeps them while the gang forms.
-    formed_at = (
-        max((timestamp((p.get("metadata") or {}).get("creationTimestamp")) or 0.0) for p in live)
-        if owned and live and not forming
-        else None
-    )
-    scaling_up = False
-    unschedulable: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for pod in sorted(live, key=lambda p: str((p.get("metadata") or {}).get("name"))):
-        pod_events = about(pod, "Pod")
-        scale = [e for e in pod_events if e.get("reason") in SCALE_UP + NO_SCALE_UP]
-        pod_scaling = bool(scale) and scale[-1].get("reason") in SCALE_UP
-        scaling_up = scaling_up or pod_scaling
-        status = pod.get("status") or {}
-        for container in [
-            *(status.get("initContainerStatuses") or []),
-            *(status.get("containerStatuses") or []),
-        ]:
-            waiting = (container.get("state") or {}).get("waiting") or {}
-            reason = str(waiting.get("reason") or "")
-            text = f"container {container.get('name')}: {waiting.get('message') or reason}"
-            if reason in IMAGE_FAILURES:
-                problems.append(Problem("Pod", _where(pod), reason, text, True))
-            elif reason == "CrashLoopBackOff":
-                fatal = _decides_success(job, pod)
-                problems.append(Problem("Pod", _where(pod), reason, text, fatal))
-        for condition in status.get("conditions") or []:
+
+
+def _pod_problems(scene: _Scene) -> list[Problem]:
+    """Each live pod's, by name: its containers' waits, then its conditions in their order."""
+    found = []
+    for pod in scene.live:
+        found += _container_waits(scene, pod)
+        for condition in (pod.get("status") or {}).get("conditions") or []:
             if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
-                problems.append(
-                    Problem(
-                        "Pod",
-                        _where(pod),
-                        str(condition.get("reason") or "DisruptionTarget"),
-                        f"{_replica(pod)} on node {(pod.get('spec') or {}).get('nodeName')}: "
-                        f"{condition.get('message') or ''}".rstrip(": "),
-                        False,
-                    )
-                )
-            if (
-                condition.get("type") == "PodScheduled"
-                and condition.get("status") == "False"
-                and condition.get("reason") == "Unschedulable"
-            ):
-                unschedulable.append((pod, condition))
-                since_when = timestamp(condition.get("lastTransitionTime"))
-                if since_when is not None and formed_at:
-                    since_when = max(since_when, formed_at)
-                age = now - since_when if since_when is not None else 0.0
-                message = str(condition.get("message") or "")
-                if pod_scaling:
-                    message += f" (a node autoscaler is adding nodes: {scale[-1].get('message')})"
-                fatal = age >= unschedulable_grace and not pod_scaling and not forming
-                if forming:
-                    message += f" (the gang is forming: {len(live)} of its {forming} pods exist)"
-                elif not fatal and not pod_scaling:
-                    message += f" (for {age:.0f}s of the {unschedulable_grace:g}s grace)"
-                problems.append(Problem("Pod", _where(pod), "Unschedulable", message, fatal))
+                found.append(_disrupted(pod, condition))
+            if _is_unschedulable(condition):
+                found.append(_unschedulable(scene, pod, condition))
+    return found
 
-    group_says = ""
-    group_since: float | None = None
-    for group in owned:
-        group_events = [e for e in about(group, "PodGroup") if e.get("reason") == "Unschedulable"]
-        conditions = [
-            c
-            for c in (group.get("status") or {}).get("conditions") or []
-            if c.get("type") == "Unschedulable" and c.get("status") == "True"
-        ]
-        said = group_events[-1] if group_events else None
-        if said is not None:
-            group_says = f"PodGroup {_where(group)}: {said.get('message')}"
-            first = timestamp(said.get("firstTimestamp")) or event_time(said)
-            group_since = first if first is not None else now
-        elif conditions:
-            group_says = f"PodGroup {_where(group)}: {conditions[-1].get('message')}"
-            group_since = timestamp(conditions[-1].get("lastTransitionTime")) or now
-        about_queue = [e for e in group_events if "queue" in str(e.get("message") or "")]
-        problems.extend(
-            _queue_problems(group, queues or {}, about_queue[-1] if about_queue else None)
-        )
 
-    earlier = _earlier_pods(job, pods, by_object)
-    if callable(cluster) and (earlier or (not scaling_up and (unschedulable or group_says))):
-        cluster = cluster()  # read only when the scheduler said something, or a pod was lost
-    if isinstance(cluster, Capacity) and cluster.nodes:
-        succeeded = any(
-            c.get("type") == "Succeeded" and c.get("status") == "True"
-            for c in model.as_list(model.as_dict(job.get("status")).get("conditions"))
-            if isinstance(c, dict)
+def _container_waits(scene: _Scene, pod: dict[str, Any]) -> list[Problem]:
+    """Image pulls that fail (fatal), crash loops (fatal where the pod decides success)."""
+    found = []
+    status = pod.get("status") or {}
+    for container in [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        reason = str(waiting.get("reason") or "")
+        text = f"container {container.get('name')}: {waiting.get('message') or reason}"
+        if reason in IMAGE_FAILURES:
+            found.append(Problem("Pod", _where(pod), reason, text, True))
+        elif reason == "CrashLoopBackOff":
+            found.append(
+                Problem("Pod", _where(pod), reason, text, _decides_success(scene.job, pod))
+            )
+    return found
+
+
+def _disrupted(pod: dict[str, Any], condition: dict[str, Any]) -> Problem:
+    """A pod being removed (its node gone, a preemption, an eviction): not fatal."""
+    return Problem(
+        "Pod",
+        _where(pod),
+        str(condition.get("reason") or "DisruptionTarget"),
+        f"{_replica(pod)} on node {(pod.get('spec') or {}).get('nodeName')}: "
+        f"{condition.get('message') or ''}".rstrip(": "),
+        False,
+    )
+
+
+def _unschedulable(scene: _Scene, pod: dict[str, Any], condition: dict[str, Any]) -> Problem:
+    """Fatal past the grace, unless a node autoscaler adds nodes or the gang still forms."""
+    since_when = timestamp(condition.get("lastTransitionTime"))
+    if since_when is not None and scene.formed_at:
+        since_when = max(since_when, scene.formed_at)
+    age = scene.now - since_when if since_when is not None else 0.0
+    message = str(condition.get("message") or "")
+    scaling = scene._scaling(pod)
+    if scaling:
+        scale = scene.scale_events[_where(pod)][-1]
+        message += f" (a node autoscaler is adding nodes: {scale.get('message')})"
+    grace = scene.context.unschedulable_grace
+    fatal = age >= grace and not scaling and not scene.forming
+    if scene.forming:
+        message += f" (the gang is forming: {len(scene.live)} of its {scene.forming} pods exist)"
+    elif not fatal and not scaling:
+        message += f" (for {age:.0f}s of the {grace:g}s grace)"
+    return Problem("Pod", _where(pod), "Unschedulable", message, fatal)
+
+
+def _queue_limits(scene: _Scene) -> list[Problem]:
+    """PodGroups that need more than their Volcano queue may ever use."""
+    found = []
+    for group in scene.owned:
+        events = scene.group_unschedulable_events(group)
+        about_queue = [e for e in events if "queue" in str(e.get("message") or "")]
+        found += _queue_problems(
+            group, scene.context.queues, about_queue[-1] if about_queue else None
         )
-        for replica, pod_name, uid, node, current in earlier:
-            if node in cluster.names:
-                continue
-            if current is None and succeeded:
-                # A succeeded job's pods may be gone by its cleanPodPolicy, and their nodes
-                # scaled away since: no sign that a node took a pod with it.
-                continue
-            now_is = (
-                f"the pod now is uid {_uid(current)} on node "
-                f"{(current.get('spec') or {}).get('nodeName') or '(not scheduled yet)'}"
-                if current
-                else "no pod of that name exists now"
+    return found
+
+
+def _lost_nodes(scene: _Scene) -> list[Problem]:
+    """Earlier pods of the job's replicas, assigned to nodes the cluster no longer has."""
+    cluster = scene.capacity() if scene.earlier else None
+    if cluster is None:
+        return []
+    succeeded = any(
+        c.get("type") == "Succeeded" and c.get("status") == "True"
+        for c in model.as_list(model.as_dict(scene.job.get("status")).get("conditions"))
+        if isinstance(c, dict)
+    )
+    found = []
+    for replica, pod_name, uid, node, current in scene.earlier:
+        if node in cluster.names:
+            continue
+        if current is None and succeeded:
+            # A succeeded job's pods may be gone by its cleanPodPolicy, and their nodes
+            # scaled away since: no sign that a node took a pod with it.
+            continue
+        now_is = (
+            f"the pod now is uid {_uid(current)} on node "
+            f"{(current.get('spec') or {}).get('nodeName') or '(not scheduled yet)'}"
+            if current
+            else "no pod of that name exists now"
+        )
+        found.append(
+            Problem(
+                "Pod",
+                pod_name,
+                "NodeDeleted",
+                f"{replica}: its pod {pod_name} (uid {uid}) was lost with node {node}, "
+                f"which no longer exists (the scheduler had assigned the pod to it); {now_is}",
+                False,
             )
-            problems.append(
-                Problem(
-                    "Pod",
-                    pod_name,
-                    "NodeDeleted",
-                    f"{replica}: its pod {pod_name} (uid {uid}) was lost with node {node}, "
-                    f"which no longer exists (the scheduler had assigned the pod to it); {now_is}",
-                    False,
-                )
-            )
-    if isinstance(cluster, Capacity) and cluster.nodes and not scaling_up:
-        told = [
-            (timestamp(c.get("lastTransitionTime")) or now, f"Pod {_where(p)}: {c.get('message')}")
-            for p, c in unschedulable
-        ]
-        if group_says:
-            told.append((group_since if group_since is not None else now, group_says))
-        if told and now - min(t for t, _ in told) >= min(CAPACITY_SETTLE, unschedulable_grace):
-            for message in _never_fits(job, cluster):
-                problems.append(
-                    Problem(
-                        kind,
-                        _where(job),
-                        "NeverFits",
-                        f"{message}; the scheduler says: {told[0][1]}",
-                        True,
-                    )
-                )
+        )
+    return found
+
+
+def _never_fits_problems(scene: _Scene) -> list[Problem]:
+    """A job the scheduler has called unschedulable for a while that no cluster of these
+    nodes could hold."""
+    told = [
+        (
+            timestamp(c.get("lastTransitionTime")) or scene.now,
+            f"Pod {_where(p)}: {c.get('message')}",
+        )
+        for p, c in scene.unschedulable
+    ]
+    if scene.group_says:
+        told.append(
+            (scene.group_since if scene.group_since is not None else scene.now, scene.group_says)
+        )
+    if scene.scaling_up or not told:
+        return []
+    cluster = scene.capacity()
+    settle = min(CAPACITY_SETTLE, scene.context.unschedulable_grace)
+    if cluster is None or scene.now - min(t for t, _ in told) < settle:
+        return []
+    return [
+        Problem(
+            scene.kind,
+            _where(scene.job),
+            "NeverFits",
+            f"{message}; the scheduler says: {told[0][1]}",
+            True,
+        )
+        for message in _never_fits(scene.job, cluster)
+    ]
+
+
+# The detectors, in the order their problems are listed (fatal ones first, then in this order).
+DETECTORS: tuple[Callable[[_Scene], list[Problem]], ...] = (
+    _create_failures,
+    _pod_problems,
+    _queue_limits,
+    _lost_nodes,
+    _never_fits_problems,
+)
+
+
+def diagnose(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    context: Context,
+) -> list[Problem]:
+    """The job's problems, fatal ones first. ``events`` may hold events of other objects (only
+    the job's, its pods' and its PodGroups' are read)."""
+    scene = _Scene(job, pods, events, context)
+    problems = [problem for detector in DETECTORS for problem in detector(scene)]
     problems.sort(key=lambda p: not p.fatal)
     return problems
 

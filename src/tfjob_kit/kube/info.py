@@ -128,11 +128,13 @@ def describe(
         obj,
         full,
         around.events_in(namespace),
-        now=time.time(),
-        unschedulable_grace=query.unschedulable_grace,
-        cluster=around.cluster.capacity,
-        podgroups=podgroups,
-        queues=around.cluster.queues(podgroups) if podgroups else {},
+        diagnose.Context(
+            now=time.time(),
+            unschedulable_grace=query.unschedulable_grace,
+            cluster=around.cluster.capacity,
+            podgroups=podgroups,
+            queues=around.cluster.queues(podgroups) if podgroups else {},
+        ),
     )
     result: dict[str, Any] = {
         "kind": resource.kind,

@@ -483,7 +483,7 @@ def wait(
     done: dict[Key, JobStatus] = {}
     current: dict[Key, JobStatus] = {}
     read_at: dict[Key, float] = {}
-    noticed: dict[Key, dict[str, float]] = {key: {} for key in keys}
+    webhooks = {key: diagnose.WebhookFailures() for key in keys}
     with follower(client, _sources(keys)) as followed:
         while True:
             timeout_at = min(deadline, clock() + tick)
@@ -527,13 +527,15 @@ def wait(
                     obj,
                     job_pods,
                     view.events_of(key, job_pods, podgroups),
-                    now=now,
-                    unschedulable_grace=unschedulable_grace,
-                    cluster=cluster.capacity,
-                    podgroups=podgroups,
-                    queues=cluster.queues(podgroups) if podgroups else {},
-                    since=(since or {}).get(key),
-                    noticed=noticed[key],
+                    diagnose.Context(
+                        now=now,
+                        unschedulable_grace=unschedulable_grace,
+                        cluster=cluster.capacity,
+                        podgroups=podgroups,
+                        queues=cluster.queues(podgroups) if podgroups else {},
+                        since=(since or {}).get(key),
+                        webhooks=webhooks[key],
+                    ),
                 )
                 status.problems = [p.as_dict() for p in problems]
                 current[key] = status
