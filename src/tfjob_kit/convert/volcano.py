@@ -54,83 +54,20 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     """A TFJob (or anything to_v1 accepts) as a Volcano batch.volcano.sh/v1alpha1 Job."""
     job, notes = to_v1(document)
     reps = model.replicas(job)
-    name = model.job_name(job)
     spec = as_dict(job.get("spec"))
     run_policy = as_dict(spec.get("runPolicy"))
     scheduling = as_dict(run_policy.get("schedulingPolicy"))
-    total = sum(r.count for r in reps)
     deciders = model.success_decider(job, reps)[1]
     for replica in reps:
         _check_task(replica)
     distributed = explain.is_distributed(reps)
     cluster_tasks = [(r.lower, r.port) for r in sorted(reps, key=lambda r: r.lower)]
-    tasks = []
-    for replica in reps:
-        template = copy.deepcopy(replica.template)
-        pod_spec = template["spec"] = as_dict(template.get("spec"))
-        task: dict[str, Any] = {"name": replica.lower, "replicas": replica.count}
-        pod_spec["restartPolicy"] = replica.pod_restart_policy
-        policies: list[dict[str, Any]] = []
-        if replica.restart_policy == "ExitCode":
-            policies.extend(
-                {"exitCode": code, "action": "RestartTask"} for code in VOLCANO_RETRYABLE_EXIT_CODES
-            )
-            notes.append(
-                Note(
-                    f"{replica.path}.restartPolicy",
-                    "changed",
-                    "ExitCode: Volcano matches exit codes one by one; "
-                    f"{', '.join(map(str, VOLCANO_RETRYABLE_EXIT_CODES))} restart the "
-                    "task, other codes >= 128 fail it",
-                )
-            )
-        if replica.type in deciders:
-            policies.append({"event": "TaskCompleted", "action": "CompleteJob"})
-            if (
-                replica.type == "Worker"
-                and spec.get("successPolicy") != "AllWorkers"
-                and replica.count > 1
-            ):
-                notes.append(
-                    Note(
-                        f"{replica.path}",
-                        "changed",
-                        "the Volcano job completes when every worker completes, not "
-                        "when worker 0 does",
-                    )
-                )
-        if policies:
-            task["policies"] = policies
-        found = replica.tensorflow_container()
-        if distributed and found is not None:
-            container = pod_spec["containers"][found[0]]
-            command = as_list(container.get("command"))
-            if not command:
-                notes.append(
-                    Note(
-                        f"{replica.path}.template.spec.containers[{found[0]}]",
-                        "dropped",
-                        "TF_CONFIG cannot be injected: the tensorflow container runs "
-                        "the image ENTRYPOINT; set its command",
-                    )
-                )
-            else:
-                script = _tf_config_script(replica.lower, cluster_tasks)
-                container["command"] = [
-                    "sh",
-                    "-c",
-                    script,
-                    "--",
-                    *command,
-                    *as_list(container.pop("args", [])),
-                ]
-                ports = container.setdefault("ports", [])
-                if not any(as_dict(p).get("name") == model.PORT_NAME for p in ports):
-                    ports.append({"name": model.PORT_NAME, "containerPort": replica.port})
-        task["template"] = template
-        tasks.append(task)
+    tasks = [
+        _task(replica, spec, replica.type in deciders, distributed, cluster_tasks, notes)
+        for replica in reps
+    ]
     vc_spec: dict[str, Any] = {
-        "minAvailable": scheduling.get("minAvailable", total),
+        "minAvailable": scheduling.get("minAvailable", sum(r.count for r in reps)),
         "schedulerName": "volcano",
         "plugins": {"env": [], "svc": []},
         "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
@@ -143,29 +80,7 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         vc_spec["maxRetry"] = run_policy["backoffLimit"]
     if "ttlSecondsAfterFinished" in run_policy:
         vc_spec["ttlSecondsAfterFinished"] = run_policy["ttlSecondsAfterFinished"]
-    for key in ("cleanPodPolicy", "activeDeadlineSeconds", "suspend", "managedBy"):
-        if key in run_policy:
-            notes.append(
-                Note(
-                    f"$.spec.runPolicy.{key}",
-                    "dropped",
-                    f"runPolicy.{key} ({json.dumps(run_policy[key])}) has no Volcano "
-                    "Job equivalent",
-                )
-            )
-    for key in ("minResources", "scheduleTimeoutSeconds"):
-        if key in scheduling:
-            notes.append(
-                Note(
-                    f"$.spec.runPolicy.schedulingPolicy.{key}",
-                    "dropped",
-                    f"schedulingPolicy.{key} has no Volcano Job equivalent",
-                )
-            )
-    if spec.get("enableDynamicWorker"):
-        notes.append(
-            Note("$.spec.enableDynamicWorker", "dropped", "Volcano Jobs have no dynamic workers")
-        )
+    notes += _not_carried_over(spec, run_policy, scheduling)
     metadata = as_dict(job.get("metadata"))
     out = {
         "apiVersion": VOLCANO_API_VERSION,
@@ -173,10 +88,131 @@ def to_volcano(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         "metadata": {k: v for k, v in metadata.items() if k != "generateName"},
         "spec": vc_spec,
     }
-    if not name or "name" not in metadata:
+    if not model.job_name(job) or "name" not in metadata:
         notes.append(
             Note(
                 "$.metadata.name", "changed", "Volcano host names come from metadata.name: set one"
             )
         )
     return out, notes
+
+
+def _task(
+    replica: model.Replica,
+    spec: dict[str, Any],
+    decides: bool,
+    distributed: bool,
+    cluster_tasks: list[tuple[str, int]],
+    notes: list[Note],
+) -> dict[str, Any]:
+    """The Volcano task of one replica type: its pod template (TF_CONFIG injected where the job
+    is distributed) and the policies that carry its restart and success rules."""
+    template = copy.deepcopy(replica.template)
+    pod_spec = template["spec"] = as_dict(template.get("spec"))
+    task: dict[str, Any] = {"name": replica.lower, "replicas": replica.count}
+    pod_spec["restartPolicy"] = replica.pod_restart_policy
+    policies = _task_policies(replica, spec, decides, notes)
+    if policies:
+        task["policies"] = policies
+    found = replica.tensorflow_container()
+    if distributed and found is not None:
+        _inject_tf_config(replica, pod_spec["containers"][found[0]], found[0], cluster_tasks, notes)
+    task["template"] = template
+    return task
+
+
+def _task_policies(
+    replica: model.Replica, spec: dict[str, Any], decides: bool, notes: list[Note]
+) -> list[dict[str, Any]]:
+    policies: list[dict[str, Any]] = []
+    if replica.restart_policy == "ExitCode":
+        policies.extend(
+            {"exitCode": code, "action": "RestartTask"} for code in VOLCANO_RETRYABLE_EXIT_CODES
+        )
+        notes.append(
+            Note(
+                f"{replica.path}.restartPolicy",
+                "changed",
+                "ExitCode: Volcano matches exit codes one by one; "
+                f"{', '.join(map(str, VOLCANO_RETRYABLE_EXIT_CODES))} restart the "
+                "task, other codes >= 128 fail it",
+            )
+        )
+    if decides:
+        policies.append({"event": "TaskCompleted", "action": "CompleteJob"})
+        if (
+            replica.type == "Worker"
+            and spec.get("successPolicy") != "AllWorkers"
+            and replica.count > 1
+        ):
+            notes.append(
+                Note(
+                    f"{replica.path}",
+                    "changed",
+                    "the Volcano job completes when every worker completes, not when worker 0 does",
+                )
+            )
+    return policies
+
+
+def _inject_tf_config(
+    replica: model.Replica,
+    container: dict[str, Any],
+    index: int,
+    cluster_tasks: list[tuple[str, int]],
+    notes: list[Note],
+) -> None:
+    """The tensorflow container's command wrapped in the script that writes TF_CONFIG from
+    Volcano's host files, and the port the other tasks reach it on."""
+    command = as_list(container.get("command"))
+    if not command:
+        notes.append(
+            Note(
+                f"{replica.path}.template.spec.containers[{index}]",
+                "dropped",
+                "TF_CONFIG cannot be injected: the tensorflow container runs "
+                "the image ENTRYPOINT; set its command",
+            )
+        )
+        return
+    script = _tf_config_script(replica.lower, cluster_tasks)
+    container["command"] = [
+        "sh",
+        "-c",
+        script,
+        "--",
+        *command,
+        *as_list(container.pop("args", [])),
+    ]
+    ports = container.setdefault("ports", [])
+    if not any(as_dict(p).get("name") == model.PORT_NAME for p in ports):
+        ports.append({"name": model.PORT_NAME, "containerPort": replica.port})
+
+
+def _not_carried_over(
+    spec: dict[str, Any], run_policy: dict[str, Any], scheduling: dict[str, Any]
+) -> list[Note]:
+    """The TFJob fields a Volcano Job has no equivalent for."""
+    notes = [
+        Note(
+            f"$.spec.runPolicy.{key}",
+            "dropped",
+            f"runPolicy.{key} ({json.dumps(run_policy[key])}) has no Volcano Job equivalent",
+        )
+        for key in ("cleanPodPolicy", "activeDeadlineSeconds", "suspend", "managedBy")
+        if key in run_policy
+    ]
+    notes += [
+        Note(
+            f"$.spec.runPolicy.schedulingPolicy.{key}",
+            "dropped",
+            f"schedulingPolicy.{key} has no Volcano Job equivalent",
+        )
+        for key in ("minResources", "scheduleTimeoutSeconds")
+        if key in scheduling
+    ]
+    if spec.get("enableDynamicWorker"):
+        notes.append(
+            Note("$.spec.enableDynamicWorker", "dropped", "Volcano Jobs have no dynamic workers")
+        )
+    return notes
