@@ -75,7 +75,39 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         raise ConversionError(f"not a legacy TFJob: {version} {job.get('kind')}")
     notes: list[Note] = [Note("$.apiVersion", "changed", f"{version} -> {model.API_VERSION}")]
     spec = as_dict(job.get("spec"))
-    out_spec: dict[str, Any] = {}
+    replicas, handled = _legacy_replicas(spec, str(version), notes)
+    out_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
+    run_policy = _legacy_run_policy(spec, notes)
+    if run_policy:
+        out_spec["runPolicy"] = run_policy
+    handled |= {"runPolicy", *schema.run_policy_fields()}
+    for name in ("successPolicy", "enableDynamicWorker"):
+        if name in spec:
+            out_spec[name] = copy.deepcopy(spec[name])
+            handled.add(name)
+    for name in sorted(set(spec) - handled):
+        notes.append(
+            Note(
+                f"$.spec.{name}",
+                "dropped",
+                f"spec.{name} has no v1 equivalent: {json.dumps(spec[name])}",
+            )
+        )
+    out = {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "metadata": _metadata(job, notes),
+        "spec": out_spec,
+    }
+    _note_generate_name(out, notes)
+    return out, notes
+
+
+def _legacy_replicas(
+    spec: dict[str, Any], version: str, notes: list[Note]
+) -> tuple[dict[str, Any], set[str]]:
+    """The replica specs as v1 tfReplicaSpecs (v1alpha1's list, or the map), and the spec
+    fields they came from."""
     replicas: dict[str, Any] = {}
     if "replicaSpecs" in spec and version == "kubeflow.org/v1alpha1":
         for index, item in enumerate(as_list(spec.get("replicaSpecs"))):
@@ -112,7 +144,11 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             _move_template_restart_policy(item, path, notes)
             replicas[_canonical_key(key, path, notes)] = item
         handled = {"tfReplicaSpecs"}
-    out_spec["tfReplicaSpecs"] = replicas
+    return replicas, handled
+
+
+def _legacy_run_policy(spec: dict[str, Any], notes: list[Note]) -> dict[str, Any]:
+    """The runPolicy, with the RunPolicy fields older versions kept in spec moved into it."""
     run_policy = copy.deepcopy(as_dict(spec.get("runPolicy")))
     spec_run_policy = schema.run_policy_fields()
     for name in spec_run_policy:
@@ -133,29 +169,7 @@ def legacy_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
                 f"cleanPodPolicy {clean!r} spelled {_CLEAN_POLICIES[clean.lower()]!r}",
             )
         )
-    if run_policy:
-        out_spec["runPolicy"] = run_policy
-    handled |= {"runPolicy", *spec_run_policy}
-    for name in ("successPolicy", "enableDynamicWorker"):
-        if name in spec:
-            out_spec[name] = copy.deepcopy(spec[name])
-            handled.add(name)
-    for name in sorted(set(spec) - handled):
-        notes.append(
-            Note(
-                f"$.spec.{name}",
-                "dropped",
-                f"spec.{name} has no v1 equivalent: {json.dumps(spec[name])}",
-            )
-        )
-    out = {
-        "apiVersion": model.API_VERSION,
-        "kind": model.KIND,
-        "metadata": _metadata(job, notes),
-        "spec": out_spec,
-    }
-    _note_generate_name(out, notes)
-    return out, notes
+    return run_policy
 
 
 def _note_generate_name(job: dict[str, Any], notes: list[Note]) -> None:
@@ -177,6 +191,23 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
         raise ConversionError(f"not a {T9K_KIND}: {job.get('kind')}")
     notes: list[Note] = []
     spec = as_dict(job.get("spec"))
+    replicas = _t9k_replicas(spec, notes)
+    out_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
+    run_policy = _t9k_run_policy(spec, notes)
+    notes += _t9k_dropped(spec)
+    if run_policy:
+        out_spec["runPolicy"] = run_policy
+    out = {
+        "apiVersion": model.API_VERSION,
+        "kind": model.KIND,
+        "metadata": _metadata(job, notes),
+        "spec": out_spec,
+    }
+    return out, notes
+
+
+def _t9k_replicas(spec: dict[str, Any], notes: list[Note]) -> dict[str, Any]:
+    """The replicaSpecs list as tfReplicaSpecs, by type."""
     replicas: dict[str, Any] = {}
     for index, item in enumerate(as_list(spec.get("replicaSpecs"))):
         item = copy.deepcopy(as_dict(item))
@@ -209,7 +240,11 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
             )
             del item[extra]
         replicas[key] = item
-    out_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
+    return replicas
+
+
+def _t9k_run_policy(spec: dict[str, Any], notes: list[Note]) -> dict[str, Any]:
+    """The runPolicy, with the T9k scheduler's queue as the PodGroup's."""
     run_policy: dict[str, Any] = {}
     source_policy = as_dict(spec.get("runPolicy"))
     for name in ("backoffLimit", "activeDeadlineSeconds"):
@@ -268,6 +303,12 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
                 "(spec.runPolicy.schedulingPolicy.priorityClass)",
             )
         )
+    return run_policy
+
+
+def _t9k_dropped(spec: dict[str, Any]) -> list[Note]:
+    """The spec fields a TFJob has no place for."""
+    notes: list[Note] = []
     if "tensorboardSpec" in spec:
         notes.append(
             Note(
@@ -285,15 +326,7 @@ def t9k_to_v1(job: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
                 f"spec.{name} has no TFJob equivalent: {json.dumps(spec[name])}",
             )
         )
-    if run_policy:
-        out_spec["runPolicy"] = run_policy
-    out = {
-        "apiVersion": model.API_VERSION,
-        "kind": model.KIND,
-        "metadata": _metadata(job, notes),
-        "spec": out_spec,
-    }
-    return out, notes
+    return notes
 
 
 def to_v1(document: dict[str, Any]) -> tuple[dict[str, Any], list[Note]]:
