@@ -155,15 +155,45 @@ def register(subparsers: Subparsers) -> None:
     )
     sub = parser.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
 
-    def named(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--name",
-            type=_cluster_name,
-            default=default_name(),
-            help="cluster name (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
-        )
-
     p = sub.add_parser("build", help="build the pinned binaries into the cache (no-op when cached)")
+    _build_arguments(p)
+    p.set_defaults(run=_guard(_cmd_build))
+
+    p = sub.add_parser("up", help="start or reuse the local cluster")
+    _named(p)
+    _up_arguments(p)
+    p.set_defaults(run=_guard(_cmd_up))
+
+    p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
+    _named(p)
+    p.set_defaults(run=_guard(_cmd_down))
+
+    p = sub.add_parser("status", help="processes, memory, nodes; exit 0 only when running")
+    _named(p)
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.set_defaults(run=_guard(_cmd_status))
+
+    p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
+    _named(p)
+    p.set_defaults(run=_guard(_cmd_kubeconfig))
+
+    p = sub.add_parser(
+        "env", help="print shell exports: KUBECONFIG, and PATH with the built helm (and kubectl)"
+    )
+    _named(p)
+    p.set_defaults(run=_guard(_cmd_env))
+
+
+def _named(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--name",
+        type=_cluster_name,
+        default=default_name(),
+        help="cluster name (default: $TFJOB_KIT_CLUSTER, else %(default)s)",
+    )
+
+
+def _build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "components",
         nargs="*",
@@ -177,15 +207,15 @@ def register(subparsers: Subparsers) -> None:
         help="also build kubectl (default: only when none is on PATH)",
     )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
-    p.set_defaults(run=_guard(_cmd_build))
 
+
+def _up_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `cluster up`, each defaulting to UpOptions' (cluster/options.py)."""
     up = UpOptions()
 
     def on_off(value: bool) -> str:
         return "on" if value else "off"
 
-    p = sub.add_parser("up", help="start or reuse the local cluster")
-    named(p)
     p.add_argument("--cpu-nodes", type=int, default=up.nodes.cpu_nodes)
     p.add_argument("--gpu-nodes", type=int, default=up.nodes.gpu_nodes)
     p.add_argument("--gpus-per-node", type=int, default=up.nodes.gpus_per_node)
@@ -250,23 +280,3 @@ def register(subparsers: Subparsers) -> None:
         "cluster runs no Volcano webhook, so the webhook timeout is a chart and role value only",
     )
     p.add_argument("--timeout", type=float, default=up.timeout, help="seconds to wait per step")
-    p.set_defaults(run=_guard(_cmd_up))
-
-    p = sub.add_parser("down", help="stop the cluster; leaves no process, port or file")
-    named(p)
-    p.set_defaults(run=_guard(_cmd_down))
-
-    p = sub.add_parser("status", help="processes, memory, nodes; exit 0 only when running")
-    named(p)
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    p.set_defaults(run=_guard(_cmd_status))
-
-    p = sub.add_parser("kubeconfig", help="print the kubeconfig path")
-    named(p)
-    p.set_defaults(run=_guard(_cmd_kubeconfig))
-
-    p = sub.add_parser(
-        "env", help="print shell exports: KUBECONFIG, and PATH with the built helm (and kubectl)"
-    )
-    named(p)
-    p.set_defaults(run=_guard(_cmd_env))
