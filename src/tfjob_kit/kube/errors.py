@@ -138,16 +138,7 @@ def from_api_exception(
             status,
         )
     if status == 403 and (match := FORBIDDEN.search(message)):
-        group = match["group"]
-        res = f"{match['resource']}.{group}" if group else match["resource"]
-        scope = f" in namespace {match['namespace']!r}" if match["namespace"] else " cluster-wide"
-        return KubeError(
-            f"{action} {what}: forbidden by RBAC: user {match['user']!r} may not "
-            f"{match['verb']!r} {res}{scope}. Grant the verb with a Role/ClusterRole bound to "
-            "that user, or use credentials that have it",
-            "forbidden",
-            status,
-        )
+        return _forbidden(f"{action} {what}", match, status)
     if status >= 500 and (webhook := webhook_unavailable(f"{action} {what}", message)):
         return webhook
     raw_details = body.get("details")
@@ -167,31 +158,53 @@ def from_api_exception(
             status,
         )
     if status == 409 and body.get("reason") == "Conflict" and "apply" in action:
-        managers = sorted(set(_CONFLICT.findall(message)))
-        fields = [
-            str(c.get("field", ""))
-            for c in details.get("causes", [])
-            if isinstance(c, dict) and c.get("field")
-        ]
-        return KubeError(
-            f"{action} {what}: conflict with field manager(s) {', '.join(managers) or '?'} "
-            f"over {', '.join(fields) or 'some fields'}. Set force_conflicts: true to take the "
-            "fields over, or change them through the manager that owns them",
-            "conflict",
-            status,
-        )
+        return _conflict(f"{action} {what}", message, details, status)
     if status == 422:
-        causes = [
-            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
-            for c in details.get("causes", [])
-            if isinstance(c, dict)
-        ]
-        detail = "; ".join(causes) if causes else message
-        return KubeError(
-            f"{action} {what}: the API server rejected it: {detail}", "invalid", status
-        )
+        return _invalid(f"{action} {what}", message, details, status)
     return KubeError(
         f"{action} {what}: {message} (HTTP {status or '?'})",
         str(body.get("reason") or "error").lower(),
         status,
     )
+
+
+def _forbidden(doing: str, match: re.Match[str], status: int) -> KubeError:
+    """A 403 that names the user, verb and resource RBAC refused."""
+    group = match["group"]
+    res = f"{match['resource']}.{group}" if group else match["resource"]
+    scope = f" in namespace {match['namespace']!r}" if match["namespace"] else " cluster-wide"
+    return KubeError(
+        f"{doing}: forbidden by RBAC: user {match['user']!r} may not "
+        f"{match['verb']!r} {res}{scope}. Grant the verb with a Role/ClusterRole bound to "
+        "that user, or use credentials that have it",
+        "forbidden",
+        status,
+    )
+
+
+def _conflict(doing: str, message: str, details: dict[str, Any], status: int) -> KubeError:
+    """A server-side apply conflict: the field managers that own the fields, and the fields."""
+    managers = sorted(set(_CONFLICT.findall(message)))
+    fields = [
+        str(c.get("field", ""))
+        for c in details.get("causes", [])
+        if isinstance(c, dict) and c.get("field")
+    ]
+    return KubeError(
+        f"{doing}: conflict with field manager(s) {', '.join(managers) or '?'} "
+        f"over {', '.join(fields) or 'some fields'}. Set force_conflicts: true to take the "
+        "fields over, or change them through the manager that owns them",
+        "conflict",
+        status,
+    )
+
+
+def _invalid(doing: str, message: str, details: dict[str, Any], status: int) -> KubeError:
+    """A 422: each cause as field: message, else the server's message."""
+    causes = [
+        f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
+        for c in details.get("causes", [])
+        if isinstance(c, dict)
+    ]
+    detail = "; ".join(causes) if causes else message
+    return KubeError(f"{doing}: the API server rejected it: {detail}", "invalid", status)
