@@ -156,17 +156,12 @@ def run(request: Request) -> dict[str, Any]:
         result["findings"] = [f.as_dict() for f in exc.findings]
         raise failed(str(exc)) from None
     result["findings"] = [f.as_dict() for i in items for f in i.findings]
-    result["warnings"] = [
-        f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
-        for i in items
-        for f in i.findings
-        if f.severity >= Severity.WARNING
-        and not (request.validate == "strict" and f.severity >= Severity.ERROR)
-    ] + [note for i in items for note in i.notes]
+    result["warnings"] = _warnings(items, request.validate)
     if not items:
         raise failed("nothing to apply: the input holds no TFJob")
     try:
         with Client(request.connection) as client:
+            applied_at = 0.0  # when the jobs were applied (state present)
             if request.state == "absent":
                 outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
             else:
@@ -186,40 +181,59 @@ def run(request: Request) -> dict[str, Any]:
             result["objects"] = [o.after for o in outcomes if o.after is not None]
             result["jobs"] = [_job_result(o, None) for o in outcomes]
             if request.wait and not request.check_mode:
-                keys = [(o.item.resource, o.item.namespace, o.item.name) for o in outcomes]
-                if request.state == "absent":
-                    status.wait_gone(client, keys, timeout=request.wait_timeout)
-                    result["jobs"] = [
-                        _job_result(o, status.job_status(o.item.resource, None)) for o in outcomes
-                    ]
-                else:
-                    # An updated job's older events are about its earlier spec.
-                    since = {
-                        k: applied_at
-                        for o, k in zip(outcomes, keys, strict=True)
-                        if o.action == "updated"
-                    }
-                    try:
-                        reached = status.wait(
-                            client,
-                            keys,
-                            wait_for=request.wait_for,
-                            fail_on=request.fail_on,
-                            timeout=request.wait_timeout,
-                            unschedulable_grace=request.unschedulable_grace,
-                            since=since,
-                        )
-                    except status.WaitError as exc:
-                        result["jobs"] = [
-                            _job_result(o, exc.statuses.get(k))
-                            for o, k in zip(outcomes, keys, strict=True)
-                        ]
-                        raise
-                    result["jobs"] = [
-                        _job_result(o, reached[k]) for o, k in zip(outcomes, keys, strict=True)
-                    ]
+                _wait(client, request, outcomes, applied_at, result)
     except KubeError as exc:
         raise failed(str(exc)) from None
     result["duration"] = round(time.monotonic() - started, 3)
     masked: dict[str, Any] = redact.mask(result, secrets)
     return masked
+
+
+def _warnings(items: list[jobs.Item], validate: str) -> list[str]:
+    """The findings to warn about (errors too, where validation does not stop at them), and
+    the conversion notes."""
+    return [
+        f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
+        for i in items
+        for f in i.findings
+        if f.severity >= Severity.WARNING
+        and not (validate == "strict" and f.severity >= Severity.ERROR)
+    ] + [note for i in items for note in i.notes]
+
+
+def _wait(
+    client: Client,
+    request: Request,
+    outcomes: list[apply.Outcome],
+    applied_at: float,
+    result: dict[str, Any],
+) -> None:
+    """Wait until the jobs are gone (absent) or reach a wait_for condition; each job's result
+    gets the status it ended in, also when the wait fails."""
+    keys = [(o.item.resource, o.item.namespace, o.item.name) for o in outcomes]
+    if request.state == "absent":
+        status.wait_gone(client, keys, timeout=request.wait_timeout)
+        result["jobs"] = [
+            _job_result(o, status.job_status(o.item.resource, None)) for o in outcomes
+        ]
+    else:
+        # An updated job's older events are about its earlier spec.
+        since = {
+            k: applied_at for o, k in zip(outcomes, keys, strict=True) if o.action == "updated"
+        }
+        try:
+            reached = status.wait(
+                client,
+                keys,
+                wait_for=request.wait_for,
+                fail_on=request.fail_on,
+                timeout=request.wait_timeout,
+                unschedulable_grace=request.unschedulable_grace,
+                since=since,
+            )
+        except status.WaitError as exc:
+            result["jobs"] = [
+                _job_result(o, exc.statuses.get(k)) for o, k in zip(outcomes, keys, strict=True)
+            ]
+            raise
+        result["jobs"] = [_job_result(o, reached[k]) for o, k in zip(outcomes, keys, strict=True)]
