@@ -163,3 +163,12 @@ def test_block_scalars_at_the_end_load_the_same_both_ways(
     that runs to the end of a text without a final line break."""
     fast, careful = both(text, monkeypatch)
     assert fast == careful
+
+
+@pytest.mark.parametrize("text", ["{a:}", "[a:]", "{a:,b: 1}", "x: {a:}\n", 'k: {"a":}', "a:[1]"])
+def test_a_colon_before_a_flow_indicator_loads_the_same_both_ways(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """yaml_rs reads `{a:}` as {a: None}; libyaml, like go-yaml, refuses it (gate rule 2f)."""
+    fast, careful = both(text, monkeypatch)
+    assert fast == careful

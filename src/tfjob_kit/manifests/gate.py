@@ -19,7 +19,10 @@ applied; every step is linear in the text:
       quadratic in its length, only to have it refused);
    e. a plain scalar that starts with underscores before a digit or a dot, after a sign or a
       dot or neither (``_0``, ``-_1``, ``._5``, ``__1e3``): yaml_rs reads a number, YAML 1.1 a
-      string.
+      string;
+   f. a colon followed by a flow indicator (``{a:}``, ``[a:]``, ``{a:,b: 1}``): yaml_rs reads
+      an empty value, libyaml (and go-yaml, which Kubernetes uses) refuses "found unexpected
+      ':'".
 
 3. **Each document**, before parsing (:func:`document_may_go_fast`):
 
@@ -80,6 +83,8 @@ _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
 _UNDERSCORE_AND_FOLLOWER = re.compile("_[_0-9.]")
 _DIGITS_AND_DOT = frozenset("0123456789.")
 _UNDERSCORES = re.compile("_+")  # the whole run, skipped at once: linear
+# 2f: a colon that a flow indicator follows.
+_COLON_BEFORE_FLOW = re.compile(r":[,\[\]{}]")
 
 # For ASCII text (nearly every manifest), 2a but '<<' and '%', 2b, 2d and the first looks of 3c
 # come from one bytes.translate of the whole text into classes of characters, then substring
@@ -124,6 +129,7 @@ def text_may_go_fast(text: str, limits: Limits) -> tuple[bool, bool]:
         or _LONG_RUN in classes  # 2d
         or _has_leading_zero_number(text)  # 2c
         or _has_underscore_number(text)  # 2e
+        or _COLON_BEFORE_FLOW.search(text) is not None  # 2f
     ):
         return False, False
     # 3c, for every document at once: each document is part of the text, so it has no run of
@@ -143,6 +149,7 @@ def _text_may_go_fast_unicode(text: str) -> bool:
         or _NON_PRINTABLE.search(text) is not None
         or _LONG_DIGITS.search(text) is not None
         or _has_underscore_number(text)
+        or _COLON_BEFORE_FLOW.search(text) is not None
     )
 
 
