@@ -603,25 +603,10 @@ def check(
     cannot be reached."""
     config = config or RuleConfig()
     jobs = [_prepare(t) for t in targets]
-    calls: list[Callable[[], Any]] = []
-    for job in jobs:
-        namespace = job.target.namespace
-        if the_jobs:
-            calls.append(
-                partial(client.dry_run_apply, TFJOB, job.target.tfjob, field_manager=field_manager)
-            )
-        for _, pod in job.pods:
-            calls.append(partial(client.dry_run_create, "pods", namespace, pod))
-        if job.group is not None:
-            calls.append(partial(client.dry_run_create, "podgroups", namespace, job.group))
     refs = sorted({r for job in jobs for r in job.refs}, key=_ref_order)
-    for ref in refs:
-        calls.append(partial(client.probe, ref.kind, ref.name, ref.namespace or None))
     quota_namespaces = sorted({j.target.namespace for j in jobs if not j.target.exists})
-    for namespace in quota_namespaces:
-        calls.append(partial(_quotas, client, namespace))
+    calls = _calls(client, jobs, refs, quota_namespaces, the_jobs, field_manager)
     answers = iter(parallel(_call, calls, workers=WORKERS))
-    found: list[Finding] = []
     group_answers: dict[int, tuple[int, dict[str, Any]]] = {}
     job_answers: dict[int, tuple[int, dict[str, Any]]] = {}
     for index, job in enumerate(jobs):
@@ -632,6 +617,7 @@ def check(
             group_answers[index] = next(answers)
     ref_answers = {ref: next(answers) for ref in refs}
     quotas = {ns: next(answers) for ns in quota_namespaces}
+    found: list[Finding] = []
     summed: dict[str, dict[str, Fraction]] = {}  # namespace -> what its new jobs need so far
     counted: dict[str, int] = {}
     for index, job in enumerate(jobs):
@@ -644,25 +630,7 @@ def check(
             job_found.extend(_group_findings(job, *group_answers[index]))
         job_found.extend(_ref_findings(job, ref_answers))
         job_found = _one_missing_queue(job, job_found)
-        namespace_quotas = quotas.get(job.target.namespace)
-        if isinstance(namespace_quotas, str):
-            job_found.append(
-                _finding(
-                    job.target,
-                    INCOMPLETE_RULE,
-                    f"the preflight cannot check the job against the ResourceQuotas: "
-                    f"{namespace_quotas} (needs list resourcequotas in namespace "
-                    f'"{job.target.namespace}")',
-                    "$.spec.tfReplicaSpecs",
-                )
-            )
-        elif namespace_quotas and not job.target.exists:
-            earlier = summed.setdefault(job.target.namespace, {})
-            if not any(f.rule == QUOTA_RULE for f in job_found):
-                count = counted.get(job.target.namespace, 0)
-                job_found.extend(_quota_findings(job, namespace_quotas, earlier, count))
-            _add(earlier, _job_needs(job)[0])
-            counted[job.target.namespace] = counted.get(job.target.namespace, 0) + 1
+        job_found += _quota_part(job, job_found, quotas.get(job.target.namespace), summed, counted)
         answered = [
             *job.answers,
             *(a for i, a in (*job_answers.items(), *group_answers.items()) if i == index),
@@ -678,6 +646,65 @@ def check(
                 )
             ]
         found.extend(c for f in job_found if (c := config.apply(f)) is not None)
+    return found
+
+
+def _calls(
+    client: Client,
+    jobs: list[_Job],
+    refs: list[_Ref],
+    quota_namespaces: list[str],
+    the_jobs: bool,
+    field_manager: str,
+) -> list[Callable[[], Any]]:
+    """Every request of the preflight, in the order check reads the answers: each job's own
+    dry run, its pods' and its PodGroup's; then each reference; then each namespace's quotas."""
+    calls: list[Callable[[], Any]] = []
+    for job in jobs:
+        namespace = job.target.namespace
+        if the_jobs:
+            calls.append(
+                partial(client.dry_run_apply, TFJOB, job.target.tfjob, field_manager=field_manager)
+            )
+        for _, pod in job.pods:
+            calls.append(partial(client.dry_run_create, "pods", namespace, pod))
+        if job.group is not None:
+            calls.append(partial(client.dry_run_create, "podgroups", namespace, job.group))
+    for ref in refs:
+        calls.append(partial(client.probe, ref.kind, ref.name, ref.namespace or None))
+    for namespace in quota_namespaces:
+        calls.append(partial(_quotas, client, namespace))
+    return calls
+
+
+def _quota_part(
+    job: _Job,
+    job_found: list[Finding],
+    namespace_quotas: list[dict[str, Any]] | str | None,
+    summed: dict[str, dict[str, Fraction]],
+    counted: dict[str, int],
+) -> list[Finding]:
+    """The job against its namespace's ResourceQuotas, with the new jobs before it in the same
+    namespace counted (`summed`, `counted` carry them); the quotas unreadable: say so."""
+    if isinstance(namespace_quotas, str):
+        return [
+            _finding(
+                job.target,
+                INCOMPLETE_RULE,
+                f"the preflight cannot check the job against the ResourceQuotas: "
+                f"{namespace_quotas} (needs list resourcequotas in namespace "
+                f'"{job.target.namespace}")',
+                "$.spec.tfReplicaSpecs",
+            )
+        ]
+    found: list[Finding] = []
+    if namespace_quotas and not job.target.exists:
+        earlier = summed.setdefault(job.target.namespace, {})
+        if not any(f.rule == QUOTA_RULE for f in job_found):
+            count = counted.get(job.target.namespace, 0)
+            found.extend(_quota_findings(job, namespace_quotas, earlier, count))
+        _add(earlier, _job_needs(job)[0])
+        counted[job.target.namespace] = counted.get(job.target.namespace, 0) + 1
     return found
 
 
