@@ -12,7 +12,7 @@ import itertools
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tfjob_kit.kube import diagnose, follow
@@ -486,21 +486,7 @@ def wait(
     webhooks = {key: diagnose.WebhookFailures() for key in keys}
     with follower(client, _sources(keys)) as followed:
         while True:
-            timeout_at = min(deadline, clock() + tick)
-            try:
-                update = followed.updates.get(timeout=max(0.0, timeout_at - clock()))
-                while True:
-                    view.apply(update)
-                    if (
-                        isinstance(update, follow.Broken)
-                        and update.permanent
-                        and isinstance(update.source.what, Resource)
-                        and update.source.what is not PODGROUP
-                    ):
-                        raise update.error
-                    update = followed.updates.get_nowait()
-            except queue.Empty:
-                pass
+            _take_updates(followed, view, max(0.0, min(deadline, clock() + tick) - clock()))
             now = wall()
             # A job is read again when the watches told something about it, and every
             # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
@@ -521,22 +507,14 @@ def wait(
                         "deleted",
                         {**current, key: status},
                     )
-                job_pods = view.pods_of(key)
-                podgroups = view.podgroups_of(key, obj)
-                problems = diagnose.diagnose(
-                    obj,
-                    job_pods,
-                    view.events_of(key, job_pods, podgroups),
-                    diagnose.Context(
-                        now=now,
-                        unschedulable_grace=unschedulable_grace,
-                        cluster=cluster.capacity,
-                        podgroups=podgroups,
-                        queues=cluster.queues(podgroups) if podgroups else {},
-                        since=(since or {}).get(key),
-                        webhooks=webhooks[key],
-                    ),
+                context = diagnose.Context(
+                    now=now,
+                    unschedulable_grace=unschedulable_grace,
+                    cluster=cluster.capacity,
+                    since=(since or {}).get(key),
+                    webhooks=webhooks[key],
                 )
+                problems = _diagnose(view, key, obj, cluster, context)
                 status.problems = [p.as_dict() for p in problems]
                 current[key] = status
                 if status.true & failing:
@@ -562,25 +540,69 @@ def wait(
             if len(done) == len(keys):
                 return done
             if clock() >= deadline:
-                waiting = []
-                for key in keys:
-                    if key in done:
-                        continue
-                    what = key[0].describe(key[1], key[2])
-                    if key not in current:
-                        waiting.append(f"{what} was never read: {'; '.join(view.broken.values())}")
-                        continue
-                    status = current[key]
-                    said = "".join(
-                        f" ({p['object']}: {p['reason']}: {p['message']})" for p in status.problems
-                    )
-                    waiting.append(f"{what} is {status.phase}{said}")
-                raise WaitError(
-                    f"timed out after {timeout:g}s waiting for "
-                    f"{' or '.join(wait_for)}: " + "; ".join(waiting),
-                    "timeout",
-                    current,
-                )
+                raise _timed_out(keys, done, current, view, timeout, wait_for)
+
+
+def _diagnose(
+    view: _View,
+    key: Key,
+    obj: dict[str, Any],
+    cluster: ClusterReader,
+    context: diagnose.Context,
+) -> list[diagnose.Problem]:
+    """The job's problems (diagnose.py), from what the watches hold: its pods, PodGroups and
+    their events, and the queues of its PodGroups."""
+    job_pods = view.pods_of(key)
+    podgroups = view.podgroups_of(key, obj)
+    queues = cluster.queues(podgroups) if podgroups else {}
+    context = replace(context, podgroups=podgroups, queues=queues)
+    return diagnose.diagnose(obj, job_pods, view.events_of(key, job_pods, podgroups), context)
+
+
+def _take_updates(followed: follow.Follower, view: _View, timeout: float) -> None:
+    """Apply what the watches told within `timeout` seconds (at least the first update, then
+    all that are queued) to the view; a job or pod watch that broke for good ends the wait."""
+    try:
+        update = followed.updates.get(timeout=timeout)
+        while True:
+            view.apply(update)
+            if (
+                isinstance(update, follow.Broken)
+                and update.permanent
+                and isinstance(update.source.what, Resource)
+                and update.source.what is not PODGROUP
+            ):
+                raise update.error
+            update = followed.updates.get_nowait()
+    except queue.Empty:
+        pass
+
+
+def _timed_out(
+    keys: list[Key],
+    done: dict[Key, JobStatus],
+    current: dict[Key, JobStatus],
+    view: _View,
+    timeout: float,
+    wait_for: list[str],
+) -> WaitError:
+    """The timeout's error: each job still waited for, its phase and its problems."""
+    waiting = []
+    for key in keys:
+        if key in done:
+            continue
+        what = key[0].describe(key[1], key[2])
+        if key not in current:
+            waiting.append(f"{what} was never read: {'; '.join(view.broken.values())}")
+            continue
+        status = current[key]
+        said = "".join(f" ({p['object']}: {p['reason']}: {p['message']})" for p in status.problems)
+        waiting.append(f"{what} is {status.phase}{said}")
+    return WaitError(
+        f"timed out after {timeout:g}s waiting for {' or '.join(wait_for)}: " + "; ".join(waiting),
+        "timeout",
+        current,
+    )
 
 
 def wait_gone(
