@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import copy
 import os
+from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
@@ -140,23 +141,7 @@ def start_operator(
         + ", ".join(f"--{flag}={value}" for flag, value in flags.items())
         + ")",
     )
-    secret = webhook_secret()
-    kubectl.apply(
-        [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
-            secret,
-        ]
-    )
-    service, configuration = webhook_objects(ports["operator_webhook"])
-    if opts.webhook:
-        kubectl.apply([service, configuration])
-    else:
-        kubectl.run(
-            "delete",
-            "validatingwebhookconfiguration",
-            configuration["metadata"]["name"],
-            "--ignore-not-found",
-        )
+    secret, service = _webhook(opts, kubectl, ports["operator_webhook"])
     state["webhook"] = opts.webhook
     certs_dir = private_dir(cert_dir(name))
     for stale in certs_dir.iterdir():
@@ -192,19 +177,7 @@ def start_operator(
         ],
         env=env,
     )
-
-    # Play kubelet: the rotator fills the Secret, the operator waits for the files.
-    certs: dict[str, bytes] = {}
-
-    def secret_filled() -> bool:
-        nonlocal certs
-        check_alive(name, ADDON_PROCESSES)
-        certs = _secret_certs(kubectl, secret["metadata"]["name"]) or {}
-        return bool(certs)
-
-    wait("the operator to fill its webhook cert Secret", secret_filled, opts.timeout)
-    for fname, content in certs.items():
-        write_private(certs_dir / fname, content)
+    _hand_over_certs(name, kubectl, secret["metadata"]["name"], certs_dir, opts.timeout)
 
     def operator_ready() -> bool:
         check_alive(name, ADDON_PROCESSES)
@@ -219,6 +192,47 @@ def start_operator(
 # The upstream install's webhook configuration: on the local cluster the process's own
 # registration (``webhook_objects``, the same name) stands in for it.
 UPSTREAM_SKIPPED = ("ValidatingWebhookConfiguration",)
+
+
+def _webhook(opts: UpOptions, kubectl: Kubectl, port: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operator's namespace and webhook cert Secret applied, and its webhook registered
+    (or its configuration deleted, with the webhook off); the Secret and the Service."""
+    secret = webhook_secret()
+    kubectl.apply(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
+            secret,
+        ]
+    )
+    service, configuration = webhook_objects(port)
+    if opts.webhook:
+        kubectl.apply([service, configuration])
+    else:
+        kubectl.run(
+            "delete",
+            "validatingwebhookconfiguration",
+            configuration["metadata"]["name"],
+            "--ignore-not-found",
+        )
+    return secret, service
+
+
+def _hand_over_certs(
+    name: str, kubectl: Kubectl, secret_name: str, certs_dir: Path, timeout: float
+) -> None:
+    """Play kubelet: the operator's cert rotator fills the Secret, and the operator waits for
+    the files a mounted Secret would give it."""
+    certs: dict[str, bytes] = {}
+
+    def secret_filled() -> bool:
+        nonlocal certs
+        check_alive(name, ADDON_PROCESSES)
+        certs = _secret_certs(kubectl, secret_name) or {}
+        return bool(certs)
+
+    wait("the operator to fill its webhook cert Secret", secret_filled, timeout)
+    for fname, content in certs.items():
+        write_private(certs_dir / fname, content)
 
 
 def install_upstream(name: str, kubectl: Kubectl, versions: Versions, out: TextIO) -> list[str]:
