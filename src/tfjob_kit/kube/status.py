@@ -518,14 +518,7 @@ def wait(
                 status.problems = [p.as_dict() for p in problems]
                 current[key] = status
                 if status.true & failing:
-                    detail = "; ".join(filter(None, [status.reason, status.message]))
-                    pods = failed_pods(client, resource, namespace, name)
-                    raise WaitError(
-                        f"{what} reached {'/'.join(sorted(status.true & failing))}"
-                        f"{': ' + detail if detail else ''}" + ("".join(f"\n  {p}" for p in pods)),
-                        "failed",
-                        current,
-                    )
+                    raise _failed(client, key, status, failing, current)
                 if status.true & wanted:
                     done[key] = status
                     continue
@@ -576,6 +569,25 @@ def _take_updates(followed: follow.Follower, view: _View, timeout: float) -> Non
             update = followed.updates.get_nowait()
     except queue.Empty:
         pass
+
+
+def _failed(
+    client: Client,
+    key: Key,
+    status: JobStatus,
+    failing: frozenset[str],
+    current: dict[Key, JobStatus],
+) -> WaitError:
+    """The error of a job that reached a fail_on condition: its reason, and its failed pods."""
+    resource, namespace, name = key
+    detail = "; ".join(filter(None, [status.reason, status.message]))
+    pods = failed_pods(client, resource, namespace, name)
+    return WaitError(
+        f"{resource.describe(namespace, name)} reached {'/'.join(sorted(status.true & failing))}"
+        f"{': ' + detail if detail else ''}" + ("".join(f"\n  {p}" for p in pods)),
+        "failed",
+        current,
+    )
 
 
 def _timed_out(
