@@ -168,3 +168,42 @@ def test_schema_and_rules_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "rules", "--format", "json")
     ids = [r["id"] for r in json.loads(out)]
     assert "tensorflow-container-missing" in ids and "schema" in ids
+
+
+def test_output_refuses_a_symbolic_link(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A planted link must not make `-o` overwrite what it points to (a CI checkout of a pull
+    request); the file stays as it was."""
+    precious = tmp_path / "precious"
+    precious.write_text("keep me\n")
+    link = tmp_path / "report.txt"
+    link.symlink_to(precious)
+    code, _, err = run(capsys, "validate", str(GOOD), "-o", str(link))
+    assert code == 2 and "a symbolic link" in err and str(precious) in err
+    assert precious.read_text() == "keep me\n"
+    plain = tmp_path / "plain.txt"
+    assert run(capsys, "validate", str(GOOD), "-o", str(plain))[0] == 0
+    assert plain.read_text().startswith("1 documents: 1 TFJobs checked")
+
+
+def test_output_to_dev_stdout_still_works(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(GOOD), "-o", "/dev/stdout"]) == 0
+    out, _ = capfd.readouterr()
+    assert "1 documents: 1 TFJobs checked" in out
+
+
+def test_text_report_escapes_what_a_terminal_would_act_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A key or value with an escape sequence, a line break or a bidi override is shown
+    escaped: it cannot recolour, clear or reorder the terminal the report is read on."""
+    job = yaml.safe_load(GOOD.read_text())
+    job["metadata"]["name"] = "x\x1b[31mred"
+    template = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+    template.setdefault("metadata", {})["labels"] = {"a\x1b[2J\u202eb": "v\nw"}
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    code, out, _ = run(capsys, "validate", str(path))
+    assert code == 1
+    assert "\x1b" not in out and "\u202e" not in out and len(out.splitlines()) >= 3
+    assert "x\\x1b[31mred" in out
+    assert all(line.startswith((str(path), "1 documents")) for line in out.splitlines())

@@ -6,9 +6,23 @@ predictions of the server's verdict; a note after its findings says which findin
 
 from __future__ import annotations
 
+import re
+
 from tfjob_kit.findings import OFFLINE, SERVER, Finding, Severity
 from tfjob_kit.rules.server import SERVER_RULES
 from tfjob_kit.validate import DocumentResult, Report
+
+# What a terminal would act on or hide rather than show: C0 and C1 controls, DEL, the line and
+# paragraph separators, and the bidirectional overrides and isolates (text shown reordered).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with each character a terminal would act on written as an escape (\\x1b, \\u202e):
+    a key or a value in a manifest cannot move the cursor, recolour or reorder the report."""
+    return _UNSAFE.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
+    )
 
 
 def summary_line(report: Report) -> str:
@@ -55,4 +69,4 @@ def render(report: Report, fail_on: Severity) -> str:
         if (note := fallback_note(result)) is not None:
             lines.append(note)
     lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+    return "\n".join(terminal_safe(line) for line in lines) + "\n"
