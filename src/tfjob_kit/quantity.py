@@ -238,9 +238,11 @@ def _interpret(suffix: str) -> tuple[int, int, str] | None:
         body = digits[1:] if digits[0] in "+-" else digits
         if not body or not body.isascii() or not body.isdigit():
             return None
-        if len(body.lstrip("0")) > 19:  # past int64: ParseInt fails
+        significant = body.lstrip("0") or "0"
+        if len(significant) > 19:  # past int64: ParseInt fails
             return None
-        parsed = int(digits)
+        # Without its leading zeros: int() refuses a string of more than 4,300 digits.
+        parsed = int(significant) * (-1 if digits[0] == "-" else 1)
         if not -(2**63) <= parsed < 2**63:
             return None
         wrapped = (parsed + 2**31) % 2**32 - 2**31  # Go's int32(parsed)

@@ -207,3 +207,18 @@ def test_text_report_escapes_what_a_terminal_would_act_on(
     assert "\x1b" not in out and "\u202e" not in out and len(out.splitlines()) >= 3
     assert "x\\x1b[31mred" in out
     assert all(line.startswith((str(path), "1 documents")) for line in out.splitlines())
+
+
+def test_an_exponent_with_thousands_of_leading_zeros_is_read_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`cpu: 1e000...05` (5,000 zeros) is 1e5 to Go's ParseInt; Python's int() refuses a string
+    of more than 4,300 digits, which ended the whole run with a traceback (issue 24, 11)."""
+    job = yaml.safe_load(GOOD.read_text())
+    container = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    container["resources"] = {"limits": {"cpu": "1e" + "0" * 5000 + "5"}}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    code, out, _ = run(capsys, "validate", str(path))
+    assert code == 0, out
+    assert out.startswith("1 documents: 1 TFJobs checked")
