@@ -25,11 +25,15 @@ description:
   - Secret environment values are never shown. The value of an C(env) entry whose name says it is
     secret is replaced by C(********) in RV(objects), the diff, RV(findings), messages and the
     module's invocation; the cluster receives the real value. A name says it is secret when it
-    contains C(PASSWORD), C(PASSWD), C(PASSPHRASE), C(SECRET), C(CREDENTIAL) or C(PRIVATE), or has a
-    word (split at C(_), C(-), C(.) and lowerUpper case changes, case-insensitive) that is C(PASS),
-    C(PWD), C(AUTH), C(OAUTH), C(AUTHORIZATION), C(BEARER), C(CREDS), C(JWT), C(COOKIE) or C(SALT),
-    or ends in C(TOKEN), C(TOKENS), C(KEY) or C(KEYS). So C(DB_PASSWORD), C(HF_TOKEN), C(apiKey) and
-    C(AWS_SECRET_ACCESS_KEY) are masked; C(TOKENIZERS_PARALLELISM) and C(KEYSPACE) are not.
+    contains C(PASSWORD), C(PASSWD), C(PASSPHRASE), C(SECRET), C(CREDENTIAL), C(PRIVATE) or
+    C(CONNECTION_STRING), or has a word (split at C(_), C(-), C(.) and lowerUpper case changes,
+    case-insensitive) that is C(PASS), C(PWD), C(AUTH), C(OAUTH), C(AUTHORIZATION), C(BEARER),
+    C(CREDS), C(JWT), C(COOKIE), C(SALT), C(DSN), C(PAT) or C(KEYTAB), or ends in C(TOKEN),
+    C(TOKENS), C(KEY) or C(KEYS), or pairs C(URL) or C(URI) with a data store (C(DATABASE_URL),
+    C(MONGODB_URI), C(REDIS_URL)). So C(DB_PASSWORD), C(HF_TOKEN), C(apiKey),
+    C(AWS_SECRET_ACCESS_KEY) and C(SENTRY_DSN) are masked; C(TOKENIZERS_PARALLELISM), C(KEYSPACE)
+    and C(MODEL_URL) are not. A password in a URL (C(scheme://user:password@host)) is masked in
+    every value and message, whatever the name.
   - In free text secret values of 6 or more characters are masked wherever they appear (shorter
     ones, such as C(true) or C(1), only in findings about that env entry). A change of a secret value
     alone shows as a change whose before and after both read C(********). Better still, take

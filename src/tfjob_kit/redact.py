@@ -4,14 +4,20 @@ and the credentials of a kubeconfig.
 The rule for environment variables (``env[]`` entries of any container, TFJob or Volcano Job):
 an entry is secret when its name, read case-insensitively,
 
-* contains PASSWORD, PASSWD, PASSPHRASE, SECRET, CREDENTIAL or PRIVATE anywhere, or
+* contains PASSWORD, PASSWD, PASSPHRASE, SECRET, CREDENTIAL, PRIVATE or CONNECTION STRING
+  (separators aside) anywhere, or
 * has a word (split at ``_``, ``-``, ``.``, digits and lowerUpper case changes) that is PASS, PWD,
-  AUTH, OAUTH, AUTHORIZATION, BEARER, CREDS, JWT, COOKIE or SALT, or that ends in TOKEN(S) or
-  KEY(S).
+  AUTH, OAUTH, AUTHORIZATION, BEARER, CREDS, JWT, COOKIE, SALT, DSN, PAT or KEYTAB, or that ends
+  in TOKEN(S) or KEY(S), or
+* has a word URL or URI (or URLS, URIS) and a word that names a data store or broker (DATABASE,
+  DB, a word ending in DB, MONGO, REDIS, POSTGRES, POSTGRESQL, PG, MYSQL, MARIADB, AMQP,
+  RABBITMQ, BROKER, CELERY, KAFKA, ELASTICSEARCH).
 
-So ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``, ``HF_TOKEN``, ``apiKey``, ``WANDB_API_KEY`` and
-``BASIC_AUTH`` are secret; ``TOKENIZERS_PARALLELISM``, ``KEYSPACE``, ``AUTHOR`` and ``PASSES`` are
-not. Certificates are public and not masked by name (a private key's name says KEY).
+So ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``, ``HF_TOKEN``, ``apiKey``, ``WANDB_API_KEY``,
+``BASIC_AUTH``, ``DATABASE_URL``, ``MONGODB_URI``, ``SENTRY_DSN`` and ``GITHUB_PAT`` are secret;
+``TOKENIZERS_PARALLELISM``, ``KEYSPACE``, ``AUTHOR``, ``PASSES`` and ``MODEL_URL`` are not.
+Certificates are public and not masked by name (a private key's name says KEY). Whatever the
+name, a password in a URL (``scheme://user:password@host``) is masked in every value and text.
 
 A secret entry's ``value`` is shown as ``********`` in returned objects, diffs and findings.
 In free text (finding and error messages) every occurrence of a secret value of at least
@@ -31,10 +37,20 @@ MASK = "********"
 MIN_TEXT_LENGTH = 6
 
 _ANYWHERE = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "CREDENTIAL", "PRIVATE")
+_ANYWHERE_JOINED = ("CONNECTIONSTRING",)  # looked for with the separators taken out
 _WORDS = frozenset(
     {"PASS", "PWD", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER", "CREDS", "JWT", "COOKIE", "SALT"}
+    | {"DSN", "PAT", "KEYTAB"}
 )
 _WORD_ENDINGS = ("TOKEN", "TOKENS", "KEY", "KEYS")
+_LOCATORS = frozenset({"URL", "URI", "URLS", "URIS"})
+_STORES = frozenset(
+    {"DATABASE", "DB", "MONGO", "REDIS", "POSTGRES", "POSTGRESQL", "PG", "MYSQL", "MARIADB"}
+    | {"AMQP", "RABBITMQ", "BROKER", "CELERY", "KAFKA", "ELASTICSEARCH"}
+)
+_SEPARATORS = re.compile(r"[_\-.\s]")
+# A password in a URL's userinfo (scheme://user:password@), each part bounded: linear search.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/@]{1,256}(?=@)")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 # kubeconfig users[].user fields that are not credentials
 _USER_PUBLIC = frozenset(
@@ -61,11 +77,16 @@ def is_secret_name(name: object) -> bool:
     for part in _ANYWHERE:  # a loop makes no generator, as any() does
         if part in upper:
             return True
-    for word in _WORD.findall(name):
-        word = word.upper()
+    joined = _SEPARATORS.sub("", upper)
+    if any(part in joined for part in _ANYWHERE_JOINED):
+        return True
+    words = [word.upper() for word in _WORD.findall(name)]
+    for word in words:
         if word in _WORDS or word.endswith(_WORD_ENDINGS):
             return True
-    return False
+    return any(w in _LOCATORS for w in words) and any(
+        w in _STORES or (w.endswith("DB") and len(w) > 2) for w in words
+    )
 
 
 _NESTED = (dict, list)
@@ -114,9 +135,12 @@ def text_values(values: Iterable[str]) -> list[str]:
 
 
 def _replace(text: str, ordered: Iterable[str]) -> str:
-    """text with each of the values (longest first) replaced by MASK."""
+    """text with each of the values (longest first) replaced by MASK, and every password in a
+    URL's userinfo."""
     for value in ordered:
         text = text.replace(value, MASK)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: m[1] + MASK, text)
     return text
 
 

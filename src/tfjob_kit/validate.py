@@ -105,8 +105,9 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         found = [f for f in found if not (rules.RULES[f.rule].defers and f.path in typed)]
     configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
     configured.sort(key=_finding_order)
-    secrets = redact.secret_values(content) if configured else set()
-    if secrets:  # messages may quote a value; secret env values are never shown
+    # Messages may quote a value: secret env values and passwords in URLs are never shown.
+    if configured:
+        secrets = redact.secret_values(content)
         configured = [
             replace(f, message=redact.mask_message(f.message, f.path, secrets)) for f in configured
         ]

@@ -76,6 +76,15 @@ def tfjob(env: list[dict[str, Any]], workers: int = 2) -> dict[str, Any]:
         "client.secret",
         "JWT",
         "AUTH_HEADER",
+        "DATABASE_URL",
+        "MONGODB_URI",
+        "REDIS_URL",
+        "CELERY_BROKER_URL",
+        "SENTRY_DSN",
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "connectionString",
+        "GITHUB_PAT",
+        "KRB5_KEYTAB",
     ],
 )
 def test_secret_names(name: str) -> None:
@@ -94,6 +103,10 @@ def test_secret_names(name: str) -> None:
         "MODEL_DIR",
         "PATH",
         "BATCH_SIZE",
+        "MODEL_URL",
+        "DATA_URI",
+        "PATCH_LEVEL",
+        "DSNAME",
         3,
         None,
     ],
@@ -121,6 +134,22 @@ def test_mask_hides_secret_values_only_and_keeps_the_original() -> None:
     assert job == original  # what is applied keeps the real value
     assert redact.secret_values(job) == {SECRET}
     assert redact.mask({"msg": f"bad: {SECRET}!"}, {SECRET, "1"}) == {"msg": f"bad: {redact.MASK}!"}
+
+
+def test_a_password_in_a_url_is_masked_whatever_the_name() -> None:
+    """`scheme://user:password@host` in any value: the password reads ******** in objects and
+    in free text, the rest of the URL stays readable (issue 24, finding 16)."""
+    job = tfjob([{"name": "STORE", "value": "postgres://trainer:hunter22@db:5432/runs"}])
+    env = redact.mask(job)["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert env["containers"][0]["env"] == [
+        {"name": "STORE", "value": f"postgres://trainer:{redact.MASK}@db:5432/runs"}
+    ]
+    assert redact.mask_text("redis://:s3cr3t@cache:6379/0 refused", []) == (
+        f"redis://:{redact.MASK}@cache:6379/0 refused"
+    )
+    # no password, or no userinfo: nothing to mask
+    for text in ("https://example.org/a:b@c", "s3://bucket/key", "http://user@host/"):
+        assert redact.mask_text(text, []) == text
 
 
 # -- findings and task results ----------------------------------------------------------------
