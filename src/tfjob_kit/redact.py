@@ -120,12 +120,19 @@ def _as_text(value: Any) -> str:
 
 
 def secret_values(*objects: Any) -> set[str]:
-    """The values of secret env entries in the objects, as text (empty ones left out)."""
-    found = set()
+    """The values of secret env entries in the objects, as text (empty ones left out). A value
+    that is a mapping or a list (the schema refuses it, and its findings quote it) counts by
+    each of its strings and numbers, whatever the format that prints it."""
+    found: set[str] = set()
     for obj in objects:
         for entry in _walk_env(obj):
-            if _is_secret_entry(entry) and entry["value"] not in (None, ""):
-                found.add(_as_text(entry["value"]))
+            if not _is_secret_entry(entry) or entry["value"] in (None, ""):
+                continue
+            value = entry["value"]
+            if isinstance(value, dict | list):
+                found.update(_leaves(value))
+            else:
+                found.add(_as_text(value))
     return found
 
 

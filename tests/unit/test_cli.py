@@ -222,3 +222,22 @@ def test_an_exponent_with_thousands_of_leading_zeros_is_read_not_a_traceback(
     code, out, _ = run(capsys, "validate", str(path))
     assert code == 0, out
     assert out.startswith("1 documents: 1 TFJobs checked")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit"])
+def test_a_secret_env_value_that_is_a_mapping_is_never_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    """The schema refuses a mapping or list as an env value, and its finding quotes the value:
+    a secret-named entry's strings are masked in every format (issue 24, finding 13)."""
+    job = yaml.safe_load(GOOD.read_text())
+    container = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    container["env"] = [
+        {"name": "DB_PASSWORD", "value": {"nested": "hunter2hunter2"}},
+        {"name": "API_TOKEN", "value": ["tok-123456789"]},
+    ]
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    code, out, _ = run(capsys, "validate", "--format", fmt, str(path))
+    assert code == 1
+    assert "env" in out and "hunter2hunter2" not in out and "tok-123456789" not in out
