@@ -113,3 +113,45 @@ def test_repo_root_is_never_the_current_directory(
         paths.repo_root()
     monkeypatch.setenv("TFJOB_KIT_ROOT", str(foreign))
     assert paths.repo_root() == foreign.resolve()
+
+
+def test_cluster_down_signals_no_process_a_stale_pid_file_names(tmp_path: Path) -> None:
+    """After a reboot or a crash, kwokctl's pid files may name whatever process holds that pid
+    now: `cluster down` leaves it alone, and still counts a process running the cluster's own
+    binary as the cluster's (issue 24, finding 5)."""
+    cache = tmp_path / "cache"
+    cluster = cache / "kwok" / "clusters" / "stale"
+    (cluster / "pids").mkdir(parents=True)
+    (cluster / "bin").mkdir()
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        (cluster / "pids" / "etcd.pid").write_text(f"{stranger.pid}\n")
+        env = {**os.environ, "TFJOB_KIT_CACHE": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
+        count = "from tfjob_kit.cluster.procs import kwok_pids; print(len(kwok_pids('stale')))"
+        listed = subprocess.run(
+            [sys.executable, "-c", count], env=env, capture_output=True, text=True, check=True
+        )
+        assert listed.stdout.strip() == "0"
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfjob_kit.cli", "cluster", "down", "--name", "stale"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert stranger.poll() is None, "cluster down killed a process that was not the cluster's"
+        assert not cluster.exists()
+        # The same pid file, where the process runs a binary the cluster was given: its own.
+        (cluster / "pids").mkdir(parents=True)
+        (cluster / "bin").mkdir()
+        (cluster / "bin" / "etcd").symlink_to(Path(f"/proc/{stranger.pid}/exe").resolve())
+        (cluster / "pids" / "etcd.pid").write_text(f"{stranger.pid}\n")
+        listed = subprocess.run(
+            [sys.executable, "-c", count], env=env, capture_output=True, text=True, check=True
+        )
+        assert listed.stdout.strip() == "1"
+    finally:
+        stranger.kill()
+        stranger.wait()

@@ -168,12 +168,27 @@ def check_alive(name: str, processes: Iterable[str]) -> None:
 
 
 def kwok_pids(name: str) -> list[int]:
-    """The pids kwokctl recorded for the cluster's etcd, control plane and kwok."""
+    """The pids kwokctl recorded for the cluster's etcd, control plane and kwok, where each is
+    still the cluster's own: a process whose executable is one of the binaries kwokctl gave the
+    cluster (``<cluster>/bin``). After a reboot or a crash a pid file may name whatever process
+    holds that pid now; that one is not the cluster's, and is never signalled."""
+    own = _cluster_binaries(name)
     pids = []
     for path in sorted((cluster_dir(name) / "pids").glob("*.pid")):
         with contextlib.suppress(OSError, ValueError):
-            pids.append(int(path.read_text().strip()))
+            pid = int(path.read_text().strip())
+            if pid > 0 and Path(f"/proc/{pid}/exe").resolve(strict=True) in own:
+                pids.append(pid)
     return pids
+
+
+def _cluster_binaries(name: str) -> set[Path]:
+    """The executables kwokctl runs the cluster's components from (links into the cache)."""
+    found = set()
+    for path in (cluster_dir(name) / "bin").glob("*"):
+        with contextlib.suppress(OSError):
+            found.add(path.resolve(strict=True))
+    return found
 
 
 def rss_kib(pid: int) -> int:
