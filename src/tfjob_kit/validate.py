@@ -127,7 +127,7 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
     if error is None and doc.content is not None and not doc.inspected:  # a dict, not loaded
         problem = unsendable(doc.content)
         if problem is not None:
-            error = LoadError("yaml-syntax", problem[1], path=problem[0])
+            error = LoadError(problem[2], problem[1], path=problem[0])
     if error is not None:
         result.loaded = False
         message = error.message

@@ -361,3 +361,22 @@ def test_transport_reasons_read_as_words_without_python_reprs() -> None:
         "Failed to establish a new connection: [Errno 111] x"
     )
     assert transport_reason(aborted) == "connection aborted: Remote end closed"
+
+
+@pytest.mark.parametrize("depth", [98, 330, 5000])
+def test_a_definition_nested_too_deep_is_a_located_problem_not_a_traceback(depth: int) -> None:
+    """A module `definition` given as data skips the loader: nested deeper than the loader
+    allows, it is refused where it goes too deep, before it is copied or validated (both
+    recurse once per level: 330 levels ended in a traceback, issue 24 finding 12)."""
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(depth):
+        node["a"] = {}
+        node = node["a"]
+    definition = job()
+    definition["metadata"]["annotations"] = deep
+    with pytest.raises(jobs.InvalidInputError) as caught:
+        jobs.prepare(jobs.load_input(None, definition))
+    [problem] = caught.value.problems
+    assert problem.startswith("definition: document 1: $.metadata.annotations.a.a")
+    assert problem.endswith(": nesting deeper than 100 levels")

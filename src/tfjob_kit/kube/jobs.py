@@ -14,7 +14,14 @@ from tfjob_kit import convert, explain, model, redact
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
-from tfjob_kit.manifests import Document, InputError, load_paths, load_text
+from tfjob_kit.manifests import (
+    Document,
+    InputError,
+    LoadError,
+    load_paths,
+    load_text,
+    unsendable,
+)
 from tfjob_kit.validate import validate_documents
 
 Backend = Literal["kubeflow", "volcano"]
@@ -90,13 +97,20 @@ def load_input(src: list[str] | None, definition: Any) -> list[Document]:
     if isinstance(definition, dict):
         definition = [definition]
     if isinstance(definition, list):
-        return [
-            Document("definition", i, 1, content=copy.deepcopy(d))
-            for i, d in enumerate(definition, 1)
-        ]
+        return [_definition_document(i, d) for i, d in enumerate(definition, 1)]
     raise InvalidInputError(
         ["give src (files or directories) or definition (a dict, a list or YAML text)"]
     )
+
+
+def _definition_document(index: int, content: Any) -> Document:
+    """One document of a definition given as data: a copy of it, or, where it nests deeper than
+    the loader allows, the located error (a copy, and validation, would recurse that deep)."""
+    problem = unsendable(content)
+    if problem is not None and problem[2] == "input-limit":
+        path, message, rule = problem
+        return Document("definition", index, 1, error=LoadError(rule, message, path=path))
+    return Document("definition", index, 1, content=copy.deepcopy(content))
 
 
 def _locate(finding: Finding) -> str:
@@ -156,7 +170,8 @@ def prepare(
         if not doc.ok:
             assert doc.error is not None
             line = f" (line {doc.error.line})" if doc.error.line else ""
-            problems.append(f"{doc.source}: document {doc.index}{line}: {doc.error.message}")
+            where = f": {doc.error.path}" if doc.error.path != "$" else ""
+            problems.append(f"{doc.source}: document {doc.index}{line}{where}: {doc.error.message}")
         elif doc.content is not None:
             loaded.append(doc)
     converted = _converted(loaded, allow_convert or for_delete, problems)

@@ -13,7 +13,14 @@ from typing import Any
 
 from tfjob_kit.findings import child_path
 from tfjob_kit.manifests import gate
-from tfjob_kit.manifests.documents import Document, Limits, LoadError, shorten, too_deep
+from tfjob_kit.manifests.documents import (
+    DEFAULT_LIMITS,
+    Document,
+    Limits,
+    LoadError,
+    shorten,
+    too_deep,
+)
 from tfjob_kit.manifests.numbers import MAX_NUMBER, OutOfRange, number_problem
 
 _SCALAR_TYPES = (bool, type(None))
@@ -182,24 +189,34 @@ def inspect(doc: Document, limits: Limits, fast: bool = False) -> bool:
     return saw_float[0]
 
 
-def unsendable(content: Any) -> tuple[str, str] | None:
-    """(JSON path, message) of the first thing in content that cannot be sent to Kubernetes as
-    JSON: a mapping key that is not a string, or a number JSON cannot carry (NaN, infinite,
-    beyond a 64-bit float). For objects that did not come through the loader: the Ansible
-    module's definition given as a dict. Iterative, so any depth is fine."""
-    stack: list[tuple[Any, Any]] = [(None, content)]  # (path so far, as nested pairs; node)
+def unsendable(content: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[str, str, str] | None:
+    """(JSON path, message, rule) of the first thing in content that cannot be sent to
+    Kubernetes as JSON: a mapping key that is not a string, or a number JSON cannot carry (NaN,
+    infinite, beyond a 64-bit float) (``yaml-syntax``); or nesting deeper than the loader allows
+    (``input-limit``: validation recurses once per level). For objects that did not come through
+    the loader: the Ansible module's definition given as a dict. Iterative, so any depth is
+    looked at safely."""
+    # (path so far, as nested pairs; node; its depth, the document's root at 1)
+    stack: list[tuple[Any, Any, int]] = [(None, content, 1)]
     while stack:
-        path, node = stack.pop()
+        path, node, depth = stack.pop()
         kind = type(node)
-        message = None
-        if kind is dict:
+        message, rule = None, "yaml-syntax"
+        if (kind is dict or kind is list) and depth > limits.max_depth:
+            message, rule = too_deep(limits), "input-limit"
+        elif kind is dict:
             bad = [key for key in node if not isinstance(key, str)]
             if not bad:
-                stack.extend(((path, key), child) for key, child in reversed(node.items()))
+                stack.extend(
+                    ((path, key), child, depth + 1) for key, child in reversed(node.items())
+                )
                 continue
             message = f"mapping key {shorten(repr(bad[0]))} is not a string (quote it)"
         elif kind is list:
-            stack.extend(((path, index), child) for index, child in reversed(list(enumerate(node))))
+            stack.extend(
+                ((path, index), child, depth + 1)
+                for index, child in reversed(list(enumerate(node)))
+            )
             continue
         else:
             message = number_problem(node)
@@ -212,5 +229,5 @@ def unsendable(content: Any) -> tuple[str, str] | None:
         text = "$"
         for part in reversed(parts):
             text = child_path(text, part)
-        return text, message
+        return text, message, rule
     return None
