@@ -336,7 +336,7 @@ class _Scene:
             else None
         )
         self.scale_events = {_where(p): self._scale_events(p) for p in self.live}
-        self.scaling_up = any(self._scaling(p) for p in self.live)
+        self.scaling_up = any(self.scaling(p) for p in self.live)
         self.unschedulable = [
             (pod, condition)
             for pod in self.live
@@ -374,7 +374,7 @@ class _Scene:
     def _scale_events(self, pod: dict[str, Any]) -> list[dict[str, Any]]:
         return [e for e in self.about(pod, "Pod") if e.get("reason") in SCALE_UP + NO_SCALE_UP]
 
-    def _scaling(self, pod: dict[str, Any]) -> bool:
+    def scaling(self, pod: dict[str, Any]) -> bool:
         """A node autoscaler said last that it is adding nodes for the pod."""
         scale = self.scale_events[_where(pod)]
         return bool(scale) and scale[-1].get("reason") in SCALE_UP
@@ -501,7 +501,7 @@ def _unschedulable(scene: _Scene, pod: dict[str, Any], condition: dict[str, Any]
         since_when = max(since_when, scene.formed_at)
     age = scene.now - since_when if since_when is not None else 0.0
     message = str(condition.get("message") or "")
-    scaling = scene._scaling(pod)
+    scaling = scene.scaling(pod)
     if scaling:
         scale = scene.scale_events[_where(pod)][-1]
         message += f" (a node autoscaler is adding nodes: {scale.get('message')})"
