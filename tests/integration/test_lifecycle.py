@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from tfjob_kit.cluster import build, local
+from tfjob_kit.cluster import build, local, ports
 from tfjob_kit.cluster.nodes import NodePlan
 
 from ._sockets import listeners_of_port
@@ -29,6 +29,15 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat_line[stat_line.rindex(")") + 2] != "Z"
+
+
+def _registered(name: str) -> dict[str, int]:
+    """The ports the machine's registry holds for cluster ``name``, by key."""
+    try:
+        registry = json.loads((local.kwok_workdir() / ".ports.json").read_text())
+    except FileNotFoundError:
+        return {}
+    return {e["key"]: int(port) for port, e in registry.items() if e["cluster"] == name}
 
 
 def _port_open(port: int) -> bool:
@@ -53,6 +62,10 @@ def test_up_reuse_status_down_leaves_nothing() -> None:
         pids = [p["pid"] for p in info["processes"].values()]
         assert len(pids) >= 5  # etcd, apiserver, controller-manager, scheduler, kwok
         assert {n["name"] for n in info["nodes"]} == {"tfjob-kit-cpu-0", "tfjob-kit-gpu-0"}
+        # etcd listens on the ports registered to this cluster, outside the ephemeral range.
+        mine = _registered(NAME)
+        assert sorted(mine) == ["etcd_client", "etcd_peer"], mine
+        assert all(_port_open(p) and p not in ports.ephemeral_range() for p in mine.values())
 
         log = io.StringIO()
         assert local.up(opts, out=log) == kubeconfig
@@ -62,6 +75,7 @@ def test_up_reuse_status_down_leaves_nothing() -> None:
 
     assert not local.cluster_dir(NAME).exists()
     assert not local.status(NAME)["exists"]
+    assert _registered(NAME) == {}  # down gave its ports back
     for pid in pids:
         assert not _alive(pid), f"process {pid} survived down"
     # Nothing of this cluster listens on its API server's port any more. kwokctl picks ports

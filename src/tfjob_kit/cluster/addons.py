@@ -34,7 +34,8 @@ from tfjob_kit.cluster.paths import (
     repo_root,
     state_dir,
 )
-from tfjob_kit.cluster.procs import check_alive, free_port, http_ok, records, say, spawn, wait
+from tfjob_kit.cluster.ports import reserve
+from tfjob_kit.cluster.procs import check_alive, http_ok, records, say, spawn, wait
 from tfjob_kit.cluster.training_operator import (
     operator_tuning,
     operator_version,
@@ -181,7 +182,7 @@ def start_addons(
     kubectl.apply("\n---\n".join(crds))
     wait("the CRDs to be established", lambda: _crds_established(kubectl, CRDS), 60)
 
-    ports = {k: free_port() for k in PORTS}
+    ports = reserve(name, PORTS)
     state["ports"] = ports
     # Before the scheduler: its default queue passes Volcano's queue webhooks.
     volcano_admission.start_admission(

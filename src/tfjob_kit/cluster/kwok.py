@@ -38,7 +38,8 @@ from tfjob_kit.cluster.paths import (
     load_versions,
     private_dir,
 )
-from tfjob_kit.cluster.procs import free_port, kwok_pids, proc_start_time, reap, say, wait
+from tfjob_kit.cluster.ports import reserve
+from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, reap, say, wait
 
 
 def _kwok_env(name: str) -> dict[str, str]:
@@ -245,7 +246,8 @@ def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO)
 def _create(
     opts: UpOptions, versions: Versions, root: Path, kube_dir: Path, config: Path, out: TextIO
 ) -> None:
-    etcd_ports = (free_port(), free_port())
+    reserved = reserve(opts.name, ("etcd_client", "etcd_peer"))
+    etcd_ports = (reserved["etcd_client"], reserved["etcd_peer"])
     config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
     _kwokctl(
         versions,

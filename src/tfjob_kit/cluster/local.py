@@ -55,6 +55,7 @@ from tfjob_kit.cluster.paths import (
     logs_dir,
     repo_root,
 )
+from tfjob_kit.cluster.ports import release
 from tfjob_kit.cluster.procs import (
     kwok_pids,
     load_state,
@@ -231,6 +232,7 @@ def down(name: str = DEFAULT_NAME, out: TextIO | None = None) -> None:
         record.stop()
     if directory.exists():
         delete_cluster(name, out)
+    release(name)
     for path in (directory.parent, kwok_workdir()):
         with contextlib.suppress(OSError):
             path.rmdir()  # only when empty

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -25,7 +24,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tfjob_kit.cluster.paths import (
-    LOOPBACK,
     UMASK,
     ClusterError,
     cluster_dir,
@@ -39,14 +37,6 @@ from tfjob_kit.cluster.paths import (
 # ---- small helpers ------------------------------------------------------------------------
 def say(out: TextIO, message: str) -> None:
     print(message, file=out, flush=True)
-
-
-def free_port() -> int:
-    """A port nothing listens on now, on the loopback interface."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.5) -> None:
