@@ -605,6 +605,22 @@ def test_a_pod_lost_with_a_deleted_node_is_named_with_its_replica() -> None:
     assert run(tfjob(workers=2), [now], events[1:2], cluster=read) == [] and calls == [1]
 
 
+def test_earlier_pods_are_found_from_the_events_not_by_counting_replicas() -> None:
+    """The server takes replicas up to 2^31 - 1: the earlier pods are looked up by the names
+    the events carry (the count only bounds the index), not by making every pod's name."""
+    events = [
+        assigned("mnist-worker-2147483646", "gpu-9", "uid-last"),  # the highest index
+        assigned("mnist-worker-01", "gpu-9", "uid-zero"),  # no index the operator writes
+        assigned("mnist-worker-2147483647", "gpu-9", "uid-over"),  # past the count
+        assigned("mnist-worker-" + "9" * 30, "gpu-9", "uid-long"),
+    ]
+    found = run(tfjob(workers=2**31 - 1), [], events, cluster=CLUSTER)
+    assert [(p.reason, p.name) for p in found] == [
+        ("NodeDeleted", f"{NS}/mnist-worker-2147483646")
+    ]
+    assert found[0].message.startswith("replica Worker 2147483646: its pod")
+
+
 def test_a_disruption_condition_is_reported_not_fatal() -> None:
     doomed = pod("worker", 0)
     doomed["spec"] = {"nodeName": "gpu-9"}

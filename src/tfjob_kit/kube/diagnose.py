@@ -629,6 +629,30 @@ def _replica(pod: dict[str, Any]) -> str:
     return f"replica {kind} {index}" if kind is not None else "the pod"
 
 
+def _named_pods(
+    job_name: str,
+    templates: list[tuple[str, int, dict[str, Any]]],
+    by_object: dict[tuple[str, str], list[dict[str, Any]]],
+) -> list[tuple[str, int, str]]:
+    """(replica, index, pod name) of each pod name the job's replicas make that some event
+    is about, in replica then index order: found from the events' names, so the work does not
+    grow with the replica counts (which the server takes up to 2^31)."""
+    found: list[tuple[int, int, str, str]] = []
+    for kind, name in by_object:
+        if kind != "Pod":
+            continue
+        for position, (replica, count, _) in enumerate(templates):
+            prefix = model.pod_name(job_name, replica, 0)[:-1]
+            digits = name[len(prefix) :]
+            if not name.startswith(prefix) or not 0 < len(digits) < 19:
+                continue
+            if not (digits.isascii() and digits.isdigit()) or str(int(digits)) != digits:
+                continue  # not an index the operator writes
+            if int(digits) < count:
+                found.append((position, int(digits), replica, name))
+    return [(replica, index, name) for _, index, replica, name in sorted(found)]
+
+
 def _earlier_pods(
     job: dict[str, Any],
     pods: list[dict[str, Any]],
@@ -641,34 +665,32 @@ def _earlier_pods(
     namespace = str((job.get("metadata") or {}).get("namespace") or "")
     by_name = {str((p.get("metadata") or {}).get("name") or ""): p for p in pods}
     found: list[tuple[str, str, str, str, dict[str, Any] | None]] = []
-    for replica, count, _ in job_templates(job):
-        for index in range(count):
-            name = model.pod_name(job_name, replica, index)
-            current = by_name.get(name)
-            seen: set[str] = set()
-            for event in by_object.get(("Pod", name), []):
-                involved = event.get("involvedObject") or {}
-                uid = str(involved.get("uid") or "")
-                match = _ASSIGNED.match(str(event.get("message") or ""))
-                if (
-                    event.get("reason") != "Scheduled"
-                    or match is None
-                    or not uid
-                    or uid in seen
-                    or (current is not None and uid == _uid(current))
-                    or str(involved.get("namespace") or namespace) != namespace
-                ):
-                    continue
-                seen.add(uid)
-                found.append(
-                    (
-                        f"replica {replica} {index}",
-                        f"{namespace}/{name}",
-                        uid,
-                        match["node"],
-                        current,
-                    )
+    for replica, index, name in _named_pods(job_name, job_templates(job), by_object):
+        current = by_name.get(name)
+        seen: set[str] = set()
+        for event in by_object.get(("Pod", name), []):
+            involved = event.get("involvedObject") or {}
+            uid = str(involved.get("uid") or "")
+            match = _ASSIGNED.match(str(event.get("message") or ""))
+            if (
+                event.get("reason") != "Scheduled"
+                or match is None
+                or not uid
+                or uid in seen
+                or (current is not None and uid == _uid(current))
+                or str(involved.get("namespace") or namespace) != namespace
+            ):
+                continue
+            seen.add(uid)
+            found.append(
+                (
+                    f"replica {replica} {index}",
+                    f"{namespace}/{name}",
+                    uid,
+                    match["node"],
+                    current,
                 )
+            )
     return found
 
 
