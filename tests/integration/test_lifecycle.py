@@ -16,6 +16,7 @@ import yaml
 
 from tfjob_kit.cluster import build, local, ports
 from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.paths import kwok_workdir
 
 from ._sockets import listeners_of_port
 
@@ -34,7 +35,7 @@ def _alive(pid: int) -> bool:
 def _registered(name: str) -> dict[str, int]:
     """The ports the machine's registry holds for cluster ``name``, by key."""
     try:
-        registry = json.loads((local.kwok_workdir() / ".ports.json").read_text())
+        registry = json.loads((kwok_workdir() / ".ports.json").read_text())
     except FileNotFoundError:
         return {}
     return {e["key"]: int(port) for port, e in registry.items() if e["cluster"] == name}

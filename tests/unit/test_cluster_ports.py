@@ -62,7 +62,7 @@ def test_a_port_something_listens_on_is_skipped(monkeypatch: pytest.MonkeyPatch)
         held = busy.getsockname()[1]
         free = next(p for p in ports.candidates() if p != held and ports._bindable(p))
         monkeypatch.setattr(ports, "candidates", lambda: [held, free])
-        monkeypatch.setattr(ports.random, "randrange", lambda n: 0)
+        monkeypatch.setattr("tfjob_kit.cluster.ports.random.randrange", lambda n: 0)
         assert ports.reserve("one", ["a"]) == {"a": free}
 
 
