@@ -75,14 +75,15 @@ _NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe
 # Searched from the zero (a literal first character keeps the search fast: spaces, where a search
 # for " 0" would start, are everywhere), the characters before it looked at by look-behinds.
 _LEADING_ZERO = re.compile(r"0(?:(?<=[ \n\[{,]0)|(?<=[ \n\[{,][-+]0))[0-9_bo]")
-_NUMBER_BEFORE = frozenset(" \n[{,")
 # 2d: a run of digits too long for a 64-bit float. The look-behind tries each run once: linear.
 _LONG_DIGITS = re.compile(f"(?<![0-9])[0-9]{{{MAX_DECIMAL_DIGITS}}}")
-# 2e: underscores, then a digit or a dot; found from an underscore and its follower (a literal
-# first character keeps the search fast), the run and the characters before it looked at then.
-_UNDERSCORE_AND_FOLLOWER = re.compile("_[_0-9.]")
-_DIGITS_AND_DOT = frozenset("0123456789.")
-_UNDERSCORES = re.compile("_+")  # the whole run, skipped at once: linear
+# 2e: underscores that start a plain scalar (a sign, then a dot, may come first), then a digit or
+# a dot. The literal first underscore keeps the search a scan; the look-behinds take only a run's
+# first underscore (the character before it is no underscore), so each run is read once: linear.
+_B = r"[ \n\[{,]"
+_UNDERSCORE_NUMBER = re.compile(
+    rf"_(?:(?<={_B}_)|(?<={_B}[-+]_)|(?<={_B}\._)|(?<={_B}[-+]\._))_*[0-9.]"
+)
 # 2f: a colon that a flow indicator follows.
 _COLON_BEFORE_FLOW = re.compile(r":[,\[\]{}]")
 
@@ -161,23 +162,8 @@ def _has_leading_zero_number(text: str) -> bool:
 
 def _has_underscore_number(text: str) -> bool:
     """2e: underscores that start a plain scalar (after a space, a line break, ``[``, ``{`` or
-    ``,``; a dot, then a sign, may come between) and are followed by a digit or a dot."""
-    if "_" not in text:
-        return False
-    pos = 0
-    while (match := _UNDERSCORE_AND_FOLLOWER.search(text, pos)) is not None:
-        index = match.start()
-        end = pos = _UNDERSCORES.match(text, index).end()  # type: ignore[union-attr]
-        if text[end : end + 1] not in _DIGITS_AND_DOT:
-            continue
-        if text[index - 1 : index] == ".":
-            index -= 1
-        if text[index - 1 : index] in ("-", "+"):
-            index -= 1
-        before = text[index - 1 : index] if index else ""
-        if before and before in _NUMBER_BEFORE:
-            return True
-    return False
+    ``,``; a sign, then a dot, may come between) and are followed by a digit or a dot."""
+    return "_" in text and _UNDERSCORE_NUMBER.search(text) is not None
 
 
 # --------------------------------------------------------------------------- 3: each document
