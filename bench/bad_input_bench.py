@@ -20,7 +20,9 @@ Each is timed with:
   own beyond libyaml's nesting depth; what it answers is shown beside its time.
 
 Prints the best-of-R seconds (one run at 3 MiB), the growth when the input doubles (the time at
-200,000 characters over the time at 100,000: about 2 when linear), the ratio to PyYAML (the
+200,000 characters over the time at 100,000: about 2 when linear), the memory (the child's peak
+resident memory beyond what it held once loaded, after the runs at each size: a peak, so it
+never falls as the sizes grow), the ratio to PyYAML (the
 tool's time over PyYAML's on the same text) and how each run ended. Read a ratio with the two
 outcomes: PyYAML stops at the first error of a text, and libyaml at its nesting limit, where
 tfjob-kit reads on to locate a finding in every document (20,001 of them in "many documents").
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -137,8 +140,14 @@ def best_seconds(action: Callable[[], list[str]], repeat: int) -> tuple[float, l
     return best, outcomes
 
 
+def peak_mib() -> float:
+    """This process's peak resident memory so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(group: str, case: str, tool: str, repeat: int, repeat_big: int) -> None:
     """Times one tool on one case at each of its sizes; one JSON line each, as it goes."""
+    loaded = peak_mib()
     for index, size in enumerate(sizes_of(group, case)):
         texts = bad_input_texts(case, size) if group == BAD else loader_cases()[case]
         if index == 0:
@@ -150,7 +159,9 @@ def child(group: str, case: str, tool: str, repeat: int, repeat_big: int) -> Non
         seconds, outcomes = best_seconds(action, repeat_big if size == BIG else repeat)
         counted = Counter(outcomes).most_common()
         said = "; ".join(o if n == 1 else f"{n}x {o}" for o, n in counted)
-        print(json.dumps({"size": size, "seconds": seconds, "outcome": said}), flush=True)
+        memory = peak_mib() - loaded
+        line = {"size": size, "seconds": seconds, "mib": memory, "outcome": said}
+        print(json.dumps(line), flush=True)
 
 
 # ------------------------------------------------------------------------------- the parent
@@ -164,6 +175,7 @@ class Row:
     size: int
     seconds: float | None  # None: the run did not end (timeout) or crashed
     outcome: str
+    mib: float | None = None  # peak resident memory beyond the loaded child, after this size
 
 
 def measure(group: str, case: str, tool: str, args: argparse.Namespace) -> list[Row]:
@@ -183,7 +195,7 @@ def measure(group: str, case: str, tool: str, args: argparse.Namespace) -> list[
     rows = []
     for line in out.splitlines():
         got = json.loads(line)
-        rows.append(Row(group, case, tool, got["size"], got["seconds"], got["outcome"]))
+        rows.append(Row(group, case, tool, got["size"], got["seconds"], got["outcome"], got["mib"]))
     done = {row.size for row in rows}
     rows += [
         Row(group, case, tool, size, None, ended or "no result")
@@ -204,14 +216,19 @@ def ratio_text(mine: Row | None, peer: Row | None) -> str:
     return f"{mine.seconds / peer.seconds:.2f}x"
 
 
+def mib_text(row: Row | None) -> str:
+    return "-" if row is None or row.mib is None or row.seconds is None else f"{row.mib:.0f}"
+
+
 def report_bad_input(rows: list[Row]) -> None:
     print(
         f"\nBad input (tests/unit/test_bad_input.py): seconds at {SMALL:,} and {LARGE:,} chars "
-        f"(growth: their ratio) and at 3 MiB ({BIG:,} chars); ratio to PyYAML at 3 MiB"
+        f"(growth: their ratio) and at 3 MiB ({BIG:,} chars); peak memory (MiB) beyond the "
+        "loaded child at each size; ratio to PyYAML at 3 MiB"
     )
     print(
         f"{'case':<27} {'tool':<19} {'100k s':>8} {'200k s':>8} {'growth':>6} {'3 MiB s':>8} "
-        f"{'vs PyYAML':>9}  outcome at 3 MiB"
+        f"{'MiB':>14} {'vs PyYAML':>9}  outcome at 3 MiB"
     )
     for case in sorted({row.case for row in rows}):
         at = {(row.tool, row.size): row for row in rows if row.case == case}
@@ -227,6 +244,7 @@ def report_bad_input(rows: list[Row]) -> None:
                 f"{seconds_text(small.seconds if small else None):>8} "
                 f"{seconds_text(large.seconds if large else None):>8} {growth:>6} "
                 f"{seconds_text(big.seconds if big else None):>8} "
+                f"{'/'.join(mib_text(row) for row in (small, large, big)):>14} "
                 f"{ratio_text(big, at.get((PYYAML, BIG))):>9}  {big.outcome if big else '-'}"
             )
 

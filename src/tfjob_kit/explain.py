@@ -21,6 +21,10 @@ MAX_PODS = 2000  # every pod's TF_CONFIG together grows with the square; beyond 
 # A TF_CONFIG longer than this is printed once per job in text; the other pods', which differ
 # only in their task, are shown by their task (a 1,000-worker job's is 35 KB per pod).
 TF_CONFIG_INLINE = 4096
+# etcd refuses a request over this many bytes (its --max-request-bytes, 1.5 MiB by default): a
+# pod whose TF_CONFIG alone is longer can never be stored, so it is not built either.
+ETCD_REQUEST_BYTES = 1572864
+UNBUILT_TF_CONFIG = "(not built: longer than etcd stores)"
 
 
 class ExplainError(ValueError):
@@ -65,18 +69,22 @@ class Plan:
         return asdict(self)
 
 
+def _host_parts(job: str, namespace: str, replica: Replica, domain: str) -> tuple[str, str]:
+    """(start, rest): the address of the replica's pod ``i`` is ``start + str(i) + rest``,
+    <pod name, "/" as "-">.<namespace>.svc[.<domain>]:<port> (the index's digits have no "/"
+    to replace)."""
+    start = model.pod_name(job, replica.lower, 0)[:-1].replace("/", "-")
+    return start, f".{namespace}.svc" + ("." + domain if domain else "") + f":{replica.port}"
+
+
 def cluster_spec(
     job: str, namespace: str, reps: list[Replica], domain: str = ""
 ) -> dict[str, list[str]]:
     """The `cluster` of TF_CONFIG: lower-case type -> host:port of every replica, keys sorted."""
     cluster: dict[str, list[str]] = {}
-    suffix = f".{namespace}.svc" + ("." + domain if domain else "")
     for replica in reps:
-        lower, port = replica.lower, replica.port
-        # Each host is <pod name, "/" as "-">.<namespace>.svc[.<domain>]:<port>; the pod name's
-        # start is made once (the index's digits have no "/" to replace).
-        start = model.pod_name(job, lower, 0)[:-1].replace("/", "-")
-        cluster[lower] = [f"{start}{i}{suffix}:{port}" for i in range(replica.count)]
+        start, rest = _host_parts(job, namespace, replica, domain)
+        cluster[replica.lower] = [f"{start}{i}{rest}" for i in range(replica.count)]
     return dict(sorted(cluster.items()))
 
 
@@ -176,7 +184,71 @@ def encode_cluster(cluster: dict[str, list[str]]) -> str:
 
 
 def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8"))
+    # Go writes an unpaired surrogate as U+FFFD, three bytes, as surrogatepass counts it.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _width(number: int) -> int:
+    """The decimal digits of a count (at most ~309 of them: the loader refuses larger)."""
+    return len(str(number))
+
+
+def digits_total(count: int) -> int:
+    """``sum(len(str(i)) for i in range(count))``, computed from the count."""
+    total, width, low = 0, 1, 0
+    while low < count:
+        high = min(count, 10**width)
+        total += (high - low) * width
+        low, width = high, width + 1
+    return total
+
+
+@dataclass(frozen=True)
+class _Addresses:
+    """One replica type's addresses in the cluster spec: ``count`` JSON strings, each
+    ``fixed`` bytes plus its index's digits (JSON and Go's escapes replace single characters,
+    and digits are written as they are)."""
+
+    first: str  # pod 0's address
+    fixed: int
+    count: int
+
+    def list_bytes(self) -> int:
+        """The bytes of the encoded list of them all."""
+        return 2 + self.count * self.fixed + digits_total(self.count) + max(self.count - 1, 0)
+
+
+def _addresses(job: str, namespace: str, reps: list[Replica], domain: str) -> dict[str, _Addresses]:
+    """What cluster_spec lists, by lower-case type, without listing it."""
+    found: dict[str, _Addresses] = {}
+    for replica in reps:
+        start, rest = _host_parts(job, namespace, replica, domain)
+        fixed = _utf8_len(_go_json(start + rest))
+        found[replica.lower] = _Addresses(f"{start}0{rest}", fixed, replica.count)
+    return dict(sorted(found.items()))
+
+
+def _cluster_bytes(addresses: dict[str, _Addresses]) -> int:
+    """The bytes of encode_cluster(cluster_spec(...)), computed from the counts."""
+    members = [_utf8_len(_go_json(kind)) + 1 + a.list_bytes() for kind, a in addresses.items()]
+    return 2 + sum(members) + max(len(members) - 1, 0)
+
+
+def _pod_bytes(addresses: dict[str, _Addresses], sparse: bool, kind: str) -> tuple[int, int]:
+    """(bytes of task 0's TF_CONFIG, how often the index's digits appear in it) for the pods
+    of lower-case type `kind`; task i's is ``bytes + times * (width(i) - 1)``."""
+    if not sparse:
+        fixed = task_tf_config({}, False, kind, 0, "")  # the cluster spliced in: ""
+        return _utf8_len(fixed) + _cluster_bytes(addresses), 1
+    if kind == "ps":  # its own address, once in the cluster
+        return _utf8_len(_go_json(_pod_config({"ps": [addresses["ps"].first]}, True, kind, 0))), 2
+    if kind != "worker":
+        return _utf8_len(_go_json(_pod_config({}, True, kind, 0))), 1
+    # A worker: its own address under its index, and every parameter server's (or null).
+    own = {"worker": [addresses["worker"].first], "ps": []}
+    text = _go_json(_pod_config(own, True, kind, 0))
+    ps = addresses.get("ps")
+    return _utf8_len(text) - 2 + (ps.list_bytes() if ps is not None else 4), 3
 
 
 def tf_config_sizes(
@@ -184,29 +256,21 @@ def tf_config_sizes(
 ) -> tuple[int, int, int]:
     """(largest, total, pods): the bytes of the largest TF_CONFIG one pod gets, of all the
     pods' together, and how many pods get one; (0, 0, 0) when the job is not distributed.
-    Exact and linear in the pod count: a shared cluster spec is encoded once."""
+    Exact, and computed from the replica counts: no address is made."""
     reps = _distributed_replicas(content, limit=False)
     if reps is None:
         return 0, 0, 0
     ns = namespace or model.namespace(content)
-    cluster = cluster_spec(model.job_name(content), ns, reps, domain)
+    addresses = _addresses(model.job_name(content), ns, reps, domain)
     sparse = is_sparse(content)
-    encoded = None if sparse else encode_cluster(cluster)
     largest = total = pods = 0
     for replica in reps:
-        if sparse:
-            sizes = (
-                _utf8_len(task_tf_config(cluster, True, replica.lower, i))
-                for i in range(replica.count)
-            )
-        else:
-            # task_tf_config's splice: the same text for every pod but the index's digits.
-            fixed = _utf8_len(task_tf_config(cluster, False, replica.lower, 0, encoded)) - 1
-            sizes = (fixed + len(str(i)) for i in range(replica.count))
-        for size in sizes:
-            largest = max(largest, size)
-            total += size
-            pods += 1
+        if replica.count <= 0:
+            continue
+        first, times = _pod_bytes(addresses, sparse, replica.lower)
+        largest = max(largest, first + times * (_width(replica.count - 1) - 1))
+        total += replica.count * (first - times) + times * digits_total(replica.count)
+        pods += replica.count
     return largest, total, pods
 
 

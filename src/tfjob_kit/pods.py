@@ -177,10 +177,13 @@ class _JobPods:
         self.gang_scheduler = gang_scheduler
         self.replicas = model.replicas(content) if replicas is None else replicas
         self.has_chief = any(r.type in model.CHIEF_TYPES for r in self.replicas)
-        # explain.tf_config(content, type, index, namespace, limit=False), the cluster once
+        # explain.tf_config(content, type, index, namespace, limit=False), the cluster once;
+        # one that etcd would refuse is not built (its size grows with the replica counts).
+        self.distributed = explain.is_distributed(self.replicas)
         self.cluster = (
             explain.cluster_spec(self.job, self.namespace, self.replicas)
-            if explain.is_distributed(self.replicas)
+            if self.distributed
+            and explain.tf_config_sizes(content, self.namespace)[0] <= explain.ETCD_REQUEST_BYTES
             else None
         )
         self.sparse = explain.is_sparse(content)
@@ -209,6 +212,8 @@ class _JobPods:
                 self.cluster, self.sparse, replica.type, index, self.encoded_cluster
             )
             _set_tf_config(containers, tensorflow, tf_config)
+        elif self.distributed:
+            _set_tf_config(containers, tensorflow, explain.UNBUILT_TF_CONFIG)
         spec["restartPolicy"] = replica.pod_restart_policy
         if gang_scheduler:
             if not spec.get("schedulerName"):
@@ -276,18 +281,18 @@ def _min_resources(reps: list[Replica], min_member: int) -> dict[str, str]:
     total: dict[str, Fraction] = {}
     pods = 0
     for replica in reps:
-        for _ in range(replica.count):
-            if pods >= min_member:
-                break
-            pods += 1
-            for container in replica.containers:
-                resources = as_dict(as_dict(container).get("resources"))
-                requests = resources.get("requests")
-                chosen = requests if isinstance(requests, dict) else resources.get("limits")
-                for name, amount in as_dict(chosen).items():
-                    parsed = quantity.parse(amount)
-                    if parsed is not None:
-                        total[name] = total.get(name, Fraction(0)) + parsed
+        taken = min(replica.count, min_member - pods)  # pods of this replica counted
+        if taken <= 0:
+            continue
+        pods += taken
+        for container in replica.containers:
+            resources = as_dict(as_dict(container).get("resources"))
+            requests = resources.get("requests")
+            chosen = requests if isinstance(requests, dict) else resources.get("limits")
+            for name, amount in as_dict(chosen).items():
+                parsed = quantity.parse(amount)
+                if parsed is not None:
+                    total[name] = total.get(name, Fraction(0)) + parsed * taken
     return {name: _format_quantity(value) for name, value in total.items()}
 
 

@@ -615,9 +615,7 @@ def test_earlier_pods_are_found_from_the_events_not_by_counting_replicas() -> No
         assigned("mnist-worker-" + "9" * 30, "gpu-9", "uid-long"),
     ]
     found = run(tfjob(workers=2**31 - 1), [], events, cluster=CLUSTER)
-    assert [(p.reason, p.name) for p in found] == [
-        ("NodeDeleted", f"{NS}/mnist-worker-2147483646")
-    ]
+    assert [(p.reason, p.name) for p in found] == [("NodeDeleted", f"{NS}/mnist-worker-2147483646")]
     assert found[0].message.startswith("replica Worker 2147483646: its pod")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -204,3 +205,42 @@ def test_sparse_tf_configs_are_always_printed_whole() -> None:
     content = job({"Worker": 50, "PS": 300}, enableDynamicWorker=True)
     text = explain.render_text(explain.plan(content))
     assert text.count("TF_CONFIG=") == 350 and "'s with task" not in text
+
+
+_ODD_TEXT = ["mnist", "a<b>&c", 'q"\\', "jöb\u2028é", "x/y", "\x01ctl", "\ud800lone", "İ", ""]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tf_config_sizes_are_those_of_every_pods_tf_config(seed: int) -> None:
+    """Sizes computed from the counts equal the sizes of the strings every pod gets, across
+    the digit boundaries, sparse or not, with escaped, multi-byte and unpaired characters."""
+    rng = random.Random(seed)
+    counts = [0, 1, 2, 9, 10, 11, 99, 100, 101, 1000]
+    sparse = rng.random() < 0.5
+    # "Worker" and "worker" share a cluster entry; sparse pods of the shorter would index
+    # past it (the enumeration fails), so only non-sparse jobs get both.
+    types = ["Worker", "PS", "Chief", "Evaluator", "Master", "Custom<&>"]
+    types += [] if sparse else ["worker"]
+    replicas = {
+        t: (rng.choice(counts), rng.choice([2222, 0, -5, 65535, 10**20]))
+        for t in rng.sample(types, rng.randint(1, 4))
+    }
+    content = job(replicas, enableDynamicWorker=sparse)
+    name, namespace = rng.choice(_ODD_TEXT) + "j", rng.choice(_ODD_TEXT) + "n"
+    content["metadata"] = {"name": name, "namespace": namespace}
+    domain = rng.choice(["", "cluster.local", "d<&>"])
+    reps = model.replicas(content)
+    cluster = explain.cluster_spec(name, namespace, reps, domain)
+    sizes = [
+        len(_reference_tf_config(cluster, sparse, r.type, i).encode("utf-8", "surrogatepass"))
+        for r in reps
+        for i in range(r.count)
+    ]
+    distributed = explain.is_distributed(reps)
+    found = explain.tf_config_sizes(content, namespace, domain)
+    assert found == ((max(sizes, default=0), sum(sizes), len(sizes)) if distributed else (0, 0, 0))
+
+
+@pytest.mark.parametrize("count", [0, 1, 9, 10, 11, 99, 100, 101, 12345])
+def test_digits_total(count: int) -> None:
+    assert explain.digits_total(count) == sum(len(str(i)) for i in range(count))

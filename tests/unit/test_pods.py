@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tfjob_kit import model, pods
+from tfjob_kit import explain, model, pods
 
 
 def _job(**replicas: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +74,23 @@ def test_pod_group_sums_requests_else_limits_of_min_member_pods() -> None:
         "minResources": {"cpu": "2500m", "memory": str(2 * 2**30)},
     }
     assert pods.pod_group(_job()) is None
+
+
+def test_huge_jobs_pod_group_and_pods_are_made_from_the_counts() -> None:
+    """The server takes replicas up to 2^31 - 1: minResources multiplies a replica's requests by
+    its pods counted (it added them pod by pod), and a pod whose TF_CONFIG etcd would refuse
+    gets a stand-in for it (it listed every address of the job)."""
+    worker = _replica(2**31 - 1, container={"resources": {"requests": {"cpu": "250m"}}})
+    job = _job(PS=_replica(2, container={"resources": {"requests": {"cpu": "1"}}}), Worker=worker)
+    group = pods.pod_group(job)
+    assert group is not None
+    assert group["spec"]["minMember"] == 2**31 + 1
+    assert group["spec"]["minResources"] == {"cpu": str(2 + (2**31 - 1) // 4) + "750m"}
+    [(_, ps), (_, last)] = pods.operator_pods(job)
+    assert last["metadata"]["name"] == f"j-worker-{2**31 - 2}"
+    for pod in (ps, last):
+        [tf_config] = [e for e in pod["spec"]["containers"][0]["env"] if e["name"] == "TF_CONFIG"]
+        assert tf_config["value"] == explain.UNBUILT_TF_CONFIG
 
 
 def test_copy_is_fresh_plain_and_null_free() -> None:

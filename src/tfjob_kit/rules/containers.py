@@ -134,12 +134,30 @@ def _tf_config_size(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[
     if pods * (names + 40) + 100 <= explain.TF_CONFIG_INLINE:
         return
     largest, total, pods = explain.tf_config_sizes(job)
-    if largest > explain.TF_CONFIG_INLINE:
+    if explain.TF_CONFIG_INLINE < largest <= explain.ETCD_REQUEST_BYTES:
         yield (
             "$.spec.tfReplicaSpecs",
             f"each pod's TF_CONFIG lists every address of the job: up to {largest:,} bytes per "
             f"pod, {total:,} bytes over its {pods} pods, stored with the pods in etcd "
             "(`tfjob-kit explain` shows it)",
+        )
+
+
+@rule(
+    "tf-config-too-large",
+    Severity.ERROR,
+    "A pod's TF_CONFIG alone is over etcd's request limit (1.5 MiB): its pods cannot be stored.",
+)
+def _tf_config_too_large(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    largest, _, pods = explain.tf_config_sizes(job)
+    if largest > explain.ETCD_REQUEST_BYTES:
+        yield (
+            "$.spec.tfReplicaSpecs",
+            f"each pod's TF_CONFIG lists every address of the job's {pods:,} pods: up to "
+            f"{largest:,} bytes per pod, over the {explain.ETCD_REQUEST_BYTES:,} bytes etcd "
+            "accepts in one request (its --max-request-bytes default), so the API server "
+            "cannot store the operator's pods: use fewer replicas (where etcd's limit was "
+            "raised, re-level or disable this rule)",
         )
 
 
