@@ -24,6 +24,11 @@ else:
     LIBRARY_IMPORT_ERROR = None
 
 HIDDEN = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+# What the invocation shows of a definition text with a document that did not load.
+UNREADABLE_DEFINITION = (
+    "(not shown: a document of this definition could not be loaded, so the secret values it "
+    "may hold could not be found)"
+)
 
 _CONNECTION_SPEC: dict[str, dict[str, Any]] = {
     "kubeconfig": {"type": "raw"},
@@ -46,17 +51,24 @@ def connection_spec() -> dict[str, dict[str, Any]]:
     return copy.deepcopy(_CONNECTION_SPEC)
 
 
-def _definition_secrets(definition: Any) -> set[str]:
+def _definition_secrets(definition: Any) -> tuple[set[str], bool]:
+    """The secret env values of O(definition), and whether it is text with a document that did
+    not load (whose secrets cannot be known: the text is then not shown)."""
     if definition is None:
-        return set()
+        return set(), False
     # Only the modules that take a definition pay for the loader (a third of a second).
-    from tfjob_kit.kube.jobs import InvalidInputError, load_input, secret_values
+    from tfjob_kit.kube.jobs import (
+        InvalidInputError,
+        input_secret_values,
+        load_input,
+        unreadable_text,
+    )
 
     try:
         docs = load_input(None, definition)
     except InvalidInputError:
-        return set()
-    return secret_values(docs)
+        docs = []
+    return input_secret_values(definition, docs), unreadable_text(definition, docs)
 
 
 class KitModule(AnsibleModule):  # type: ignore[misc]  # ansible ships no type information
@@ -76,9 +88,11 @@ class KitModule(AnsibleModule):  # type: ignore[misc]  # ansible ships no type i
                 params["kubeconfig"] = HIDDEN
         else:
             self.no_log_values.update(redact.kubeconfig_credentials(kubeconfig))
-            secrets = _definition_secrets(params.get("definition"))
+            secrets, unreadable = _definition_secrets(params.get("definition"))
             self.no_log_values.update(redact.text_values(secrets))
-            if secrets:
+            if unreadable:
+                params["definition"] = UNREADABLE_DEFINITION
+            elif secrets:
                 definition = params["definition"]
                 params["definition"] = (
                     redact.mask_all(definition, secrets)

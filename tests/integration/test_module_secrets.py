@@ -24,6 +24,8 @@ from .test_module_tfjob import tfjob
 
 PASSWORD = f"pw-{uuid.uuid4().hex}"
 API_KEY = f"key-{uuid.uuid4().hex}"
+DEEP_PASSWORD = f"deep-{uuid.uuid4().hex}"
+TEXT_PASSWORD = f"text-{uuid.uuid4().hex}"
 
 
 def inline_kubeconfig(cluster: Cluster) -> dict[str, Any]:
@@ -94,9 +96,19 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
         tfjob("secretive", namespace), [*env[:2], {"name": "BATCH_SIZE", "value": "128"}]
     )
     broken = with_env(tfjob("broken", namespace), [{"name": "DB_PASSWORD", "value": 1234}])
+    # A document that does not load gives its secrets all the same: given as data (nested too
+    # deep for the loader), or as text (a YAML error after the secret: the text is not shown).
+    deep = with_env(tfjob("deep", namespace), [{"name": "DB_PASSWORD", "value": DEEP_PASSWORD}])
+    nest: dict[str, Any] = deep["spec"]
+    for _ in range(150):
+        nest = nest.setdefault("x", {})
+    unloadable = yaml.safe_dump(
+        with_env(tfjob("text", namespace), [{"name": "DB_PASSWORD", "value": TEXT_PASSWORD}])
+    )
+    (tmp_path / "unloadable.yaml").write_text(unloadable + "  broken: [\n")
     # As a pipeline holds them: in files (or the vault), read by lookups. (ansible-core shows
     # the playbook lines around a failed task, so secrets written into a playbook are shown.)
-    files = {"admin": admin, "deployer": deployer, "job": job, "broken": broken}
+    files = {"admin": admin, "deployer": deployer, "job": job, "broken": broken, "deep": deep}
     for name, data in files.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(data))
     (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
@@ -130,10 +142,17 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
             },
             # fails validation: the finding quotes the value
             {"tfjob.kit.tfjob": {"definition": read("broken"), "kubeconfig": read("admin")}},
+            # fail to load
+            {"tfjob.kit.tfjob": {"definition": [read("job"), read("deep")]}},
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": f"{{{{ lookup('file', '{tmp_path}/unloadable.yaml') }}}}"
+                }
+            },
         ],
         "-vvv",
     )
-    created, updated, info, bad_option, invalid = result.results
+    created, updated, info, bad_option, invalid, too_deep, unloaded = result.results
     assert created.get("changed") and updated.get("changed"), result.output
     assert not info.get("failed") and [j["name"] for j in info["jobs"]] == ["secretive"]
     assert bad_option.get("failed") and "wait_timeout" in bad_option["msg"]
@@ -143,6 +162,11 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
         assert secret not in result.output, f"{secret[:12]}... is in the -vvv output"
         assert secret not in registered, f"{secret[:12]}... is in a registered result"
     assert "1234 is not of type" not in result.output + registered
+    assert too_deep.get("failed") and "nesting deeper than" in too_deep["msg"], too_deep
+    assert unloaded.get("failed") and "while parsing a flow node" in unloaded["msg"], unloaded
+    for secret in (DEEP_PASSWORD, TEXT_PASSWORD):
+        assert secret not in result.output + registered, f"{secret} is shown"
+    assert "could not be loaded, so the secret values" in result.output
     # Masked where they are shown ...
     assert container_env(created["objects"][0])["DB_PASSWORD"] == redact.MASK
     assert container_env(created["objects"][0])["BATCH_SIZE"] == "64"

@@ -365,3 +365,48 @@ def test_digest_does_not_depend_on_secret_values_but_a_changed_secret_is_applied
     assert apply._already_applied(
         held, {**copy.deepcopy(old), "metadata": same["metadata"]}, "tfjob-kit"
     )
+
+
+def _job_with_secret(value: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "j"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "tf:2",
+                                    "env": [{"name": "DB_PASSWORD", "value": value}],
+                                }
+                            ]
+                        }
+                    }
+                }
+            }
+        },
+    }
+
+
+def test_a_definition_document_that_does_not_load_still_gives_its_secrets() -> None:
+    """Given as data, a document nested deeper than the loader allows does not load, but its
+    secret env values are read from the data; given as text, a document that does not load
+    makes the whole text unshowable (its secrets cannot be found)."""
+    from ansible_collections.tfjob.kit.plugins.module_utils import common
+
+    deep = _job_with_secret("deep-" + SECRET)
+    nest = deep["spec"]
+    for _ in range(150):
+        nest = nest.setdefault("x", {})
+    secrets, unreadable = common._definition_secrets([_job_with_secret(SECRET), deep])
+    assert secrets == {SECRET, "deep-" + SECRET} and not unreadable
+    text = json.dumps(_job_with_secret(SECRET)) + "\n---\n" + "a: [\n"
+    secrets, unreadable = common._definition_secrets(text)
+    assert secrets == {SECRET} and unreadable
+    secrets, unreadable = common._definition_secrets(json.dumps(deep))  # one line, too deep
+    assert unreadable
+    assert common._definition_secrets(None) == (set(), False)

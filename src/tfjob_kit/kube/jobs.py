@@ -85,6 +85,21 @@ def secret_values(docs: list[Document]) -> set[str]:
     return redact.secret_values(*(d.content for d in docs))
 
 
+def input_secret_values(definition: Any, docs: list[Document]) -> set[str]:
+    """The secret env values of a task's input: of a definition given as data, read from the
+    data itself, so a document that did not load (nested too deep, say) still gives its own;
+    else of the loaded documents."""
+    if isinstance(definition, dict | list):
+        return redact.secret_values(definition)
+    return secret_values(docs)
+
+
+def unreadable_text(definition: Any, docs: list[Document]) -> bool:
+    """A definition given as text with a document that did not load: what that document holds
+    is unknown, its secret values too, so the text must not be shown."""
+    return isinstance(definition, str) and any(d.error is not None for d in docs)
+
+
 def load_input(src: list[str] | None, definition: Any) -> list[Document]:
     """Documents from paths (files or directories) or from a definition (dict, list, YAML)."""
     if src:

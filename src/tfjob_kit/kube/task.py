@@ -139,6 +139,8 @@ def run(request: Request) -> dict[str, Any]:
         return TaskError(redact.mask(message, secrets), redact.mask(result, secrets))
 
     try:
+        # A definition given as data gives its secrets before loading, whatever loads.
+        secrets.update(jobs.input_secret_values(request.definition, []))
         docs = jobs.load_input(request.src, request.definition)
         secrets.update(jobs.secret_values(docs))
         default_namespace = request.connection.namespace() or "default"
