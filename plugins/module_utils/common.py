@@ -72,7 +72,8 @@ def _definition_secrets(definition: Any) -> tuple[set[str], bool]:
 
 
 class KitModule(AnsibleModule):  # type: ignore[misc]  # ansible ships no type information
-    """AnsibleModule that never returns kubeconfig credentials or secret env values.
+    """AnsibleModule that never returns kubeconfig credentials, proxy passwords or secret env
+    values.
 
     A kubeconfig given as a dictionary is not no_log as a whole (its server, context and
     namespace names would then be masked wherever they appear); its credentials are
@@ -88,6 +89,7 @@ class KitModule(AnsibleModule):  # type: ignore[misc]  # ansible ships no type i
                 params["kubeconfig"] = HIDDEN
         else:
             self.no_log_values.update(redact.kubeconfig_credentials(kubeconfig))
+            self.no_log_values.update(redact.url_passwords(params.get("proxy")))
             secrets, unreadable = _definition_secrets(params.get("definition"))
             self.no_log_values.update(redact.text_values(secrets))
             if unreadable:

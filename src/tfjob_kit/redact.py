@@ -29,11 +29,14 @@ secrets.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 MASK = "********"
+# kubectl's copy of the object it last applied, as JSON, in this annotation.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MIN_TEXT_LENGTH = 6
 
 _ANYWHERE = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "CREDENTIAL", "PRIVATE")
@@ -182,6 +185,8 @@ def mask(value: Any, values: Iterable[str] = ()) -> Any:
                     else e
                     for e in env
                 ]
+            if isinstance(node.get(LAST_APPLIED), str):
+                out[LAST_APPLIED] = _mask_embedded(node[LAST_APPLIED], walk)
             return out
         if isinstance(node, list):
             return [walk(v) for v in node]
@@ -192,14 +197,40 @@ def mask(value: Any, values: Iterable[str] = ()) -> Any:
     return walk(value)
 
 
+def _mask_embedded(text: str, walk: Callable[[Any], Any]) -> str:
+    """An object kept as JSON text (kubectl's last-applied configuration), masked as data: it
+    holds the values of earlier applies, which no secret value given now finds, and its JSON
+    escapes would hide a value that is. Text that is not JSON of a mapping is masked whole."""
+    try:
+        masked = walk(json.loads(text))
+    except (ValueError, RecursionError):
+        return MASK
+    if not isinstance(masked, dict):
+        return MASK
+    return json.dumps(masked, separators=(",", ":")) + ("\n" if text.endswith("\n") else "")
+
+
+def url_passwords(text: Any) -> set[str]:
+    """The passwords in the URLs of a text (``scheme://user:password@host``)."""
+    if not isinstance(text, str) or "://" not in text:
+        return set()
+    return {m[0][len(m[1]) :] for m in _URL_PASSWORD.finditer(text)}
+
+
 def kubeconfig_credentials(kubeconfig: Any) -> set[str]:
     """The credentials of a kubeconfig given as a dict, from ``users[].user``: token,
     client-key-data, password and any other field that is not public (certificate, impersonation,
     user name, file paths), the ``config`` values of an auth-provider and the ``env`` values of
-    an exec plugin (not its command or arguments)."""
+    an exec plugin (not its command or arguments); and the password of a cluster's
+    ``proxy-url``."""
     found: set[str] = set()
     if not isinstance(kubeconfig, dict):
         return found
+    clusters = kubeconfig.get("clusters")
+    for entry in clusters if isinstance(clusters, list) else []:
+        cluster = entry.get("cluster") if isinstance(entry, dict) else None
+        if isinstance(cluster, dict):
+            found.update(url_passwords(cluster.get("proxy-url")))
     users = kubeconfig.get("users")
     for entry in users if isinstance(users, list) else []:
         user = entry.get("user") if isinstance(entry, dict) else None

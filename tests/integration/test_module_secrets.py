@@ -9,6 +9,7 @@ Impersonate-Group headers: only the second group may read TFJobs, and the read s
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import uuid
 from pathlib import Path
@@ -26,6 +27,8 @@ PASSWORD = f"pw-{uuid.uuid4().hex}"
 API_KEY = f"key-{uuid.uuid4().hex}"
 DEEP_PASSWORD = f"deep-{uuid.uuid4().hex}"
 TEXT_PASSWORD = f"text-{uuid.uuid4().hex}"
+PROXY_PASSWORD = f"proxy-{uuid.uuid4().hex}"
+OPTION_PASSWORD = f"option-{uuid.uuid4().hex}"
 
 
 def inline_kubeconfig(cluster: Cluster) -> dict[str, Any]:
@@ -108,7 +111,18 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
     (tmp_path / "unloadable.yaml").write_text(unloadable + "  broken: [\n")
     # As a pipeline holds them: in files (or the vault), read by lookups. (ansible-core shows
     # the playbook lines around a failed task, so secrets written into a playbook are shown.)
-    files = {"admin": admin, "deployer": deployer, "job": job, "broken": broken, "deep": deep}
+    # A proxy's password, in a kubeconfig's proxy-url or in the proxy option (nothing listens
+    # there: the tasks fail).
+    proxied = copy.deepcopy(deployer)
+    proxied["clusters"][0]["cluster"]["proxy-url"] = f"http://me:{PROXY_PASSWORD}@127.0.0.1:9"
+    files = {
+        "admin": admin,
+        "deployer": deployer,
+        "job": job,
+        "broken": broken,
+        "deep": deep,
+        "proxied": proxied,
+    }
     for name, data in files.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(data))
     (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
@@ -149,10 +163,18 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
                     "definition": f"{{{{ lookup('file', '{tmp_path}/unloadable.yaml') }}}}"
                 }
             },
+            {"tfjob.kit.tfjob_info": {"namespace": namespace, "kubeconfig": read("proxied")}},
+            {
+                "tfjob.kit.tfjob_info": {
+                    "namespace": namespace,
+                    "kubeconfig": read("deployer"),
+                    "proxy": f"http://me:{OPTION_PASSWORD}@127.0.0.1:9",
+                }
+            },
         ],
         "-vvv",
     )
-    created, updated, info, bad_option, invalid, too_deep, unloaded = result.results
+    created, updated, info, bad_option, invalid, too_deep, unloaded, *proxies = result.results
     assert created.get("changed") and updated.get("changed"), result.output
     assert not info.get("failed") and [j["name"] for j in info["jobs"]] == ["secretive"]
     assert bad_option.get("failed") and "wait_timeout" in bad_option["msg"]
@@ -164,7 +186,9 @@ def test_vvv_output_holds_no_credentials_and_no_secret_env_values(
     assert "1234 is not of type" not in result.output + registered
     assert too_deep.get("failed") and "nesting deeper than" in too_deep["msg"], too_deep
     assert unloaded.get("failed") and "while parsing a flow node" in unloaded["msg"], unloaded
-    for secret in (DEEP_PASSWORD, TEXT_PASSWORD):
+    assert all(p.get("failed") and "proxy" in p["msg"] for p in proxies), proxies
+    assert '"proxy-url": "http://me:********@127.0.0.1:9"' in result.output
+    for secret in (DEEP_PASSWORD, TEXT_PASSWORD, PROXY_PASSWORD, OPTION_PASSWORD):
         assert secret not in result.output + registered, f"{secret} is shown"
     assert "could not be loaded, so the secret values" in result.output
     # Masked where they are shown ...

@@ -410,3 +410,36 @@ def test_a_definition_document_that_does_not_load_still_gives_its_secrets() -> N
     secrets, unreadable = common._definition_secrets(json.dumps(deep))  # one line, too deep
     assert unreadable
     assert common._definition_secrets(None) == (set(), False)
+
+
+def test_last_applied_configuration_is_masked_as_data() -> None:
+    """kubectl's last-applied annotation holds an earlier apply's values (no secret given now
+    finds them) in JSON (whose escapes hide a value that is given): it is masked as data."""
+    earlier = _job_with_secret('old-"quoted"-\u00e9-' + SECRET)
+    earlier["metadata"]["annotations"] = {"team": "ml"}
+    now = _job_with_secret(SECRET)
+    text = json.dumps(earlier, ensure_ascii=True) + "\n"
+    now["metadata"]["annotations"] = {redact.LAST_APPLIED: text, "team": "ml"}
+    shown = redact.mask(now, {SECRET})
+    kept = shown["metadata"]["annotations"][redact.LAST_APPLIED]
+    assert SECRET not in json.dumps(shown) and "old-" not in kept and kept.endswith("\n")
+    assert json.loads(kept)["metadata"]["annotations"] == {"team": "ml"}  # the rest is shown
+    env = json.loads(kept)["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert env["containers"][0]["env"] == [{"name": "DB_PASSWORD", "value": redact.MASK}]
+    assert now["metadata"]["annotations"][redact.LAST_APPLIED] == text  # the original kept
+    for unreadable in ("{not json", "[1, 2]", "[" * 100_000 + "]" * 100_000):
+        now["metadata"]["annotations"][redact.LAST_APPLIED] = unreadable
+        assert redact.mask(now)["metadata"]["annotations"][redact.LAST_APPLIED] == redact.MASK
+
+
+def test_proxy_passwords_are_credentials() -> None:
+    config = {
+        "clusters": [
+            {"name": "a", "cluster": {"server": "https://k", "proxy-url": "http://me:pw1@p:3128"}},
+            {"name": "b", "cluster": {"proxy-url": "socks5://p:1080"}},
+        ],
+        "users": [{"name": "u", "user": {"token": "t0ken"}}],
+    }
+    assert redact.kubeconfig_credentials(config) == {"pw1", "t0ken"}
+    assert redact.url_passwords("http://a:b@h https://c:d%40e@h2/x") == {"b", "d%40e"}
+    assert redact.url_passwords(None) == set() and redact.url_passwords("http://h") == set()
