@@ -33,8 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from tfjob_kit.model import is_dns1123_label
+from tfjob_kit.podcheck.names import is_dns1123_subdomain
+
 if TYPE_CHECKING:  # jinja2 is imported when variables are templated, not with the CLI
-    from jinja2.nativetypes import NativeEnvironment
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 Doc = dict[str, Any]
 
@@ -102,15 +105,20 @@ def _concat(values: Iterable[Any]) -> Any:
     return "".join(str(part) for part in chain(head, values))
 
 
-def _environment() -> NativeEnvironment:
+def _environment() -> ImmutableSandboxedEnvironment:
+    """Ansible's kind of environment: sandboxed (a variable file cannot reach Python's
+    internals, as Ansible refuses the same file) and native (a value keeps its type)."""
     from jinja2 import StrictUndefined
-    from jinja2.nativetypes import NativeEnvironment, NativeTemplate
+    from jinja2.nativetypes import NativeCodeGenerator, NativeTemplate
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    class Environment(NativeEnvironment):
+    class Environment(ImmutableSandboxedEnvironment):
+        code_generator_class = NativeCodeGenerator
         concat = staticmethod(_concat)
 
     class Template(NativeTemplate):
-        environment_class = Environment
+        # NativeTemplate's render concatenates with its environment class's concat: ours.
+        environment_class = Environment  # type: ignore[assignment]
 
     Environment.template_class = Template
 
@@ -278,11 +286,20 @@ def role_deployment(
         return Deployment(role, None, "", layers.get(f"{role}_namespace"), {}, manifest)
     if f"{role}_chart_values" not in layers:
         return None  # a role that deploys no image (gpu_node, local_cluster)
+    release, namespace = layers.get(f"{role}_release"), layers.get(f"{role}_namespace")
+    # Helm's own rule for a release name; one like --post-renderer=... would be read as an option.
+    if not (isinstance(release, str) and len(release) <= 53 and not is_dns1123_subdomain(release)):
+        raise ImagesError(
+            f"{role}_release: {release!r} is not a Helm release name (a DNS-1123 subdomain of "
+            "at most 53 characters)"
+        )
+    if not (isinstance(namespace, str) and is_dns1123_label(namespace)):
+        raise ImagesError(f"{role}_namespace: {namespace!r} is not a namespace name")
     return Deployment(
         role,
         Path(layers.get(f"{role}_chart")).resolve(),
-        str(layers.get(f"{role}_release")),
-        str(layers.get(f"{role}_namespace")),
+        release,
+        namespace,
         layers.get(f"{role}_chart_values"),
     )
 

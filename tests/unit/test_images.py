@@ -172,3 +172,32 @@ def test_a_missing_variables_file_is_an_error(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 2 and "nope.yml: no such variables file" in proc.stderr, proc.stderr
+
+
+def test_variables_are_templated_in_a_sandbox(tmp_path: Path) -> None:
+    """A variable file cannot reach Python's internals (Ansible refuses the same file)."""
+    marker = tmp_path / "ran"
+    payload = "{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}"
+    variables = images.Variables({"tfjob_kit_image_registry": payload})
+    with pytest.raises(images.ImagesError, match=r"tfjob_kit_image_registry: .*unsafe"):
+        variables.get("tfjob_kit_image_registry")
+    assert not marker.exists()
+    # and what Ansible's templates do still works
+    plain = images.Variables({"a": {"b": 1}, "c": "{{ a | combine({'d': [1, 2]}) }}"})
+    assert plain.get("c") == {"b": 1, "d": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("volcano_release", "--post-renderer=/bin/sh"),
+        ("volcano_release", "a" * 54),
+        ("volcano_release", "Upper"),
+        ("volcano_namespace", "--kubeconfig=/x"),
+        ("volcano_namespace", "a.b"),
+    ],
+)
+def test_release_and_namespace_names_are_checked_before_helm(variable: str, value: str) -> None:
+    options = images.Options({"tfjob_kit_scheduler": "volcano", variable: value})
+    with pytest.raises(images.ImagesError, match=f"{variable}: "):
+        images.deployments(options, ROOT)
