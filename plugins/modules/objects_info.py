@@ -21,6 +21,9 @@ description:
     that is not installed) reads as no objects, with RV(api_found) false for that entry. Any
     other refusal (forbidden, a bad selector) fails the task and names the entry.
   - Secrets are returned without C(data) and C(stringData), so the result needs no C(no_log).
+  - A Helm release's Secret (type C(helm.sh/release.v1)) carries C(helmChart) instead, the
+    metadata of the chart the release was made from (C(name), C(version), C(appVersion),
+    C(annotations)); never the release's manifest or values.
 author:
   - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
@@ -116,7 +119,7 @@ objects:
   description:
     - Each entry of O(queries) by its key, the objects it found (a list, empty when none).
     - Items of a list carry their C(apiVersion) and C(kind). Secrets carry no C(data) or
-      C(stringData).
+      C(stringData); a Helm release's Secret carries C(helmChart), its chart's metadata.
   returned: always
   type: dict
   sample: {"record": [], "schedulers": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}

@@ -10,6 +10,7 @@ pods). The role runs as site.yml runs it, through include_role.
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -106,7 +107,8 @@ def bare() -> Iterator[Cluster]:
 
 
 def role(tmp_path: Path, cluster: Cluster, state: str, **extra: Any) -> tuple[int, str, int]:
-    """The role in a play of its own: rc, output and the recap's changed count."""
+    """The training_operator role in a play of its own: rc, output and the recap's changed
+    count."""
     variables = {
         "training_operator_state": state,
         "training_operator_helm_binary": str(helm_path()),
@@ -114,6 +116,13 @@ def role(tmp_path: Path, cluster: Cluster, state: str, **extra: Any) -> tuple[in
         "training_operator_wait_timeout": 180,
         **extra,
     }
+    return run_role(tmp_path, cluster, "training_operator", variables)
+
+
+def run_role(
+    tmp_path: Path, cluster: Cluster, name: str, variables: dict[str, Any]
+) -> tuple[int, str, int]:
+    """A role of the collection in a play of its own: rc, output and the recap's changed count."""
     play = [
         {
             "name": "role",
@@ -122,7 +131,7 @@ def role(tmp_path: Path, cluster: Cluster, state: str, **extra: Any) -> tuple[in
             "tasks": [
                 {
                     "name": "The role",
-                    "ansible.builtin.include_role": {"name": "tfjob.kit.training_operator"},
+                    "ansible.builtin.include_role": {"name": f"tfjob.kit.{name}"},
                     "vars": variables,
                 }
             ],
@@ -251,6 +260,17 @@ FOREIGN_CHART = {
 }
 
 
+# NVIDIA's own device plugin chart has the toolkit's chart's name, release name and namespace.
+NVIDIA_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: nvidia-device-plugin\nversion: 0.17.2\n",
+    "templates/config.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nvidia-device-plugin-configs\n"
+        "data: {config: '{}'}\n"
+    ),
+}
+KUBE_BATCH_QUEUES = "queues.scheduling.incubator.k8s.io"
+
+
 def _helm(bare: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(helm_path()), "--kubeconfig", str(bare.kubeconfig), *args],
@@ -271,7 +291,10 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
         for d in yaml.safe_load_all((REPO / "charts/volcano/crds/volcano-crds.yaml").read_text())
         if d and d["metadata"]["name"] == "queues.scheduling.volcano.sh"
     )
-    crds = ["tfjobs.kubeflow.org", "queues.scheduling.volcano.sh"]
+    kube_batch_queues = yaml.safe_load(
+        (REPO / "charts/kube-batch/crds/scheduling.incubator.k8s.io_queues.yaml").read_text()
+    )
+    crds = ["tfjobs.kubeflow.org", "queues.scheduling.volcano.sh", KUBE_BATCH_QUEUES]
     bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(FOREIGN_OPERATOR))
     bare.kubectl(
         "apply",
@@ -279,7 +302,7 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
         f"--field-manager={PLATFORM}",
         "-f",
         "-",
-        stdin=yaml.safe_dump_all([tfjob_crd.crd(), queue_crd]),
+        stdin=yaml.safe_dump_all([tfjob_crd.crd(), queue_crd, kube_batch_queues]),
     )
     try:
         for crd in crds:
@@ -303,8 +326,9 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
         kept = {
             "crd tfjobs.kubeflow.org": ["crd", crds[0]],
             "crd queues.scheduling.volcano.sh": ["crd", crds[1]],
+            f"crd {KUBE_BATCH_QUEUES}": ["crd", KUBE_BATCH_QUEUES],
             "tfjob": ["tfjob", "-n", FOREIGN_NS, "platform-job"],
-            "queue": ["queue", "platform"],
+            "queue": ["queues.scheduling.volcano.sh", "platform"],
             "deployment": ["deployment", "-n", FOREIGN_NS, "training-operator"],
         }
         # Upstream's Volcano chart, installed by hand under the toolkit's release name and
@@ -319,6 +343,15 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
         )
         assert installed.returncode == 0, installed.stderr
         kept["clusterrole"] = ["clusterrole", "platform-volcano-view"]
+        for name, text in NVIDIA_CHART.items():
+            (tmp_path / "nvidia" / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "nvidia" / name).write_text(text)
+        nvidia = ("nvidia-device-plugin", "-n", "nvidia-device-plugin")
+        installed = _helm(
+            bare, "install", nvidia[0], str(tmp_path / "nvidia"), *nvidia[1:], "--create-namespace"
+        )
+        assert installed.returncode == 0, installed.stderr
+        kept["nvidia configmap"] = ["configmap", "-n", nvidia[2], "nvidia-device-plugin-configs"]
         uids = {what: bare.get(*args)["metadata"]["uid"] for what, args in kept.items()}
 
         output = playbook(
@@ -337,8 +370,51 @@ def test_teardown_leaves_another_install_its_crds_and_jobs(bare: Cluster, tmp_pa
             "not the toolkit's, so teardown leaves it and everything it installed"
         ) in " ".join(output.split()), output[-6000:]
         assert _helm(bare, "status", "volcano", "-n", "volcano-system").returncode == 0
+        assert (
+            f"kept release {nvidia[2]}/{nvidia[0]}: it was installed from the chart "
+            "nvidia-device-plugin-0.17.2, not the toolkit's"
+        ) in " ".join(output.split()), output[-6000:]
+        assert _helm(bare, "status", *nvidia).returncode == 0
+        assert (
+            "kept kube-batch's CRDs that the toolkit did not apply, with every PodGroup and Queue "
+            f"in them: {KUBE_BATCH_QUEUES}"
+        ) in " ".join(output.split()), output[-6000:]
     finally:
+        _helm(bare, "uninstall", "nvidia-device-plugin", "-n", "nvidia-device-plugin")
+        bare.kubectl("delete", "ns", "nvidia-device-plugin", "--ignore-not-found", check=False)
         _helm(bare, "uninstall", "volcano", "-n", "volcano-system", "--ignore-not-found")
         bare.kubectl("delete", "namespace", "volcano-system", "--ignore-not-found", check=False)
         bare.kubectl("delete", "crd", *crds, "--ignore-not-found", check=False)
         bare.kubectl("delete", "configmap", "-n", "kube-system", RECORD, "--ignore-not-found")
+
+
+def test_another_charts_release_of_the_name_is_never_taken_over(
+    bare: Cluster, tmp_path: Path
+) -> None:
+    """NVIDIA's own device plugin chart has the toolkit's chart's name, release name and
+    namespace. The role refuses to install over such a release (helm upgrade would replace it
+    with the toolkit's chart), and leaves it as it was."""
+    for name, text in NVIDIA_CHART.items():
+        (tmp_path / "nvidia" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "nvidia" / name).write_text(text)
+    nvidia = ("nvidia-device-plugin", "-n", "nvidia-device-plugin", "--create-namespace")
+    installed = _helm(bare, "install", nvidia[0], str(tmp_path / "nvidia"), *nvidia[1:])
+    assert installed.returncode == 0, installed.stderr
+    try:
+        rc, output, _ = run_role(
+            tmp_path,
+            bare,
+            "nvidia_device_plugin",
+            {"nvidia_device_plugin_helm_binary": str(helm_path())},
+        )
+        assert rc != 0
+        assert (
+            "the release nvidia-device-plugin/nvidia-device-plugin was installed from the chart "
+            "nvidia-device-plugin-0.17.2, not the toolkit's; the toolkit never takes over another "
+            "install"
+        ) in " ".join(output.split()), output[-4000:]
+        status = _helm(bare, "status", *nvidia[:3], "-o", "json")
+        assert json.loads(status.stdout)["version"] == 1  # no new revision
+    finally:
+        _helm(bare, "uninstall", *nvidia[:3])
+        bare.kubectl("delete", "ns", "nvidia-device-plugin", "--ignore-not-found", check=False)

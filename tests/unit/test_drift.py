@@ -306,20 +306,41 @@ def test_the_library_runs_this_checkouts_gpu_module_utils() -> None:
     )
 
 
-def test_the_helm_roles_repair_releases_alike() -> None:
-    """roles/*/tasks/release_repair.yml are one task file in three roles (Ansible has no
-    parameterized include across roles without a shared role): the same but for the prefix."""
-    copies = {
-        role.name: (role / "tasks" / "release_repair.yml").read_text("utf-8")
-        for role in ROLES
-        if (role / "tasks" / "release_repair.yml").is_file()
-    }
-    assert set(copies) == {"nvidia_device_plugin", "training_operator", "volcano"}
-    same = {text.replace(f"{name}_", "ROLE_") for name, text in copies.items()}
-    assert len(same) == 1
-    for name in copies:  # and each role runs it before its install
-        present = (ROOT / "roles" / name / "tasks" / "present.yml").read_text("utf-8")
-        assert "release_repair.yml" in present, name
+def _helm_release_uses(role: Path) -> dict[str, list[str]]:
+    """What each task file of the role does with Helm releases, in order: "install" (a
+    kubernetes.core.helm task with a chart), "uninstall" (one with state absent), or the
+    helm_release task file it includes ("prepare.yml", "absent.yml")."""
+    found: dict[str, list[str]] = {}
+    for tasks in sorted((role / "tasks").glob("*.yml")):
+        steps = []
+        for task in yaml.safe_load(tasks.read_text()) or []:
+            helm = task.get("kubernetes.core.helm")
+            if helm is not None:
+                steps.append("uninstall" if helm.get("state") == "absent" else "install")
+            include = task.get("ansible.builtin.include_role") or {}
+            if include.get("name") == "tfjob.kit.helm_release":
+                steps.append(include["tasks_from"])
+        found[tasks.name] = steps
+    return found
+
+
+def test_every_chart_role_installs_and_uninstalls_through_helm_release() -> None:
+    """The roles that install a chart share one way to judge a release (the tfjob.kit.helm_release
+    role): before an install, another chart's release of the name is refused and an interrupted
+    one repaired; an uninstall removes only the toolkit's release. No role calls Helm's
+    uninstall itself, so none can skip the chart check."""
+    roles = {}
+    for role in ROLES:
+        uses = _helm_release_uses(role)
+        if any("install" in steps for steps in uses.values()):
+            roles[role.name] = uses
+    assert set(roles) == {"kube_batch", "nvidia_device_plugin", "training_operator", "volcano"}
+    for name, uses in roles.items():
+        steps = [step for file in uses.values() for step in file]
+        assert "uninstall" not in steps and "absent.yml" in steps, (name, uses)
+        for file, file_steps in uses.items():
+            if "install" in file_steps:
+                assert "prepare.yml" in file_steps[: file_steps.index("install")], (name, file)
 
 
 def test_the_roles_read_the_local_clusters_marker_where_up_writes_it() -> None:

@@ -443,3 +443,49 @@ def test_proxy_passwords_are_credentials() -> None:
     assert redact.kubeconfig_credentials(config) == {"pw1", "t0ken"}
     assert redact.url_passwords("http://a:b@h https://c:d%40e@h2/x") == {"b", "d%40e"}
     assert redact.url_passwords(None) == set() and redact.url_passwords("http://h") == set()
+
+
+def _helm_secret(release: dict[str, Any], gzipped: bool = True) -> dict[str, Any]:
+    import base64
+    import gzip
+
+    raw = json.dumps(release).encode()
+    stored = base64.b64encode(gzip.compress(raw) if gzipped else raw)
+    return {
+        "kind": "Secret",
+        "type": "helm.sh/release.v1",
+        "metadata": {"name": "sh.helm.release.v1.x.v1"},
+        "data": {"release": base64.b64encode(stored).decode()},
+    }
+
+
+def test_a_helm_release_secret_shows_its_chart_not_its_content() -> None:
+    from tfjob_kit.kube import objects
+
+    release = {
+        "name": "x",
+        "manifest": "kind: Secret\ndata: {key: " + SECRET + "}",
+        "config": {"password": SECRET},
+        "chart": {
+            "metadata": {
+                "name": "nvidia-device-plugin",
+                "version": "0.17.2",
+                "annotations": {"a": "b"},
+                "description": "d",
+            },
+            "templates": [{"name": "t", "data": SECRET}],
+        },
+    }
+    for gzipped in (True, False):
+        shown = objects._without_secret_content(_helm_secret(release, gzipped))
+        assert "data" not in shown and SECRET not in json.dumps(shown)
+        assert shown["helmChart"] == {
+            "name": "nvidia-device-plugin",
+            "version": "0.17.2",
+            "annotations": {"a": "b"},
+        }
+    broken = _helm_secret(release)
+    broken["data"]["release"] = "not base64!"
+    assert "helmChart" not in objects._without_secret_content(broken)
+    plain = {**_helm_secret(release), "type": "Opaque"}
+    assert "helmChart" not in objects._without_secret_content(plain)

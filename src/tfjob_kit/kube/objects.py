@@ -5,12 +5,18 @@ selectors, as kubernetes.core.k8s_info reads one set.
 A role that reads five things before it decides pays for one module run instead of five (each
 run of a module starts Python and imports kubernetes.client, over a second on two cores).
 Secrets come back without their data: what a role decides from a Secret is in its metadata, and
-nothing here needs no_log.
+nothing here needs no_log. A Helm release's Secret (type ``helm.sh/release.v1``) also carries
+``helmChart``: the metadata of the chart it was made from (name, version, appVersion and
+annotations, never the manifest or the values), which tells a release of the toolkit's chart
+from another chart's of the same name.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import tempfile
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +25,10 @@ from typing import Any
 from tfjob_kit.kube.client import Client, names_object
 
 SECRET_CONTENT = ("data", "stringData")
+HELM_RELEASE_TYPE = "helm.sh/release.v1"
+# A release is stored gzipped; what it may expand to is bounded (etcd holds 1.5 MiB of it).
+MAX_RELEASE_BYTES = 64 * 1024 * 1024
+CHART_FIELDS = ("name", "version", "appVersion", "annotations")
 
 
 @dataclass(frozen=True)
@@ -49,10 +59,39 @@ class Found:
     api_found: bool  # the server serves the kind (a CRD not installed: False, no objects)
 
 
+def helm_chart(secret: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The chart metadata of a Helm release Secret's release (Helm stores the release as
+    base64 of gzipped JSON, in the Secret's base64 ``data.release``), or None when it cannot be
+    read as one."""
+    data = secret.get("data")
+    encoded = data.get("release") if isinstance(data, Mapping) else None
+    if secret.get("type") != HELM_RELEASE_TYPE or not isinstance(encoded, str):
+        return None
+    try:
+        raw = base64.b64decode(base64.b64decode(encoded, validate=True), validate=True)
+        if raw[:2] == b"\x1f\x8b":  # gzip (Helm writes it so; older releases may be plain)
+            inflate = zlib.decompressobj(wbits=31)
+            raw = inflate.decompress(raw, MAX_RELEASE_BYTES)
+            if inflate.unconsumed_tail:
+                return None
+        release = json.loads(raw)
+    except (ValueError, zlib.error):
+        return None
+    chart = release.get("chart") if isinstance(release, dict) else None
+    meta = chart.get("metadata") if isinstance(chart, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    return {key: meta[key] for key in CHART_FIELDS if key in meta}
+
+
 def _without_secret_content(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("kind") != "Secret":
         return item
-    return {k: v for k, v in item.items() if k not in SECRET_CONTENT}
+    shown = {k: v for k, v in item.items() if k not in SECRET_CONTENT}
+    chart = helm_chart(item)
+    if chart is not None:
+        shown["helmChart"] = chart
+    return shown
 
 
 def read(client: Client, queries: Mapping[str, Query]) -> dict[str, Found]:
