@@ -30,6 +30,7 @@ from snippets import block
 from tfjob_kit import images
 
 from ._chart import CHARTS, ROOT, Chart, Doc, pod_specs, sets
+from .test_every_chart import EVERY_CHART
 
 MIRROR = "mirror.example.com:5000/tfjob"
 PULL = [{"name": "mirror-pull"}]
@@ -347,3 +348,225 @@ def test_readme_group_vars(helm: str) -> None:
     for role in ROLES:
         docs = rendered(helm, role, {**EVERYTHING_ON.get(role, {}), **variables})
         assert not outside_the_mirror(docs, UPSTREAM[role], registry), role
+
+
+# --------------------------------------------------------------------------- digests
+# Every image of every chart can be pinned by digest (security finding 20). The digests here are
+# made up: they name no real image.
+
+FAKE_DIGESTS = ["sha256:" + c * 64 for c in "abcdef"]
+# Each chart's image settings (a mapping with a repository in values.yaml), with the reference
+# the chart renders from it without its tag, and the values that turn on every image.
+CHART_IMAGES: dict[str, dict[tuple[str, ...], str]] = {
+    "kube-batch": {("image",): "docker.io/kubesigs/kube-batch"},
+    "nvidia-device-plugin": {("image",): "nvcr.io/nvidia/k8s-device-plugin"},
+    "tfjob": {
+        ("image",): "volcanosh/dist-mnist-tf-example",
+        ("tensorboard", "image"): "tensorflow/tensorflow",
+    },
+    "training-operator": {("image",): "ghcr.io/kubeflow/training-v1/training-operator"},
+    "volcano": {
+        ("scheduler", "image"): "docker.io/volcanosh/vc-scheduler",
+        ("controllers", "image"): "docker.io/volcanosh/vc-controller-manager",
+        ("admission", "image"): "docker.io/volcanosh/vc-webhook-manager",
+    },
+}
+EVERY_IMAGE_ON: dict[str, tuple[str, ...]] = {
+    "tfjob": ("tensorboard.enabled=true", "storage.enabled=true"),
+    "nvidia-device-plugin": ("test.enabled=true",),
+}
+CHART_FIXTURES = {shared.chart: shared.fixture for shared in EVERY_CHART}
+
+
+def image_settings(node: Any, where: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Where values.yaml holds an image setting: a mapping with a `repository`."""
+    if isinstance(node, dict):
+        if "repository" in node:
+            yield where
+        for key, value in node.items():
+            yield from image_settings(value, (*where, key))
+
+
+def test_every_image_setting_has_a_digest() -> None:
+    """Each chart's image settings are the ones CHART_IMAGES lists, each with a `digest` value
+    (empty by default) that its schema holds to sha256:<64 hex digits>."""
+    assert set(CHART_IMAGES) == {path.parent.name for path in CHARTS.glob("*/Chart.yaml")}
+    for chart, expected in CHART_IMAGES.items():
+        values = yaml.safe_load((CHARTS / chart / "values.yaml").read_text(encoding="utf-8"))
+        schema = json.loads((CHARTS / chart / "values.schema.json").read_text(encoding="utf-8"))
+        assert set(image_settings(values)) == set(expected), chart
+        for where in expected:
+            setting = values
+            for key in where:
+                setting = setting[key]
+            assert setting["digest"] == "", (chart, where)
+            node = schema["properties"]
+            for key in where:
+                node = node[key]
+                if "$ref" in node:
+                    node = schema["definitions"][node["$ref"].rsplit("/", 1)[1]]
+                node = node["properties"]
+            assert node["digest"]["pattern"] == "^(|sha256:[a-f0-9]{64})$", (chart, where)
+
+
+@pytest.mark.parametrize("chart", sorted(CHART_IMAGES))
+def test_a_digest_pins_every_image_of_the_chart(request: pytest.FixtureRequest, chart: str) -> None:
+    """With a digest (and a tag) given to each image setting, every image the chart renders,
+    `helm test` pods and hooks included, is <repository>@<that digest>: the digest wins over the
+    tag. Each image is also pinned alone, leaving the others on their tags."""
+    helm_chart: Chart = request.getfixturevalue(CHART_FIXTURES[chart])
+    settings = list(CHART_IMAGES[chart].items())
+    on = EVERY_IMAGE_ON.get(chart, ())
+    values = [
+        f"{'.'.join(where)}.{key}={value}"
+        for (where, _), digest in zip(settings, FAKE_DIGESTS, strict=False)
+        for key, value in (("tag", "not-this-tag"), ("digest", digest))
+    ]
+    docs = helm_chart.render(*sets(*on, *values))
+    uses = images.image_uses(docs)
+    expected = {
+        f"{repository}@{digest}"
+        for (_, repository), digest in zip(settings, FAKE_DIGESTS, strict=False)
+    }
+    assert {use.image for use in uses} == expected
+    assert len(uses) >= len(expected)
+    if chart == "nvidia-device-plugin":  # the privileged DaemonSet and its `helm test` pod
+        assert {use.where.split()[0] for use in uses} == {
+            "DaemonSet/rel-nvidia-device-plugin",
+            "Pod/rel-nvidia-device-plugin-gpu-test",
+        }
+    for index, (where, repository) in enumerate(settings):
+        digest = FAKE_DIGESTS[index]
+        alone = helm_chart.render(*sets(*on, f"{'.'.join(where)}.digest={digest}"))
+        found = {use.image for use in images.image_uses(alone)}
+        assert f"{repository}@{digest}" in found
+        assert all("@" not in image for image in found - {f"{repository}@{digest}"})
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "sha256:abc",
+        "sha256:" + "A" * 64,
+        "sha512:" + "a" * 128,
+        "a" * 64,
+        "sha256:" + "a" * 64 + "\n  hostNetwork: true",
+        "sha256:" + "g" * 64,
+    ],
+    ids=["short", "upper-case", "sha512", "no-algorithm", "newline", "not-hex"],
+)
+def test_the_schemas_refuse_a_malformed_digest(request: pytest.FixtureRequest, digest: str) -> None:
+    for chart, settings in CHART_IMAGES.items():
+        helm_chart: Chart = request.getfixturevalue(CHART_FIXTURES[chart])
+        for where in settings:
+            error = helm_chart.render_error(
+                *sets(f"json:{'.'.join(where)}.digest={json.dumps(digest)}")
+            )
+            assert "values don't meet the specifications of the schema" in error, (chart, error)
+            assert f"at '/{'/'.join(where)}/digest'" in error, (chart, error)
+
+
+# The role variables that override one image each, with the image's upstream repository.
+ROLE_IMAGE_VARS = {
+    "kube_batch": {"kube_batch_image": "docker.io/kubesigs/kube-batch"},
+    "nvidia_device_plugin": {"nvidia_device_plugin_image": "nvcr.io/nvidia/k8s-device-plugin"},
+    "training_operator": {
+        "training_operator_image": "ghcr.io/kubeflow/training-v1/training-operator"
+    },
+    "volcano": {
+        "volcano_scheduler_image": "docker.io/volcanosh/vc-scheduler",
+        "volcano_controllers_image": "docker.io/volcanosh/vc-controller-manager",
+        "volcano_admission_image": "docker.io/volcanosh/vc-webhook-manager",
+    },
+}
+
+
+@pytest.mark.parametrize("role", sorted(ROLE_IMAGE_VARS))
+def test_a_digest_given_to_a_role_pins_its_images(helm: str, role: str) -> None:
+    """`<role>_image: {digest: ...}` (with a tag too: the digest wins) pins the image the role
+    installs, upstream and under a mirror, which keeps the digest."""
+    pins = {
+        variable: {"tag": "not-this-tag", "digest": digest}
+        for variable, digest in zip(ROLE_IMAGE_VARS[role], FAKE_DIGESTS, strict=False)
+    }
+    expected = {
+        f"{ROLE_IMAGE_VARS[role][variable]}@{pin['digest']}" for variable, pin in pins.items()
+    }
+    docs = rendered(helm, role, {**EVERYTHING_ON.get(role, {}), **pins})
+    assert {use.image for use in images.image_uses(docs)} == expected
+    docs = rendered(helm, role, {**EVERYTHING_ON.get(role, {}), **MIRRORED, **pins})
+    assert {use.image for use in images.image_uses(docs)} == {
+        f"{MIRROR}/{ref.split('/', 1)[1]}" for ref in expected
+    }
+
+
+def test_the_command_lists_the_digests_of_a_variables_file(helm: str, tmp_path: Path) -> None:
+    """`tfjob-kit images -e vars.yml` with digests in the role variables lists every image of
+    site.yml by digest, and `-o mapping` copies each digest to the same digest in the mirror."""
+    variables = {
+        "nvidia_device_plugin_image": {"digest": FAKE_DIGESTS[0]},
+        "training_operator_image": {"digest": FAKE_DIGESTS[1]},
+        "volcano_scheduler_image": {"digest": FAKE_DIGESTS[2]},
+        "volcano_controllers_image": {"digest": FAKE_DIGESTS[3]},
+        "volcano_admission_image": {"digest": FAKE_DIGESTS[4]},
+        "tfjob_smoke_image": f"docker.io/tensorflow/tensorflow@{FAKE_DIGESTS[5]}",
+    }
+    path = tmp_path / "vars.yml"
+    path.write_text(yaml.safe_dump(variables), encoding="utf-8")
+    expected = {
+        f"nvcr.io/nvidia/k8s-device-plugin@{FAKE_DIGESTS[0]}",
+        f"ghcr.io/kubeflow/training-v1/training-operator@{FAKE_DIGESTS[1]}",
+        f"docker.io/volcanosh/vc-scheduler@{FAKE_DIGESTS[2]}",
+        f"docker.io/volcanosh/vc-controller-manager@{FAKE_DIGESTS[3]}",
+        f"docker.io/volcanosh/vc-webhook-manager@{FAKE_DIGESTS[4]}",
+        f"docker.io/tensorflow/tensorflow@{FAKE_DIGESTS[5]}",
+    }
+    listed = tfjob_kit_images("--helm", helm, "-e", str(path))
+    assert listed.returncode == 0, listed.stderr
+    assert set(listed.stdout.split()) == expected
+    mapped = tfjob_kit_images(
+        "--helm", helm, "-e", str(path), "--registry", MIRROR, "-o", "mapping"
+    )
+    assert mapped.returncode == 0, mapped.stderr
+    pairs = dict(line.split("=") for line in mapped.stdout.splitlines())
+    assert set(pairs) == expected
+    for source, target in pairs.items():
+        assert target == f"{MIRROR}/{source.split('/', 1)[1]}"
+
+
+# The role variables each chart's README names for pinning through Ansible (none installs tfjob).
+README_ROLE_VARS = {
+    "kube-batch": ["kube_batch_image"],
+    "nvidia-device-plugin": ["nvidia_device_plugin_image"],
+    "tfjob": ["tfjob_smoke_image"],
+    "training-operator": ["training_operator_image"],
+    "volcano": ["volcano_scheduler_image", "volcano_controllers_image", "volcano_admission_image"],
+}
+
+
+@pytest.mark.parametrize("chart", sorted(CHART_IMAGES))
+def test_the_readme_says_how_to_pin_every_image(
+    request: pytest.FixtureRequest, chart: str, tmp_path: Path
+) -> None:
+    """Each chart's README has a section on pinning by digest: where a digest comes from
+    (`crane digest`, `skopeo inspect`, run where the registry is reachable), values that pin
+    every image the chart renders (rendered here, with made-up digests) and the role variable."""
+    text = (CHARTS / chart / "README.md").read_text(encoding="utf-8")
+    assert "\n## Pinning images by digest\n" in text
+    section = text.split("\n## Pinning images by digest\n", 1)[1].split("\n## ", 1)[0]
+    assert "crane digest" in section and "skopeo inspect" in section
+    for variable in README_ROLE_VARS[chart]:
+        assert f"`{variable}" in section, variable
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    digests = set(re.findall(r"sha256:[0-9a-f]{64}", block))
+    assert digests and all(len(set(d.removeprefix("sha256:"))) == 1 for d in digests), "fake"
+    values = tmp_path / "pins.yaml"
+    values.write_text(block, encoding="utf-8")
+    helm_chart: Chart = request.getfixturevalue(CHART_FIXTURES[chart])
+    uses = images.image_uses(helm_chart.render("-f", str(values)))
+    assert uses
+    assert {use.image.partition("@")[2] for use in uses} == digests
+    assert {use.image for use in uses} == {
+        f"{repository}@{digest}"
+        for repository, digest in zip(CHART_IMAGES[chart].values(), sorted(digests), strict=True)
+    }

@@ -19,6 +19,9 @@ import pytest
 from tfjob_kit import images
 
 ROOT = Path(__file__).resolve().parents[2]
+# Made-up digests: they name no real image.
+DIGEST_A = "sha256:" + "a" * 64
+DIGEST_B = "sha256:" + "b" * 64
 # Each role whose output `tfjob-kit images` renders, with the variable that holds it.
 COMPOSED = {
     "training_operator": "training_operator_chart_values",
@@ -32,11 +35,11 @@ VARIABLE_SETS = {
     "mirror": {
         "tfjob_kit_image_registry": "mirror.example.com:5000/tfjob",
         "tfjob_kit_image_pull_secrets": [{"name": "mirror-pull"}],
-        "volcano_admission_image": {
-            "registry": "internal.example.com",
-            "digest": "sha256:" + "a" * 64,
-        },
-        "kube_batch_image": {"tag": "v0.5.1"},
+        "volcano_admission_image": {"registry": "internal.example.com", "digest": DIGEST_A},
+        "volcano_scheduler_image": {"digest": DIGEST_B},
+        "kube_batch_image": {"tag": "v0.5.1", "digest": DIGEST_B},
+        "training_operator_image": {"digest": DIGEST_A},
+        "nvidia_device_plugin_image": {"digest": DIGEST_B},
         "nvidia_device_plugin_time_slicing_replicas": 4,
         "nvidia_device_plugin_values": {"image": {"tag": "v0.17.3"}},
         "training_operator_gang_scheduler": "volcano",
@@ -161,6 +164,32 @@ def test_without_mirror_drops_every_registry_setting() -> None:
         "training_operator_values": {"image": {"tag": "y"}, "n": 1},
         "tfjob_kit_scheduler": "volcano",
     }
+
+
+def test_digests_in_a_variables_file_reach_every_chart(tmp_path: Path) -> None:
+    """`tfjob-kit images -e vars.yml`: a digest given to a role's image variable is in the values
+    the role installs its chart with (so the chart renders <repository>@<digest>), and stays
+    when the mirror is taken away (the upstream source of `-o mapping` is pinned too)."""
+    path = tmp_path / "vars.yml"
+    path.write_text(
+        "tfjob_kit_scheduler: volcano\n"
+        "tfjob_kit_image_registry: mirror.example.com\n"
+        f"nvidia_device_plugin_image: {{digest: '{DIGEST_A}'}}\n"
+        f"training_operator_image: {{digest: '{DIGEST_B}'}}\n"
+        f"volcano_scheduler_image: {{digest: '{DIGEST_A}'}}\n"
+        f"volcano_controllers_image: {{registry: other.example.com, digest: '{DIGEST_B}'}}\n"
+        f"volcano_admission_image: {{tag: not-this-tag, digest: '{DIGEST_A}'}}\n"
+    )
+    variables = images.read_variables(path)
+    for options in (images.Options(variables), images.Options(images.without_mirror(variables))):
+        found = {d.role: d.values for d in images.deployments(options, ROOT)}
+        assert found["nvidia_device_plugin"]["image"]["digest"] == DIGEST_A
+        assert found["training_operator"]["image"]["digest"] == DIGEST_B
+        volcano = found["volcano"]
+        assert volcano["scheduler"]["image"] == {"digest": DIGEST_A}
+        assert volcano["controllers"]["image"]["digest"] == DIGEST_B
+        assert volcano["admission"]["image"] == {"tag": "not-this-tag", "digest": DIGEST_A}
+    assert images.without_mirror(variables)["volcano_controllers_image"] == {"digest": DIGEST_B}
 
 
 def test_a_missing_variables_file_is_an_error(tmp_path: Path) -> None:

@@ -43,8 +43,8 @@ app.kubernetes.io/component: scheduler
 Selector labels (immutable in a Deployment).
 */}}
 {{- define "kube-batch.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "kube-batch.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "kube-batch.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*

@@ -43,8 +43,8 @@ Selector labels; the DaemonSet adds app.kubernetes.io/component: device-plugin s
 selects (and adopts) the `helm test` pod.
 */}}
 {{- define "nvidia-device-plugin.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "nvidia-device-plugin.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "nvidia-device-plugin.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*

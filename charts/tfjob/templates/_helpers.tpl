@@ -46,8 +46,8 @@ Selector labels; workloads add app.kubernetes.io/component so that the TensorBoa
 selects training pods.
 */}}
 {{- define "tfjob.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "tfjob.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "tfjob.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*
@@ -110,13 +110,13 @@ Volumes shared by the training pods and TensorBoard: /tmp and the checkpoint cla
 - name: tmp
   emptyDir:
     {{- with .Values.tmpSizeLimit }}
-    sizeLimit: {{ . }}
+    sizeLimit: {{ . | quote }}
     {{- else }} {}
     {{- end }}
 {{- if .Values.storage.enabled }}
 - name: checkpoints
   persistentVolumeClaim:
-    claimName: {{ include "tfjob.claimName" . }}
+    claimName: {{ include "tfjob.claimName" . | quote }}
 {{- end }}
 {{- end }}
 
@@ -129,9 +129,9 @@ volumeMounts of /tmp and the checkpoint claim; pass (dict "root" $ "readOnly" bo
   mountPath: /tmp
 {{- if $v.storage.enabled }}
 - name: checkpoints
-  mountPath: {{ $v.storage.mountPath }}
+  mountPath: {{ $v.storage.mountPath | quote }}
   {{- if $v.storage.perJobSubPath }}
-  subPath: {{ include "tfjob.jobName" .root }}
+  subPath: {{ include "tfjob.jobName" .root | quote }}
   {{- end }}
   {{- if .readOnly }}
   readOnly: true
@@ -157,7 +157,7 @@ template's anyway.
 {{- end }}
 {{- $serviceAccount := include "tfjob.serviceAccountName" $root -}}
 replicas: {{ int $spec.replicas }}
-restartPolicy: {{ default $v.restartPolicy $spec.restartPolicy }}
+restartPolicy: {{ default $v.restartPolicy $spec.restartPolicy | quote }}
 template:
   metadata:
     labels:
@@ -172,28 +172,28 @@ template:
     {{- end }}
   spec:
     {{- if $v.gang.enabled }}
-    schedulerName: {{ $v.gang.schedulerName }}
+    schedulerName: {{ $v.gang.schedulerName | quote }}
     {{- end }}
     {{- with $serviceAccount }}
-    serviceAccountName: {{ . }}
+    serviceAccountName: {{ . | quote }}
     {{- end }}
-    automountServiceAccountToken: {{ $v.automountServiceAccountToken }}
+    automountServiceAccountToken: {{ $v.automountServiceAccountToken | toJson }}
     {{- with $v.imagePullSecrets }}
     imagePullSecrets:
       {{- toYaml . | nindent 6 }}
     {{- end }}
     {{- with $v.priorityClassName }}
-    priorityClassName: {{ . }}
+    priorityClassName: {{ . | quote }}
     {{- end }}
     {{- if and (gt $gpus 0) $v.gpu.runtimeClassName }}
-    runtimeClassName: {{ $v.gpu.runtimeClassName }}
+    runtimeClassName: {{ $v.gpu.runtimeClassName | quote }}
     {{- end }}
     securityContext:
       {{- toYaml $v.podSecurityContext | nindent 6 }}
     containers:
       - name: tensorflow
         image: {{ include "tfjob.image" $v.image | quote }}
-        imagePullPolicy: {{ $v.image.pullPolicy }}
+        imagePullPolicy: {{ $v.image.pullPolicy | quote }}
         {{- with $v.command }}
         command:
           {{- toYaml . | nindent 10 }}

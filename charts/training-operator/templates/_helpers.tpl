@@ -52,8 +52,8 @@ app.kubernetes.io/part-of: tfjob-kit
 Labels that select the operator pods (never change them: Deployment selectors are immutable).
 */}}
 {{- define "training-operator.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "training-operator.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "training-operator.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*
@@ -109,24 +109,24 @@ The manager's flags. Every flag the chart owns is listed in "training-operator.o
 {{- define "training-operator.args" -}}
 - --enable-scheme=tfjob
 {{- if .Values.gangScheduler }}
-- --gang-scheduler-name={{ .Values.gangScheduler }}
+- {{ printf "--gang-scheduler-name=%v" .Values.gangScheduler | quote }}
 {{- end }}
 - --webhook-server-port=9443
-- --webhook-service-name={{ include "training-operator.serviceName" . }}
-- --webhook-secret-name={{ include "training-operator.secretName" . }}
+- {{ printf "--webhook-service-name=%v" (include "training-operator.serviceName" .) | quote }}
+- {{ printf "--webhook-secret-name=%v" (include "training-operator.secretName" .) | quote }}
 - --metrics-bind-address=:8080
 - --health-probe-bind-address=:8081
 {{- if .Values.leaderElect }}
 - --leader-elect
 {{- end }}
 {{- if .Values.watchNamespace }}
-- --namespace={{ .Values.watchNamespace }}
+- {{ printf "--namespace=%v" .Values.watchNamespace | quote }}
 {{- end }}
-- --controller-threads={{ .Values.controllerThreads | default 1 }}
+- {{ printf "--controller-threads=%v" (.Values.controllerThreads | default 1) | quote }}
 {{- /* v1.9.0 added --kube-api-qps and --kube-api-burst: older operators exit on them. */}}
 {{- if semverCompare ">=1.9.0-0" (include "training-operator.version" .) }}
-- --kube-api-qps={{ .Values.kubeApiQps | default 20 }}
-- --kube-api-burst={{ .Values.kubeApiBurst | default 30 }}
+- {{ printf "--kube-api-qps=%v" (.Values.kubeApiQps | default 20) | quote }}
+- {{ printf "--kube-api-burst=%v" (.Values.kubeApiBurst | default 30) | quote }}
 {{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}

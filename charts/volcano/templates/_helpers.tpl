@@ -51,8 +51,8 @@ app.kubernetes.io/part-of: volcano
 Selector labels (immutable in a Deployment: never add to them). Takes the root context.
 */}}
 {{- define "volcano.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "volcano.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "volcano.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*
@@ -156,9 +156,9 @@ Leader-election arguments of a component. Takes (dict "root" $ "component" "sche
 */}}
 {{- define "volcano.leaderElectArgs" -}}
 {{- $c := index .root.Values .component -}}
-- --leader-elect={{ $c.leaderElect }}
+- {{ printf "--leader-elect=%v" $c.leaderElect | quote }}
 {{- if $c.leaderElect }}
-- --leader-elect-resource-namespace={{ .root.Release.Namespace }}
+- {{ printf "--leader-elect-resource-namespace=%v" .root.Release.Namespace | quote }}
 {{- end }}
 {{- end }}
 
@@ -174,8 +174,8 @@ Takes (dict "root" $ "component" "scheduler").
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
-  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) }}
-  namespace: {{ .root.Release.Namespace }}
+  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) | quote }}
+  namespace: {{ .root.Release.Namespace | quote }}
   labels:
     {{- include "volcano.componentLabels" . | nindent 4 }}
 rules:
@@ -187,17 +187,17 @@ rules:
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) }}
-  namespace: {{ .root.Release.Namespace }}
+  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) | quote }}
+  namespace: {{ .root.Release.Namespace | quote }}
   labels:
     {{- include "volcano.componentLabels" . | nindent 4 }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: Role
-  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) }}
+  name: {{ include "volcano.componentName" (dict "root" .root "component" (printf "%s-leader-election" .component)) | quote }}
 subjects:
   - kind: ServiceAccount
-    name: {{ include "volcano.serviceAccountName" . }}
-    namespace: {{ .root.Release.Namespace }}
+    name: {{ include "volcano.serviceAccountName" . | quote }}
+    namespace: {{ .root.Release.Namespace | quote }}
 {{- end }}
 {{- end }}
