@@ -97,6 +97,29 @@ RBAC = [
 ]
 
 
+# A workload of the operator's namespace that runs as the operator's account.
+ACCOUNT_USER = {
+    "apiVersion": "batch/v1",
+    "kind": "CronJob",
+    "metadata": {"name": "tfjob-kit-test-report", "namespace": "kubeflow"},
+    "spec": {
+        "schedule": "0 0 1 1 *",
+        "suspend": True,
+        "jobTemplate": {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "serviceAccountName": "training-operator",
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "report", "image": "busybox:1.36"}],
+                    }
+                }
+            }
+        },
+    },
+}
+
+
 def site(cluster: Cluster, *extra: str) -> tuple[int, str]:
     """playbooks/site.yml with inventories/local on this module's cluster: rc and output."""
     assert cluster.name
@@ -240,13 +263,29 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     same = cluster.get("deployment", "-n", "kubeflow", "training-operator")
     assert same["metadata"]["uid"] == old_deployment["metadata"]["uid"]
     cluster.kubectl("delete", "rolebinding", "-n", NAMESPACE, "tfjob-kit-test-uses-old")
+    # Another workload runs as the operator's account (a CronJob, no pod yet): the account stays
+    # with its bindings, and the chart's has its name: refused before anything is removed.
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(ACCOUNT_USER))
+    rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
+    assert rc != 0
+    assert (
+        "its ServiceAccount kubeflow/training-operator is used by CronJob kubeflow/"
+        "tfjob-kit-test-report too, so it stays with its bindings"
+    ) in " ".join(output.split()), output[-4000:]
+    same = cluster.get("deployment", "-n", "kubeflow", "training-operator")
+    assert same["metadata"]["uid"] == old_deployment["metadata"]["uid"]
+    assert cluster.get("serviceaccount", "-n", "kubeflow", "training-operator")
+    cluster.kubectl("delete", "cronjob", "-n", "kubeflow", "tfjob-kit-test-report")
 
     # With upgrade: the chart replaces it, the local process follows to the pinned release.
     rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
     assert rc == 0, output[-8000:]
     assert "upgrading the training-operator Deployment kubeflow/training-operator" in output
     assert "ClusterRoleBinding tfjob-kit-test-own" in output
-    assert "Kept (it names other subjects too): ClusterRoleBinding tfjob-kit-test-shared." in output
+    assert (
+        "Kept (it names other subjects too, or is in use): ClusterRoleBinding "
+        "tfjob-kit-test-shared."
+    ) in output
     assert (
         "The old operator also served PyTorchJob, MXJob, XGBoostJob, MPIJob, PaddleJob, which "
         "the toolkit's chart does not (TFJob only); there are no jobs of those kinds."
