@@ -111,7 +111,7 @@ require (
 replace (
 	cloud.google.com/go => cloud.google.com/go v0.100.2
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc => go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.19.0
-	google.golang.org/grpc => google.golang.org/grpc v1.64.0
+	google.golang.org/grpc => google.golang.org/grpc v1.64.1
 	k8s.io/api => k8s.io/api v0.34.4
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.34.4
 	k8s.io/apimachinery => k8s.io/apimachinery v0.34.4
