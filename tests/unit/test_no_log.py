@@ -38,6 +38,8 @@ def test_every_task_whose_result_holds_secrets_is_no_log() -> None:
             module = next((m for m in SECRET_RESULTS if m in task), None)
             if module is not None:
                 found.append((path.relative_to(ROOT).as_posix(), task.get("name"), task))
-    assert len(found) >= 3  # the roles' absent.yml and teardown.yml read releases
+    # teardown.yml proves the releases are gone with helm_info; the roles judge a release from
+    # its Secrets' chart metadata (tfjob.kit.objects_info), which holds no secret.
+    assert len(found) >= 1
     loud = [(path, name) for path, name, task in found if task.get("no_log") is not True]
     assert not loud, f"tasks that show a release's manifest (Secrets): {loud}"
