@@ -27,7 +27,7 @@ Args = tuple[str, ...]  # helm arguments: -f FILE, --set KEY=VALUE (see `sets`)
 # How the tests render each chart: release name, namespace, --kube-version. A release named like
 # the chart gets the upstream object names (what the local cluster uses).
 SETUP = {
-    "training-operator": ("training-operator", "kubeflow", KUBE),
+    "training-operator": ("training-operator", "training-operator", KUBE),
     "tfjob": ("tfjob", "kubeflow", KUBE),
     "volcano": ("rel", "volcano-system", KUBE),
     "kube-batch": ("rel", "kube-system", LEGACY_KUBE),

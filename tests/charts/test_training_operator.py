@@ -28,7 +28,7 @@ from ._chart import (
 )
 
 PATH = CHARTS / "training-operator"
-RELEASE_NAMESPACE = "kubeflow"
+RELEASE_NAMESPACE = "training-operator"
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 VWC_NAME = "validator.training-operator.kubeflow.org"
 

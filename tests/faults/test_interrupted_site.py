@@ -239,7 +239,7 @@ def check_volcano(site: Site, run: Run) -> None:
 
 def check_training_operator(site: Site, run: Run) -> None:
     established(site.cluster, "tfjobs.kubeflow.org")
-    available(site.cluster, "kubeflow")
+    available(site.cluster, "training-operator")
 
 
 def check_device_plugin(site: Site, run: Run) -> None:
@@ -282,7 +282,12 @@ SMOKE = "Run the smoke TFJob and wait until it succeeds"
 INSTALLS = [
     Point("local_cluster", LOCAL_UP, check_local_cluster),
     Point("volcano", VOLCANO, check_volcano, "volcano-system/volcano"),
-    Point("training_operator", OPERATOR, check_training_operator, "kubeflow/training-operator"),
+    Point(
+        "training_operator",
+        OPERATOR,
+        check_training_operator,
+        "training-operator/training-operator",
+    ),
     Point(
         "nvidia_device_plugin",
         DEVICE_PLUGIN,
@@ -380,7 +385,7 @@ def check_upgraded(site: Site) -> None:
     ]
     args = scheduler["spec"]["template"]["spec"]["containers"][0].get("args", [])
     assert any(re.fullmatch(r"-?-v=4", a) for a in args), args
-    (operator,) = cluster.items("deployments", "-n", "kubeflow")
+    (operator,) = cluster.items("deployments", "-n", "training-operator")
     annotations = operator["spec"]["template"]["metadata"].get("annotations") or {}
     assert annotations.get("tfjob-kit.test/revision") == "2", annotations
     (daemonset,) = cluster.items("daemonsets", "-n", "nvidia-device-plugin")

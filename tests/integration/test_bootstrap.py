@@ -21,7 +21,11 @@ from tfjob_kit.cluster.build import helm_path
 from ._ansible import BIN, REPO, ansible_env, run_playbook, run_readme_shell
 from ._cluster import Cluster
 
-OPERATOR = "system:serviceaccount:kubeflow:training-operator"
+# The operator's namespace: the role's default, a namespace of its own (SECURITY.md).
+OPERATOR_NS = yaml.safe_load((REPO / "roles/training_operator/defaults/main.yml").read_text())[
+    "training_operator_namespace"
+]
+OPERATOR = f"system:serviceaccount:{OPERATOR_NS}:training-operator"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 KINDS = (
     "namespaces",
@@ -185,9 +189,9 @@ def test_operator_can_do_exactly_what_its_roles_list(
         for resource, verbs in grants.items()
         for verb in VERBS
     ]
-    namespaced = _grants(cluster.get("role", "training-operator", "-n", "kubeflow")["rules"])
+    namespaced = _grants(cluster.get("role", "training-operator", "-n", OPERATOR_NS)["rules"])
     checks += [
-        (verb, resource, "kubeflow", True)
+        (verb, resource, OPERATOR_NS, True)
         for resource, verbs in namespaced.items()
         for verb in verbs
     ]
@@ -320,15 +324,29 @@ USERS_NAMESPACE = {
     "apiVersion": "v1",
     "kind": "Namespace",
     "metadata": {
-        "name": "kubeflow",
+        "name": OPERATOR_NS,
         "labels": {"team": "ml-platform", "pod-security.kubernetes.io/enforce": "baseline"},
-        "annotations": {"example.com/owner": "kubeflow-install"},
+        "annotations": {"example.com/owner": "platform-team"},
     },
 }
+# A full Kubeflow keeps its Secrets in `kubeflow`, the operator's default namespace before.
+KUBEFLOW = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow"}},
+    {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "mysql-secret", "namespace": "kubeflow"},
+        "stringData": {"password": "kubeflow-db"},
+    },
+]
 USERS_CONFIGMAP = {
     "apiVersion": "v1",
     "kind": "ConfigMap",
-    "metadata": {"name": "kubeflow-config", "namespace": "kubeflow", "labels": {"app": "kubeflow"}},
+    "metadata": {
+        "name": "platform-config",
+        "namespace": OPERATOR_NS,
+        "labels": {"app": "platform"},
+    },
     "data": {"profile": "full"},
 }
 
@@ -340,18 +358,19 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
     reachable (--limit localhost), the charts' webhook and operator pods are simulated (no
     webhooks, no smoke job), and the context is the kubeconfig's own.
 
-    The cluster holds what is the user's: a `kubeflow` namespace (a full Kubeflow install lives
-    there), which site.yml neither relabels nor teardown deletes (its labels, annotations, uid
+    The cluster holds what is the user's: the operator's namespace, made by a platform team
+    before the install with labels of its own and a ConfigMap, which site.yml neither relabels
+    nor teardown deletes (its labels, annotations, uid
     and the user's objects in it stay; the toolkit's release in it goes, and so does the
     namespace the toolkit created itself, nvidia-device-plugin), and a webhook configuration an
     upstream Volcano install left, which teardown names and leaves."""
     before = snapshot(bare_cluster)
     assert "tfjobs.kubeflow.org" not in before["crds"]
-    assert "kubeflow" not in before["namespaces"]
+    assert not {OPERATOR_NS, "kubeflow"} & before["namespaces"]
     bare_cluster.kubectl(
-        "apply", "-f", "-", stdin=yaml.safe_dump_all([USERS_NAMESPACE, USERS_CONFIGMAP])
+        "apply", "-f", "-", stdin=yaml.safe_dump_all([USERS_NAMESPACE, USERS_CONFIGMAP, *KUBEFLOW])
     )
-    namespace = bare_cluster.get("namespace", "kubeflow")
+    namespace = bare_cluster.get("namespace", OPERATOR_NS)
     example = (
         "-e",
         "tfjob_kit_context=",
@@ -366,13 +385,22 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
         playbook(bare_cluster, "site.yml", *options, inventory="inventories/example")
         installed = snapshot(bare_cluster)
         assert {"tfjobs.kubeflow.org"} <= installed["crds"]
-        assert {"kubeflow", "nvidia-device-plugin"} <= installed["namespaces"]
-        users = bare_cluster.get("namespace", "kubeflow")
+        assert {OPERATOR_NS, "nvidia-device-plugin"} <= installed["namespaces"]
+        users = bare_cluster.get("namespace", OPERATOR_NS)
         assert users["metadata"]["labels"] == namespace["metadata"]["labels"]
         assert users["metadata"].get("annotations") == namespace["metadata"].get("annotations")
         created = bare_cluster.get("namespace", "nvidia-device-plugin")
         assert created["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
-        assert bare_cluster.items("deployments", "-n", "kubeflow")  # the operator went there
+        assert bare_cluster.items("deployments", "-n", OPERATOR_NS)  # the operator went there
+        # Its rotator may list the Secrets of its own namespace only, and there are only its own
+        # and Helm's; a full Kubeflow's are out of its reach.
+        assert {
+            x["metadata"]["name"].rsplit(".", 1)[0]
+            for x in bare_cluster.items("secrets", "-n", OPERATOR_NS)
+        } == {"training-operator-webhook-cert", "sh.helm.release.v1.training-operator"}
+        assert _can(bare_cluster, "list", "secrets", OPERATOR_NS)
+        for verb in ("get", "list", "watch"):
+            assert not _can(bare_cluster, verb, "secrets", "kubeflow"), verb
         # What an upstream Volcano install leaves behind (its admission pod registers these at
         # runtime, outside any release). It is not the toolkit's: teardown names it and leaves it.
         bare_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(LEFTOVER_WEBHOOK))
@@ -380,12 +408,12 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
         output = playbook(bare_cluster, "teardown.yml", *example, inventory="inventories/example")
         assert "nothing the toolkit installed is left" in output
         assert f"left as they are, not the toolkit's: {leftover}." in " ".join(output.split())
-        kept = bare_cluster.get("namespace", "kubeflow")
+        kept = bare_cluster.get("namespace", OPERATOR_NS)
         assert kept["metadata"]["uid"] == namespace["metadata"]["uid"]
         assert kept["metadata"]["labels"] == namespace["metadata"]["labels"]
         assert kept["metadata"].get("annotations") == namespace["metadata"].get("annotations")
         assert "deletionTimestamp" not in kept["metadata"]
-        config = bare_cluster.get("configmap", "kubeflow-config", "-n", "kubeflow")
+        config = bare_cluster.get("configmap", "platform-config", "-n", OPERATOR_NS)
         assert config["data"] == {"profile": "full"}
         left = [
             f"{kind}/{o['metadata']['name']}"
@@ -398,8 +426,8 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
                 "secrets",
                 "configmaps",
             )
-            for o in bare_cluster.items(kind, "-n", "kubeflow")
-            if kind != "configmaps" or o["metadata"]["name"] != "kubeflow-config"
+            for o in bare_cluster.items(kind, "-n", OPERATOR_NS)
+            if kind != "configmaps" or o["metadata"]["name"] != "platform-config"
         ]
         assert [
             x
@@ -409,7 +437,7 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
         after = snapshot(bare_cluster)
         assert after == {
             **before,
-            "namespaces": before["namespaces"] | {"kubeflow"},
+            "namespaces": before["namespaces"] | {OPERATOR_NS, "kubeflow"},
             "validatingwebhookconfigurations": before["validatingwebhookconfigurations"]
             | {LEFTOVER_WEBHOOK["metadata"]["name"]},
         }
@@ -417,7 +445,8 @@ def test_example_inventory_installs_and_teardown_removes_everything(bare_cluster
         bare_cluster.kubectl(
             "delete", "validatingwebhookconfiguration", leftover.split("/")[1], "--ignore-not-found"
         )
-        bare_cluster.kubectl("delete", "namespace", "kubeflow", "--ignore-not-found", "--wait=true")
+        for ns in (OPERATOR_NS, "kubeflow"):
+            bare_cluster.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=true")
     assert snapshot(bare_cluster) == before
 
 

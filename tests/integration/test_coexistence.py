@@ -178,7 +178,8 @@ def test_other_operators_crds_are_left_by_install_and_teardown(
         "The toolkit installs only the TFJob scheme and tfjobs.kubeflow.org; it leaves these"
         in output
     ), output[-6000:]
-    assert bare.items("secrets", "-n", "kubeflow", "-l", "owner=helm")
+    assert bare.items("secrets", "-n", "training-operator", "-l", "owner=helm")
+    assert _crd_meta(bare)[1].get("tfjob-kit.io/created-by") == "tfjob-kit"
     rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
     assert rc == 0, output[-6000:]
     assert bare.gone("crd", "tfjobs.kubeflow.org")
@@ -418,3 +419,148 @@ def test_another_charts_release_of_the_name_is_never_taken_over(
     finally:
         _helm(bare, "uninstall", *nvidia[:3])
         bare.kubectl("delete", "ns", "nvidia-device-plugin", "--ignore-not-found", check=False)
+
+
+def _established(bare: Cluster, crd: str) -> None:
+    def established() -> bool:
+        conditions = bare.get("crd", crd).get("status", {}).get("conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    bare.wait_for(f"{crd} to be Established", established, FOREIGN_NS, timeout=120)
+
+
+def _crd_meta(bare: Cluster) -> tuple[set[str], dict[str, str]]:
+    """The TFJob CRD's field managers and annotations."""
+    meta = bare.get("crd", "tfjobs.kubeflow.org", "--show-managed-fields")["metadata"]
+    return {f["manager"] for f in meta["managedFields"]}, meta.get("annotations") or {}
+
+
+def test_a_tfjob_crd_the_toolkit_did_not_create_is_never_taken(
+    bare: Cluster, tmp_path: Path
+) -> None:
+    """tfjobs.kubeflow.org applied by another install (its own field manager), with a TFJob in
+    it, and no operator the preflight can see (one under an image of another name, or none):
+    refused, nothing applied; adopt installs nothing and teardown keeps the CRD; upgrade applies
+    the toolkit's CRD over it and installs the chart, a later run with the defaults is not
+    refused, and teardown (remove_crds) still keeps the CRD and the TFJob."""
+    bare.kubectl("delete", "namespace", FOREIGN_NS, "--ignore-not-found", "--wait=true")
+    bare.kubectl("create", "namespace", FOREIGN_NS)
+    bare.kubectl(
+        *("apply", "--server-side", f"--field-manager={PLATFORM}", "-f", "-"),
+        stdin=yaml.safe_dump(tfjob_crd.crd()),
+    )
+    _established(bare, "tfjobs.kubeflow.org")
+    bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(PLATFORM_OBJECTS[0]))
+    job = ("tfjob", "-n", FOREIGN_NS, "platform-job")
+    uids = {"crd": bare.get("crd", "tfjobs.kubeflow.org")["metadata"]["uid"]}
+    uids["job"] = bare.get(*job)["metadata"]["uid"]
+
+    def same() -> dict[str, str]:
+        return {
+            "crd": bare.get("crd", "tfjobs.kubeflow.org")["metadata"]["uid"],
+            "job": bare.get(*job)["metadata"]["uid"],
+        }
+
+    try:
+        rc, output, _ = role(tmp_path, bare, "present")
+        assert rc != 0
+        assert (
+            "found a training-operator the toolkit did not install: the CRD tfjobs.kubeflow.org, "
+            f"which the toolkit did not create (written by {PLATFORM}), with every TFJob in it, "
+            "and no operator Deployment the preflight recognizes (one may run under another "
+            "image name). The toolkit never takes over another install."
+        ) in " ".join(output.split()), output[-6000:]
+        assert "Teardown keeps a CRD the toolkit did not create" in " ".join(output.split())
+        assert not bare.items("secrets", "-A", "-l", "owner=helm")
+        assert _crd_meta(bare)[0] <= {PLATFORM, "kube-apiserver"}
+
+        rc, output, changes = role(tmp_path, bare, "present", training_operator_existing="adopt")
+        assert rc == 0, output[-6000:]
+        record = bare.get("configmap", "-n", "kube-system", RECORD)["data"]
+        assert record["found"].startswith("the CRD tfjobs.kubeflow.org, which the toolkit"), record
+        assert not bare.items("secrets", "-A", "-l", "owner=helm")
+        rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
+        assert rc == 0, output[-6000:]
+        assert bare.gone("configmap", RECORD, "kube-system")
+        assert same() == uids
+
+        rc, output, _ = role(tmp_path, bare, "present", training_operator_existing="upgrade")
+        assert rc == 0, output[-6000:]
+        assert (
+            "upgrading the CRD tfjobs.kubeflow.org, which the toolkit did not create (written by "
+            f"{PLATFORM}): the toolkit applies its own over it and marks it "
+            "(tfjob-kit.io/upgraded-by), and teardown keeps it with its TFJobs. No "
+            "training-operator Deployment was found for it"
+        ) in " ".join(output.split()), output[-6000:]
+        managers, annotations = _crd_meta(bare)
+        assert {PLATFORM, "tfjob-kit"} <= managers
+        assert annotations.get("tfjob-kit.io/upgraded-by") == "tfjob-kit"
+        assert "tfjob-kit.io/created-by" not in annotations
+        assert bare.items("secrets", "-n", "training-operator", "-l", "owner=helm")
+        # Upgraded once: a later run with the defaults is not refused and changes nothing.
+        rc, output, changes = role(tmp_path, bare, "present")
+        assert rc == 0 and changes == 0, output[-6000:]
+
+        rc, output, _ = role(tmp_path, bare, "absent", training_operator_remove_crds=True)
+        assert rc == 0, output[-6000:]
+        assert (
+            "kept the TFJob CRD, which is not the toolkit's, with every TFJob in it: "
+            f"tfjobs.kubeflow.org (applied by {PLATFORM}, not created by the toolkit)"
+        ) in " ".join(output.split()), output[-6000:]
+        assert same() == uids
+        assert not bare.items("secrets", "-A", "-l", "owner=helm")
+    finally:
+        bare.kubectl("delete", "crd", "tfjobs.kubeflow.org", "--ignore-not-found", check=False)
+        bare.kubectl("delete", "configmap", "-n", "kube-system", RECORD, "--ignore-not-found")
+        bare.kubectl("delete", "namespace", FOREIGN_NS, "--ignore-not-found", check=False)
+
+
+def test_tf_operator_and_the_toolkits_own_release_elsewhere_are_refused(
+    bare: Cluster, tmp_path: Path
+) -> None:
+    """tf-operator's Deployment (container tf-job-operator) whose image a mirror renamed is
+    found by its container; the toolkit's own release in `kubeflow` (the default namespace
+    before) is named, not installed beside."""
+    bare.kubectl("delete", "namespace", FOREIGN_NS, "--ignore-not-found", "--wait=true")
+    old = json.loads(json.dumps(FOREIGN_OPERATOR))
+    old[1]["metadata"]["name"] = "tf-job-operator"
+    old[1]["spec"]["template"]["spec"]["containers"][0].update(
+        name="tf-job-operator", image="mirror.example/ml/tfjob-controller:1.0"
+    )
+    bare.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(old))
+    try:
+        rc, output, _ = role(tmp_path, bare, "present")
+        assert rc != 0
+        assert (
+            "found a training-operator the toolkit did not install: Deployment "
+            f"{FOREIGN_NS}/tf-job-operator (image mirror.example/ml/tfjob-controller:1.0, "
+            "version unknown)."
+        ) in " ".join(output.split()), output[-6000:]
+        assert not bare.items("secrets", "-A", "-l", "owner=helm")
+        bare.kubectl("delete", "namespace", FOREIGN_NS, "--wait=true")
+
+        rc, output, _ = role(tmp_path, bare, "present", training_operator_namespace="kubeflow")
+        assert rc == 0, output[-6000:]
+        assert _crd_meta(bare)[1].get("tfjob-kit.io/created-by") == "tfjob-kit"
+        rc, output, _ = role(tmp_path, bare, "present")
+        assert rc != 0
+        assert (
+            "found the toolkit's own training-operator release kubeflow/training-operator, which "
+            "is not training-operator/training-operator (training_operator_namespace and "
+            "training_operator_release): two operators would reconcile the same TFJobs."
+        ) in " ".join(output.split()), output[-6000:]
+        assert not bare.items("secrets", "-n", "training-operator", "-l", "owner=helm")
+        rc, output, _ = role(
+            tmp_path,
+            bare,
+            "absent",
+            training_operator_namespace="kubeflow",
+            training_operator_remove_crds=True,
+        )
+        assert rc == 0, output[-6000:]
+        assert bare.gone("crd", "tfjobs.kubeflow.org")
+    finally:
+        _helm(bare, "uninstall", "training-operator", "-n", "kubeflow", "--ignore-not-found")
+        for ns in (FOREIGN_NS, "kubeflow", "training-operator"):
+            bare.kubectl("delete", "namespace", ns, "--ignore-not-found", check=False)
+        bare.kubectl("delete", "crd", "tfjobs.kubeflow.org", "--ignore-not-found", check=False)

@@ -4,7 +4,8 @@ TFJob runs, then the toolkit's own release to changed values.
 
 One local cluster for the module. Its operator process starts at v1.8.1 and upstream's
 standalone overlay is applied from the v1.8.1 module download (the CRDs, namespace kubeflow,
-RBAC, Service and Deployment, whose pod kwok simulates). A TFJob is held running: its Chief runs,
+RBAC, Service and Deployment, whose pod kwok simulates); the toolkit's chart replaces it in a
+namespace of its own (the role's default). A TFJob is held running: its Chief runs,
 its Worker waits for a node label the test adds only after the upgrade, and the Chief finishes
 only once every replica runs (the rendezvous), so the job is still running when the new operator
 takes over, whatever the machine's speed.
@@ -74,7 +75,11 @@ def _binding(kind: str, name: str, role: str, *accounts: tuple[str, str]) -> dic
 
 
 _ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "rules": []}
-OPERATOR = ("kubeflow", "training-operator")
+OPERATOR = ("kubeflow", "training-operator")  # upstream's install
+# Where the toolkit's chart goes: the role's default, a namespace of its own.
+OPERATOR_NS = yaml.safe_load((REPO / "roles/training_operator/defaults/main.yml").read_text())[
+    "training_operator_namespace"
+]
 RBAC = [
     {**_ROLE, "metadata": {"name": "tfjob-kit-test-shared"}},
     {**_ROLE, "metadata": {"name": "tfjob-kit-test-extra"}},
@@ -232,7 +237,7 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     assert "training_operator_existing: upgrade" in output
     same = cluster.get("deployment", "-n", "kubeflow", "training-operator")
     assert same["metadata"]["uid"] == old_deployment["metadata"]["uid"]
-    assert not cluster.items("secrets", "-n", "kubeflow", "-l", "owner=helm")
+    assert not cluster.items("secrets", "-A", "-l", "owner=helm")
     assert operator_process(cluster.name)[0] == pid
 
     # upgrade with a PyTorchJob present: v1.8.1's Deployment has no --enable-scheme, so it
@@ -265,8 +270,11 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     cluster.kubectl("delete", "rolebinding", "-n", NAMESPACE, "tfjob-kit-test-uses-old")
     # Another workload runs as the operator's account (a CronJob, no pod yet): the account stays
     # with its bindings, and the chart's has its name: refused before anything is removed.
+    # Refused where the chart goes into the old install's namespace (an upgrade in place); into
+    # a namespace of its own (the default), the account simply stays.
     cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(ACCOUNT_USER))
-    rc, output = site(cluster, "-e", "training_operator_existing=upgrade")
+    in_place = ("-e", "training_operator_namespace=kubeflow")
+    rc, output = site(cluster, "-e", "training_operator_existing=upgrade", *in_place)
     assert rc != 0
     assert (
         "its ServiceAccount kubeflow/training-operator is used by CronJob kubeflow/"
@@ -299,7 +307,9 @@ def test_site_upgrades_upstream_v181_while_a_tfjob_runs(upstream: Cluster) -> No
     assert logged_versions(cluster.name) == [OLD, NEW]
     new_pid, argv = operator_process(cluster.name)
     assert new_pid != pid and f"training-operator-{NEW}" in argv[0]
-    deployment = cluster.get("deployment", "-n", "kubeflow", "training-operator")
+    # The chart runs in a namespace of its own; the old install's Deployment is gone.
+    assert cluster.gone("deployment", "training-operator", "kubeflow")
+    deployment = cluster.get("deployment", "-n", OPERATOR_NS, "training-operator")
     assert deployment["metadata"]["annotations"]["meta.helm.sh/release-name"] == "training-operator"
     assert deployment["metadata"]["labels"]["app.kubernetes.io/version"] == NEW
     crd = cluster.get("crd", "tfjobs.kubeflow.org", "--show-managed-fields")
@@ -335,7 +345,7 @@ def test_site_upgrades_the_toolkits_release_with_changed_values(upstream: Cluste
     revisions = {
         s["metadata"]["labels"]["version"]: s["metadata"]["labels"]["status"]
         for s in cluster.items(
-            "secrets", "-n", "kubeflow", "-l", "owner=helm,name=training-operator"
+            "secrets", "-n", OPERATOR_NS, "-l", "owner=helm,name=training-operator"
         )
     }
     assert revisions == {"1": "superseded", "2": "deployed"}

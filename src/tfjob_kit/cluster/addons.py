@@ -4,12 +4,13 @@ rendezvous stand-in (``rendezvous``), as local processes of one cluster.
 
 ``start_addons`` applies the CRDs (Volcano's, and the TFJob CRD generated from ``schemas/``)
 server-side with the field manager ``tfjob-kit-cluster``, by which teardown knows them as the
-toolkit's (the local inventory keeps them anyway), gives each process its own identity
-(``identity``), starts them on free loopback ports and waits until they serve. On a cluster
-whose addons already run it renews their tokens, registers Volcano's webhook configurations
-again (the volcano role's uninstall removes them once their server is gone), and restarts the
-operator when the gang scheduler or the operator's tuning asked for differs from what it runs
-with, and vc-scheduler when the schedule period does.
+toolkit's (the local inventory keeps them anyway; the TFJob CRD also carries the annotation
+``tfjob-kit.io/created-by``, as one the training_operator role creates does), gives each
+process its own identity (``identity``), starts them on free loopback ports and waits until
+they serve. On a cluster whose addons already run it renews their tokens, registers Volcano's
+webhook configurations again (the volcano role's uninstall removes them once their server is
+gone), and restarts the operator when the gang scheduler or the operator's tuning asked for
+differs from what it runs with, and vc-scheduler when the schedule period does.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ PORTS = (
     "vc_admission",
     "vc_admission_healthz",
 )
+# The annotation on a CRD the toolkit created (the training_operator role reads it).
+CREATED_BY = "tfjob-kit.io/created-by"
 CRDS = (
     "podgroups.scheduling.volcano.sh",
     "queues.scheduling.volcano.sh",
@@ -178,7 +181,11 @@ def start_addons(
 
     say(out, "[up] applying CRDs (Volcano, TFJob)")
     crds = [p.read_text("utf-8") for p in sorted((volcano_dir / "crds").glob("*.yaml"))]
-    crds.append(yaml.safe_dump(tfjob_crd.crd(), sort_keys=False))  # generated from schemas/
+    # Generated from schemas/; the local cluster is the toolkit's, so its TFJob CRD is marked as
+    # the training_operator role marks one it creates (teardown may remove it).
+    tfjobs = tfjob_crd.crd()
+    tfjobs["metadata"]["annotations"][CREATED_BY] = "tfjob-kit"
+    crds.append(yaml.safe_dump(tfjobs, sort_keys=False))
     kubectl.apply("\n---\n".join(crds))
     wait("the CRDs to be established", lambda: _crds_established(kubectl, CRDS), 60)
 
