@@ -188,11 +188,6 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _width(number: int) -> int:
-    """The decimal digits of a count (at most ~309 of them: the loader refuses larger)."""
-    return len(str(number))
-
-
 def digits_total(count: int) -> int:
     """``sum(len(str(i)) for i in range(count))``, computed from the count."""
     total, width, low = 0, 1, 0
@@ -252,13 +247,17 @@ def _pod_bytes(addresses: dict[str, _Addresses], sparse: bool, kind: str) -> tup
 
 
 def tf_config_sizes(
-    content: Any, namespace: str | None = None, domain: str = ""
+    content: Any,
+    namespace: str | None = None,
+    domain: str = "",
+    replicas: list[Replica] | None = None,
 ) -> tuple[int, int, int]:
     """(largest, total, pods): the bytes of the largest TF_CONFIG one pod gets, of all the
     pods' together, and how many pods get one; (0, 0, 0) when the job is not distributed.
-    Exact, and computed from the replica counts: no address is made."""
-    reps = _distributed_replicas(content, limit=False)
-    if reps is None:
+    Exact, and computed from the replica counts: no address is made. ``replicas``: the job's,
+    when the caller has read them already (``model.replicas(content)``)."""
+    reps = model.replicas(content) if replicas is None else replicas
+    if not is_distributed(reps):
         return 0, 0, 0
     ns = namespace or model.namespace(content)
     addresses = _addresses(model.job_name(content), ns, reps, domain)
@@ -268,7 +267,7 @@ def tf_config_sizes(
         if replica.count <= 0:
             continue
         first, times = _pod_bytes(addresses, sparse, replica.lower)
-        largest = max(largest, first + times * (_width(replica.count - 1) - 1))
+        largest = max(largest, first + times * (len(str(replica.count - 1)) - 1))
         total += replica.count * (first - times) + times * digits_total(replica.count)
         pods += replica.count
     return largest, total, pods

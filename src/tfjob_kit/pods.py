@@ -183,7 +183,8 @@ class _JobPods:
         self.cluster = (
             explain.cluster_spec(self.job, self.namespace, self.replicas)
             if self.distributed
-            and explain.tf_config_sizes(content, self.namespace)[0] <= explain.ETCD_REQUEST_BYTES
+            and explain.tf_config_sizes(content, self.namespace, replicas=self.replicas)[0]
+            <= explain.ETCD_REQUEST_BYTES
             else None
         )
         self.sparse = explain.is_sparse(content)

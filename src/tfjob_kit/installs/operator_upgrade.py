@@ -60,6 +60,40 @@ def account_users(
     return found
 
 
+def _own_bindings(
+    account: str,
+    namespace: str,
+    cluster_role_bindings: Sequence[Obj],
+    role_bindings: Sequence[Obj],
+    removable: bool,
+) -> tuple[list[Obj], list[str]]:
+    """The ClusterRoleBindings whose only subject is the account (none when the account stays),
+    and the ClusterRoles they grant that no other binding, of any namespace, uses."""
+
+    def only_the_account(binding: Obj) -> bool:
+        subjects = binding.get("subjects") or []
+        return (
+            len(subjects) == 1
+            and subjects[0].get("kind") == "ServiceAccount"
+            and subjects[0].get("name") == account
+            and subjects[0].get("namespace", "") == namespace
+        )
+
+    own = [b for b in cluster_role_bindings if removable and only_the_account(b)]
+    names = {b["metadata"]["name"] for b in own}
+    others = [b for b in cluster_role_bindings if b["metadata"]["name"] not in names]
+    others += role_bindings
+    used = [b["roleRef"]["name"] for b in others if b["roleRef"].get("kind") == "ClusterRole"]
+    roles = _unique(
+        [
+            b["roleRef"]["name"]
+            for b in own
+            if b["roleRef"].get("kind") == "ClusterRole" and b["roleRef"]["name"] not in used
+        ]
+    )
+    return own, roles
+
+
 def plan(
     old: Obj,
     deployment: Obj,
@@ -83,33 +117,9 @@ def plan(
     service = flags.get("webhook-service-name", DEFAULT_SERVICE)
     secret = flags.get("webhook-secret-name", DEFAULT_SECRET)
 
-    def only_the_account(binding: Obj) -> bool:
-        subjects = binding.get("subjects") or []
-        return (
-            len(subjects) == 1
-            and subjects[0].get("kind") == "ServiceAccount"
-            and subjects[0].get("name") == account
-            and subjects[0].get("namespace", "") == namespace
-        )
-
     removable = account != "default" and not users
-    own = [b for b in cluster_role_bindings if removable and only_the_account(b)]
+    own, roles = _own_bindings(account, namespace, cluster_role_bindings, role_bindings, removable)
     own_names = [b["metadata"]["name"] for b in own]
-    used = [
-        b["roleRef"]["name"]
-        for b in [
-            *(b for b in cluster_role_bindings if b["metadata"]["name"] not in own_names),
-            *role_bindings,
-        ]
-        if b["roleRef"].get("kind") == "ClusterRole"
-    ]
-    roles = _unique(
-        [
-            b["roleRef"]["name"]
-            for b in own
-            if b["roleRef"].get("kind") == "ClusterRole" and b["roleRef"]["name"] not in used
-        ]
-    )
     calls_it = any(
         (w.get("clientConfig") or {}).get("service", {}).get("namespace") == namespace
         and (w.get("clientConfig") or {}).get("service", {}).get("name") == service

@@ -125,15 +125,25 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
                 )
 
 
-@rule("tf-config-size", Severity.INFO, "A TF_CONFIG longer than 4 KiB: how big, over all pods.")
-def _tf_config_size(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    # A cheap bound first (most jobs have a few replicas): one address is at most the job's and
-    # the namespace's names plus 40 bytes (type, index, ".svc", port, quotes), the rest ~100.
+def _tf_config_sizes(
+    job: dict[str, Any], reps: list[Replica], over: int
+) -> tuple[int, int, int] | None:
+    """explain.tf_config_sizes, when a TF_CONFIG may be over ``over`` bytes; None when a cheap
+    bound says none is (most jobs have a few replicas): one address is at most the job's and
+    the namespace's names plus 40 bytes (type, index, ".svc", port, quotes), the rest ~100."""
     pods = sum(r.count for r in reps)
     names = len(model.job_name(job)) + len(model.namespace(job))
-    if pods * (names + 40) + 100 <= explain.TF_CONFIG_INLINE:
+    if pods * (names + 40) + 100 <= over:
+        return None
+    return explain.tf_config_sizes(job, replicas=reps)
+
+
+@rule("tf-config-size", Severity.INFO, "A TF_CONFIG longer than 4 KiB: how big, over all pods.")
+def _tf_config_size(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    sizes = _tf_config_sizes(job, reps, explain.TF_CONFIG_INLINE)
+    if sizes is None:
         return
-    largest, total, pods = explain.tf_config_sizes(job)
+    largest, total, pods = sizes
     if explain.TF_CONFIG_INLINE < largest <= explain.ETCD_REQUEST_BYTES:
         yield (
             "$.spec.tfReplicaSpecs",
@@ -149,7 +159,10 @@ def _tf_config_size(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[
     "A pod's TF_CONFIG alone is over etcd's request limit (1.5 MiB): its pods cannot be stored.",
 )
 def _tf_config_too_large(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    largest, _, pods = explain.tf_config_sizes(job)
+    sizes = _tf_config_sizes(job, reps, explain.ETCD_REQUEST_BYTES)
+    if sizes is None:
+        return
+    largest, _, pods = sizes
     if largest > explain.ETCD_REQUEST_BYTES:
         yield (
             "$.spec.tfReplicaSpecs",
