@@ -33,7 +33,7 @@ from tfjob_kit import model
 from tfjob_kit.cluster import local
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.kinds import TFJOB
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

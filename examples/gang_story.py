@@ -28,7 +28,7 @@ from tfjob_kit.cluster.rendezvous import members
 from tfjob_kit.kube import task
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.kube.status import job_status
 
 JOBS_DIR = Path(__file__).resolve().parent / "gang"

@@ -16,8 +16,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 try:
     from tfjob_kit import redact
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.connection import Connection
-    from tfjob_kit.kube.errors import KubeError
 except ImportError:
     LIBRARY_IMPORT_ERROR: str | None = traceback.format_exc()
 else:

@@ -184,8 +184,8 @@ def main() -> None:
     module = KitModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_library(module)
     from tfjob_kit.kube import access
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client
-    from tfjob_kit.kube.errors import KubeError
 
     try:
         with Client(connection(module)) as client:

@@ -198,8 +198,8 @@ def argument_spec() -> dict[str, Any]:
 def main() -> None:
     module = KitModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_library(module)
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client
-    from tfjob_kit.kube.errors import KubeError
     from tfjob_kit.kube.webhooks import check
 
     params = module.params

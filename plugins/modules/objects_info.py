@@ -162,8 +162,8 @@ def main() -> None:
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
     from tfjob_kit.kube import objects
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client
-    from tfjob_kit.kube.errors import KubeError
 
     # Each entry against its own spec: the keys are the user's, so the dict has no fixed
     # suboptions.

@@ -230,7 +230,7 @@ def argument_spec() -> dict[str, Any]:
 def main() -> None:
     module = KitModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_library(module)
-    from tfjob_kit.kube.errors import KubeError
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.info import Query, read
     from tfjob_kit.kube.params import from_params
 

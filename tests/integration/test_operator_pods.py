@@ -1,5 +1,5 @@
-"""pods.operator_pod against the real training-operator: the pods it creates from real TFJobs
-carry exactly the metadata the model predicts, and every spec field the model sets.
+"""operator_objects.operator_pod against the real training-operator: the pods it creates from
+real TFJobs carry exactly the metadata the model predicts, and every spec field the model sets.
 
 The local cluster's operator runs with ``--gang-scheduler-name=volcano``, so the pods are the
 gang ones (schedulerName and PodGroup annotations); the PodGroup is compared too. The server
@@ -14,7 +14,7 @@ import json
 import time
 from typing import Any
 
-from tfjob_kit import model, pods
+from tfjob_kit import model, operator_objects
 from tfjob_kit.cluster import rendezvous
 
 from ._cluster import Cluster
@@ -152,8 +152,8 @@ def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, name
     predicted_names = set()
     for job in jobs:
         real_job = stored[job["metadata"]["name"]]
-        for _replica, pod in pods.operator_pods(
-            real_job, gang_scheduler=pods.VOLCANO, one_per_type=False
+        for _replica, pod in operator_objects.operator_pods(
+            real_job, gang_scheduler=operator_objects.VOLCANO, one_per_type=False
         ):
             name = pod["metadata"]["name"]
             predicted_names.add(name)
@@ -188,7 +188,7 @@ def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, name
                     ]
                     if names != mine:
                         problems.append(f"{name}.spec.containers[{index}].{key}: {names} != {mine}")
-        group = pods.pod_group(real_job)
+        group = operator_objects.pod_group(real_job)
         assert group is not None
         real_group = cluster.get(
             "podgroups.scheduling.volcano.sh", "-n", namespace, group["metadata"]["name"]

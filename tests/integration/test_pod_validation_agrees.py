@@ -3,7 +3,7 @@ on the generated TFJobs of tests/podcases (at least 500, every area's mutations)
 
 For every case, the TFJob is created with dryRun=All (the CRD's schema, CR metadata validation,
 the operator's validating webhook), and so is the pod the operator would create for each
-replica type (``pods.operator_pods``: the highest index; without gang scheduling, as the
+replica type (``operator_objects.operator_pods``: the highest index; without gang scheduling, as the
 ``server-rejects-pod`` rule models the operator the chart installs by default), in parallel.
 The server's verdict (rejected if the TFJob or any pod is) and its cause fields, mapped to
 TFJob JSON paths as the rule maps them (``rules.server``), are compared with
@@ -59,7 +59,7 @@ from typing import Any
 import yaml
 
 from podcases import Case, generate
-from tfjob_kit import pods, schema, validate
+from tfjob_kit import operator_objects, schema, validate
 from tfjob_kit.findings import Severity, json_path
 from tfjob_kit.podcheck.pod import validate_pod
 from tfjob_kit.rules import server
@@ -277,7 +277,7 @@ def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdi
         "$",
         "TFJob",
     )
-    for replica, pod in pods.operator_pods(job):
+    for replica, pod in operator_objects.operator_pods(job):
         _judge(
             verdict,
             partial(api.dry_run_pod, namespace),
@@ -488,7 +488,7 @@ def _sample(cases: list[Case], api: Api, namespace: str) -> list[tuple[Case, dic
         job["metadata"]["namespace"] = namespace
         if api.dry_run_tfjob(namespace, job)[0] >= 300:
             continue
-        bad = any(validate_pod(p) for _, p in pods.operator_pods(job))
+        bad = any(validate_pod(p) for _, p in operator_objects.operator_pods(job))
         (rejected if bad else accepted).append((case, job))
         if len(rejected) >= SAMPLE // 2 and len(accepted) >= SAMPLE // 2:
             break
@@ -499,7 +499,9 @@ def _expected(job: dict[str, Any]) -> dict[str, set[str]]:
     """Replica type (lower case) -> the fields the offline validation rejects its pods for
     (empty: created)."""
     out: dict[str, set[str]] = {}
-    for replica, pod in pods.operator_pods(job, gang_scheduler=pods.VOLCANO):
+    for replica, pod in operator_objects.operator_pods(
+        job, gang_scheduler=operator_objects.VOLCANO
+    ):
         out[replica.lower] = {e.field for e in validate_pod(pod)}
     return out
 

@@ -1,9 +1,9 @@
 """podcheck.validate_pod against the real API server, for the metadata and pod-level checks
 (``tests/podcases/meta.py`` and ``tests/podcases/pod.py``): each mutated template becomes the
-Pod the operator makes of it (``pods.operator_pods`` of a one-Worker TFJob), which is dry-run in
-namespace default (``dryRun=All``). The server's causes (field and message) must equal what
-``validate_pod`` says, and ``ok-`` mutations must pass on both sides. A few cases change the Pod
-itself, for the metadata a template cannot reach (name, generateName, ownerReferences).
+Pod the operator makes of it (``operator_objects.operator_pods`` of a one-Worker TFJob), which is
+dry-run in namespace default (``dryRun=All``). The server's causes (field and message) must equal
+what ``validate_pod`` says, and ``ok-`` mutations must pass on both sides. A few cases change the
+Pod itself, for the metadata a template cannot reach (name, generateName, ownerReferences).
 
 The pods are posted as raw JSON: the generated Python client checks bodies against its models
 first and would refuse some invalid ones before the server sees them."""
@@ -19,7 +19,7 @@ import pytest
 from podcases import Mutation
 from podcases.meta import MUTATIONS as META
 from podcases.pod import MUTATIONS as POD
-from tfjob_kit import pods
+from tfjob_kit import operator_objects
 from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
@@ -44,10 +44,14 @@ def operator_pod(mutate: Callable[[dict[str, Any]], None]) -> Pod:
     job = {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
-        "metadata": {"name": "podcheck", "namespace": "default", "uid": pods.PLACEHOLDER_UID},
+        "metadata": {
+            "name": "podcheck",
+            "namespace": "default",
+            "uid": operator_objects.PLACEHOLDER_UID,
+        },
         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": template}}},
     }
-    return pods.operator_pods(job)[0][1]
+    return operator_objects.operator_pods(job)[0][1]
 
 
 def offline(pod: Pod) -> Causes:

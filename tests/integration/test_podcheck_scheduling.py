@@ -27,7 +27,7 @@ from podcases import Mutation
 from podcases.resources import MUTATIONS as RESOURCES
 from podcases.scheduling import MUTATIONS as SCHEDULING
 from tfjob_kit.podcheck import resources, scheduling
-from tfjob_kit.podcheck.errors import FieldError
+from tfjob_kit.podcheck.field import FieldError
 
 from ._cluster import Cluster
 from ._dryrun import DECODE, Causes, PodDryRun

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from podcases import generate
-from tfjob_kit import pods
+from tfjob_kit import operator_objects
 from tfjob_kit.findings import OFFLINE, SERVER
 from tfjob_kit.kube import preflight
 from tfjob_kit.rules.server import SERVER_RULES
@@ -57,8 +57,8 @@ CLUSTER_STATE = {"missing-reference", "quota-exceeded"}
 def _rejects(api: Api, namespace: str, job: dict[str, Any]) -> bool:
     """Whether the server refuses the TFJob as a server-side apply (dryRun=All), or one of the
     pods the operator creates from it."""
-    gang = pods.VOLCANO if preflight.is_gang(job) else ""
-    for _, pod in pods.operator_pods(job, gang_scheduler=gang):
+    gang = operator_objects.VOLCANO if preflight.is_gang(job) else ""
+    for _, pod in operator_objects.operator_pods(job, gang_scheduler=gang):
         if api.dry_run_pod(namespace, pod)[0] >= 300:
             return True
     name = job["metadata"]["name"]

@@ -14,9 +14,9 @@ import pytest
 
 from tfjob_kit.config import from_settings
 from tfjob_kit.kube import apply, jobs, status
+from tfjob_kit.kube.api_errors import OPERATOR_WEBHOOK_CONFIGURATION, from_api_exception
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import OPERATOR_WEBHOOK_CONFIGURATION, from_api_exception
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
+from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB
 from tfjob_kit.manifests import Document, load_text
 
 

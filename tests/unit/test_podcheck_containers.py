@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tfjob_kit.podcheck import containers, security
-from tfjob_kit.podcheck.errors import ErrorType
+from tfjob_kit.podcheck.field import ErrorType
 
 
 @pytest.mark.parametrize(

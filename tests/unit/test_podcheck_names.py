@@ -10,7 +10,7 @@ import random
 import pytest
 
 from tfjob_kit.podcheck import meta, names, pod
-from tfjob_kit.podcheck.errors import ErrorType
+from tfjob_kit.podcheck.field import ErrorType
 
 LABEL_REGEX = names.regex_error(
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tfjob_kit.podcheck import resources, volume_sources, volumes
-from tfjob_kit.podcheck.errors import FieldError
+from tfjob_kit.podcheck.field import FieldError
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tfjob_kit import explain, model, pods
+from tfjob_kit import explain, model, operator_objects
 
 
 def _job(**replicas: dict[str, Any]) -> dict[str, Any]:
@@ -25,10 +25,12 @@ def _replica(count: int, **spec: Any) -> dict[str, Any]:
 
 def test_scheduler_plugins_label_and_own_scheduler_kept() -> None:
     job = _job(Worker=_replica(2, schedulerName="mine"))
-    [(replica, pod)] = pods.operator_pods(job, gang_scheduler="scheduler-plugins-scheduler")
+    [(replica, pod)] = operator_objects.operator_pods(
+        job, gang_scheduler="scheduler-plugins-scheduler"
+    )
     assert replica.type == "Worker"
     assert pod["metadata"]["name"] == "j-worker-1"
-    assert pod["metadata"]["labels"][pods.PLUGINS_GROUP_LABEL] == "j"
+    assert pod["metadata"]["labels"][operator_objects.PLUGINS_GROUP_LABEL] == "j"
     assert "annotations" not in pod["metadata"]
     assert pod["spec"]["schedulerName"] == "mine"
 
@@ -36,7 +38,7 @@ def test_scheduler_plugins_label_and_own_scheduler_kept() -> None:
 def test_no_gang_no_scheduler_and_restart_policy_mapped() -> None:
     job = _job(Worker=_replica(1, restartPolicy="Always"))
     job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
-    [(_, pod)] = pods.operator_pods(job)
+    [(_, pod)] = operator_objects.operator_pods(job)
     assert "schedulerName" not in pod["spec"]
     assert pod["spec"]["restartPolicy"] == "Never"
     assert "env" not in pod["spec"]["containers"][0]  # one pod: not distributed
@@ -46,7 +48,7 @@ def test_no_gang_no_scheduler_and_restart_policy_mapped() -> None:
 def test_nulls_dropped_and_template_untouched() -> None:
     job = _job(PS=_replica(1, container={"env": None, "ports": None}), Worker=_replica(3))
     before = json.dumps(job, sort_keys=True)
-    all_pods = pods.operator_pods(job, one_per_type=False)
+    all_pods = operator_objects.operator_pods(job, one_per_type=False)
     assert json.dumps(job, sort_keys=True) == before
     assert [p["metadata"]["name"] for _, p in all_pods] == [
         "j-ps-0",
@@ -65,7 +67,7 @@ def test_pod_group_sums_requests_else_limits_of_min_member_pods() -> None:
         Worker=_replica(3, container={"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}),
     )
     job["spec"]["runPolicy"] = {"schedulingPolicy": {"minAvailable": 3, "queue": "q"}}
-    group = pods.pod_group(job)
+    group = operator_objects.pod_group(job)
     assert group is not None
     assert group["metadata"]["annotations"] == {"a": "b"}
     assert group["spec"] == {
@@ -73,7 +75,7 @@ def test_pod_group_sums_requests_else_limits_of_min_member_pods() -> None:
         "queue": "q",
         "minResources": {"cpu": "2500m", "memory": str(2 * 2**30)},
     }
-    assert pods.pod_group(_job()) is None
+    assert operator_objects.pod_group(_job()) is None
 
 
 def test_huge_jobs_pod_group_and_pods_are_made_from_the_counts() -> None:
@@ -82,11 +84,11 @@ def test_huge_jobs_pod_group_and_pods_are_made_from_the_counts() -> None:
     gets a stand-in for it (it listed every address of the job)."""
     worker = _replica(2**31 - 1, container={"resources": {"requests": {"cpu": "250m"}}})
     job = _job(PS=_replica(2, container={"resources": {"requests": {"cpu": "1"}}}), Worker=worker)
-    group = pods.pod_group(job)
+    group = operator_objects.pod_group(job)
     assert group is not None
     assert group["spec"]["minMember"] == 2**31 + 1
     assert group["spec"]["minResources"] == {"cpu": str(2 + (2**31 - 1) // 4) + "750m"}
-    [(_, ps), (_, last)] = pods.operator_pods(job)
+    [(_, ps), (_, last)] = operator_objects.operator_pods(job)
     assert last["metadata"]["name"] == f"j-worker-{2**31 - 2}"
     for pod in (ps, last):
         [tf_config] = [e for e in pod["spec"]["containers"][0]["env"] if e["name"] == "TF_CONFIG"]
@@ -115,7 +117,7 @@ def test_copy_is_fresh_plain_and_null_free() -> None:
     shared = {"k": None, "v": [1]}
     source["one"] = source["two"] = shared
     before = json.dumps(source)
-    copied = pods._copy(source)
+    copied = operator_objects._copy(source)
     assert json.dumps(source) == before
     assert copied == {
         "s": "x",
@@ -134,5 +136,5 @@ def test_copy_is_fresh_plain_and_null_free() -> None:
     assert type(copied["ordered"]) is dict and type(copied["tagged"]) is list
     assert copied["one"] is not copied["two"] and copied["one"]["v"] is not shared["v"]
     assert copied["list"][2] is not source["list"][2]
-    assert pods._copy([None, {"a": None}]) == [None, {}]
-    assert pods._copy("s") == "s" and pods._copy(None) is None
+    assert operator_objects._copy([None, {"a": None}]) == [None, {}]
+    assert operator_objects._copy("s") == "s" and operator_objects._copy(None) is None

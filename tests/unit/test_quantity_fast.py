@@ -1,8 +1,8 @@
 """The fast paths of the resource checks give the answers of the exact ones.
 
 ``podcheck.resources`` remembers a quantity and its value problems by (resource name, text) and
-skips the request/limit comparison for one and the same quantity; ``rules.resources`` reads the
-lists in place and compares parsed values by identity first; ``quantity.parse`` remembers
+skips the request/limit comparison for one and the same quantity; ``rules.replica_resources``
+reads the lists in place and compares parsed values by identity first; ``quantity.parse`` remembers
 integers. Each is compared here with the plain exact computation (written out below as it stood
 before those shortcuts) over many generated quantities: random mantissas, exponents, suffixes and
 signs, the int64 edges, tiny and huge values, JSON numbers, and values that are no quantity at
@@ -18,9 +18,9 @@ from typing import Any
 from tfjob_kit import model, quantity
 from tfjob_kit.findings import child_path
 from tfjob_kit.podcheck import resources
-from tfjob_kit.podcheck.errors import OMIT, ErrorType, FieldError, Key, Path
+from tfjob_kit.podcheck.field import OMIT, ErrorType, FieldError, Key, Path
 from tfjob_kit.podcheck.names import IS_NEGATIVE_ERROR_MSG
-from tfjob_kit.rules import resources as rules
+from tfjob_kit.rules import replica_resources as rules
 
 _SUFFIXES = ["", "", "", "m", "n", "u", "k", "M", "G", "T", "P", "E"]
 _SUFFIXES += ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "K", "i", "x", "e", "E2", "e+7", "e-"]

@@ -7,9 +7,9 @@ import queue
 from typing import Any
 
 from tfjob_kit.cluster.rendezvous import PEERS_ANNOTATION, members, serve, to_release
-from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.follow import Broken, Change, Reset, Source
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB
+from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB
 
 
 def pod(name: str, phase: str, released: bool = False, deleting: bool = False) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfjob_kit import model, rules
-from tfjob_kit.podcheck.errors import Key
+from tfjob_kit.podcheck.field import Key
 from tfjob_kit.rules import server
 from tfjob_kit.validate import check_object
 

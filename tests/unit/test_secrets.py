@@ -19,10 +19,10 @@ import pytest
 
 from tfjob_kit import explain, redact
 from tfjob_kit.kube import apply, jobs, task
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.manifests import Document
 from tfjob_kit.validate import validate_text
 

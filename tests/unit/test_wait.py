@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from tfjob_kit.kube import diagnose, follow, status
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.api_errors import KubeError
+from tfjob_kit.kube.kinds import TFJOB
 
 NS = "training"
 KEY = (TFJOB, NS, "mnist")

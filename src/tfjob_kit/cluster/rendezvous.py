@@ -31,11 +31,11 @@ from typing import Any
 
 from tfjob_kit import model
 from tfjob_kit.cluster.chart_rbac import Grants
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.follow import Broken, Follower, Source
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB, Resource
 
 PEERS_ANNOTATION = "tfjob-kit.dev/peers-running"
 GRANTS = Grants(

@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 def _ask_the_server(
     docs: list[Document], result: Report, rule_config: config.RuleConfig, args: argparse.Namespace
 ) -> None:
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.connection import Connection
-    from tfjob_kit.kube.errors import KubeError
     from tfjob_kit.kube.server_verdict import add_server_findings
 
     try:

@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     """Exit 1 when a webhook with failurePolicy Fail blocks requests, 2 when the cluster cannot
     be asked."""
     from tfjob_kit.kube import webhooks
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client
     from tfjob_kit.kube.connection import Connection
-    from tfjob_kit.kube.errors import KubeError
 
     try:
         connection = Connection.from_options(

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tfjob_kit import redact
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.errors import KubeError
 from tfjob_kit.kube.jobs import Item
 
 T = TypeVar("T")

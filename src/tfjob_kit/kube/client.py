@@ -16,9 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tfjob_kit.kube.api_errors import KubeError, from_api_exception, status_body, unreachable
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError, from_api_exception, status_body, unreachable
-from tfjob_kit.kube.resources import Resource
+from tfjob_kit.kube.kinds import Resource
 
 T = TypeVar("T")
 REQUEST_TIMEOUT = 60.0

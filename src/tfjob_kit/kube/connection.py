@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from tfjob_kit.kube.errors import KubeError
+from tfjob_kit.kube.api_errors import KubeError
 
 # option name -> environment variable, as kubernetes.core names them
 ENVIRONMENT = {

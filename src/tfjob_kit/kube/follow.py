@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import REQUEST_TIMEOUT, Client
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import Resource
+from tfjob_kit.kube.kinds import Resource
 
 WATCH_SECONDS = 60
 POLL_SECONDS = 2.0

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfjob_kit.kube import diagnose, follow, status
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB, Resource
 
 # Pod labels (TFJob) or annotations (Volcano) naming a pod's replica type and index.
 _REPLICA_KEYS = {

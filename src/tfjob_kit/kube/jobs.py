@@ -13,7 +13,7 @@ from typing import Any, Literal
 from tfjob_kit import convert, explain, model, redact
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
-from tfjob_kit.kube.resources import TFJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB, Resource
 from tfjob_kit.manifests import (
     Document,
     InputError,

@@ -1,9 +1,9 @@
 """The server-aware preflight: what the operator will create from each TFJob, judged by the
 cluster before anything is stored.
 
-For every TFJob the preflight builds what the training-operator creates (``tfjob_kit.pods``):
-one pod per replica type (the highest index, the longest name) and, for a gang job, its Volcano
-PodGroup. It then asks the API server, all requests in parallel:
+For every TFJob the preflight builds what the training-operator creates
+(``tfjob_kit.operator_objects``): one pod per replica type (the highest index, the longest name)
+and, for a gang job, its Volcano PodGroup. It then asks the API server, all requests in parallel:
 
 * a create with ``dryRun=All`` of each pod and PodGroup: validation, defaulting and every
   admission step, so the namespace's Pod Security level, LimitRange, a ResourceQuota one pod
@@ -56,13 +56,13 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from tfjob_kit import model, pods, quantity, rules
+from tfjob_kit import model, operator_objects, quantity, rules
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import SERVER, Finding, Severity, child_path
+from tfjob_kit.kube.api_errors import FORBIDDEN
 from tfjob_kit.kube.apply import parallel
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.errors import FORBIDDEN
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.model import Replica, as_dict, as_list
 from tfjob_kit.rules import server as server_rules
 
@@ -568,8 +568,8 @@ def is_gang(content: dict[str, Any]) -> bool:
 
 def _prepare(target: Target) -> _Job:
     content, namespace = target.tfjob, target.namespace
-    group = pods.pod_group(content, namespace=namespace) if is_gang(content) else None
-    built = pods.operator_pods(
+    group = operator_objects.pod_group(content, namespace=namespace) if is_gang(content) else None
+    built = operator_objects.operator_pods(
         content,
         namespace=namespace,
         gang_scheduler=VOLCANO if group is not None else "",
@@ -737,7 +737,7 @@ def _ref_order(ref: _Ref) -> tuple[str, str, str]:
 
 def _quotas(client: Client, namespace: str) -> list[dict[str, Any]] | str:
     """The namespace's ResourceQuotas, or why they cannot be read."""
-    from tfjob_kit.kube.errors import KubeError
+    from tfjob_kit.kube.api_errors import KubeError
 
     try:
         return client.resource_quotas(namespace)

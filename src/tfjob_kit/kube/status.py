@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tfjob_kit.kube import diagnose, follow
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import TFJOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, Resource
 
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
 # Volcano phases after which the job's pods do not run again.

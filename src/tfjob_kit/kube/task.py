@@ -15,10 +15,10 @@ from tfjob_kit import redact
 from tfjob_kit.config import ConfigError, RuleConfig, from_settings
 from tfjob_kit.findings import Severity
 from tfjob_kit.kube import apply, jobs, preflight, status
+from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.errors import KubeError
-from tfjob_kit.kube.resources import TFJOB
+from tfjob_kit.kube.kinds import TFJOB
 
 DEFAULT_FIELD_MANAGER = "tfjob-kit"
 

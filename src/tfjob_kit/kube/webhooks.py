@@ -33,8 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfjob_kit.kube.api_errors import _SERVICE_HOST, _WEBHOOK_CALL, status_body, unreachable
 from tfjob_kit.kube.client import REQUEST_TIMEOUT, Client, transport_reason
-from tfjob_kit.kube.errors import _SERVICE_HOST, _WEBHOOK_CALL, status_body, unreachable
 
 KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 _PLURAL = {
@@ -322,7 +322,7 @@ def _request(
 
 def configurations(client: Client) -> list[dict[str, Any]]:
     """Every Validating and Mutating webhook configuration, each with its ``kind``."""
-    from tfjob_kit.kube.errors import KubeError
+    from tfjob_kit.kube.api_errors import KubeError
 
     found = []
     for kind in KINDS:

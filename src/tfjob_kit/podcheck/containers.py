@@ -25,7 +25,7 @@ from typing import Any
 from tfjob_kit import quantity
 from tfjob_kit.podcheck import downward_api, names, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
-from tfjob_kit.podcheck.errors import (
+from tfjob_kit.podcheck.field import (
     FieldError,
     Path,
     duplicate,

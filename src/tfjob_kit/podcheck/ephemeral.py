@@ -9,7 +9,7 @@ from typing import Any
 from tfjob_kit.quantity import parse as parse_value
 
 from . import names
-from .errors import (
+from .field import (
     FieldError,
     Key,
     Named,

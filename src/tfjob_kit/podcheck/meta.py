@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfjob_kit.podcheck.errors import (
+from tfjob_kit.podcheck.field import (
     FieldError,
     Path,
     forbidden,

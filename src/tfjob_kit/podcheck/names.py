@@ -21,7 +21,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 
-from tfjob_kit.podcheck.errors import FieldError, Path, invalid, required
+from tfjob_kit.podcheck.field import FieldError, Path, invalid, required
 
 # ---------------------------------------------------------------------------------------------
 # Message builders (MaxLenError, RegexError, EmptyError, InclusiveRangeError)

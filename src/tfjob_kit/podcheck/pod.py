@@ -38,7 +38,7 @@ from tfjob_kit.podcheck import (
     volume_paths,
     volumes,
 )
-from tfjob_kit.podcheck.errors import (
+from tfjob_kit.podcheck.field import (
     FieldError,
     Key,
     Path,

@@ -29,7 +29,7 @@ from tfjob_kit.quantity import (
 )
 from tfjob_kit.quantity import parse as parse_value
 
-from .errors import (
+from .field import (
     OMIT,
     ErrorType,
     FieldError,

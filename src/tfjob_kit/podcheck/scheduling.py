@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import (
+from .field import (
     FieldError,
     Path,
     duplicate,

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from tfjob_kit.podcheck import names
-from tfjob_kit.podcheck.errors import (
+from tfjob_kit.podcheck.field import (
     FieldError,
     Path,
     duplicate,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import (
+from .field import (
     FieldError,
     Named,
     Path,

@@ -10,7 +10,7 @@ from typing import Any
 from . import names
 from .downward_api import downward_api_file
 from .ephemeral import validate_ephemeral
-from .errors import (
+from .field import (
     FieldError,
     Key,
     Named,

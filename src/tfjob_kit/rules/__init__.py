@@ -40,11 +40,18 @@ from tfjob_kit.rules.registry import (
     run,
     summary,
 )
-from tfjob_kit.rules import metadata, replicas, containers, resources, policies, scheduling
+from tfjob_kit.rules import (
+    metadata,
+    replicas,
+    replica_containers,
+    replica_resources,
+    policies,
+    gang,
+)
 from tfjob_kit.rules import server
 # isort: on
 
-TOPICS = (metadata, replicas, containers, resources, policies, scheduling, server)
+TOPICS = (metadata, replicas, replica_containers, replica_resources, policies, gang, server)
 """The modules of rules, in the order their rules register (the order of :func:`run`'s findings)."""
 
 __all__ = [

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tfjob_kit import model, pods
+from tfjob_kit import model, operator_objects
 from tfjob_kit.findings import Severity, child_path, json_path
 from tfjob_kit.model import Replica, as_dict
 from tfjob_kit.podcheck import meta as podmeta
 from tfjob_kit.podcheck import names
-from tfjob_kit.podcheck.errors import ErrorType, FieldError, Key, Path
+from tfjob_kit.podcheck.field import ErrorType, FieldError, Key, Path
 from tfjob_kit.podcheck.pod import validate_pod
 from tfjob_kit.rules.registry import rule
 
@@ -144,7 +144,7 @@ def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
     # validated only when such a field is (most pods have no error at all).
     rejected: set[str] | None = None
     seen: set[tuple[str, str]] = set()
-    for replica, pod in pods.operator_pods(job, replicas=reps):
+    for replica, pod in operator_objects.operator_pods(job, replicas=reps):
         name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
         # The pod is a fresh object (operator_pods): defaulted in place, no copy.
         for error in validate_pod(pod, namespace=namespace, copy=False):

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from tfjob_kit.kube.resources import Resource
+from tfjob_kit.kube.kinds import Resource
 
 
 class KubeError(Exception):
