@@ -10,19 +10,33 @@ TEST_WORKERS ?= 3
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
-	bench-bad-input clean \
+	bench-bad-input clean lock \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
 
+# Every dependency comes from the hashed locks (requirements/, `make lock`): first the runtime
+# lock, the same file the CI examples install, then the tools the tests use; the project itself
+# goes in last without dependencies (and without build isolation: hatchling is in the dev lock).
 # The editable install copies what the wheel force-includes (the collection under
 # ansible_collections/tfjob/kit), and tfjob_kit.gpu imports module_utils from there: reinstall
 # when those files change.
-$(STAMP): pyproject.toml $(wildcard plugins/module_utils/*.py)
+$(STAMP): pyproject.toml requirements/runtime.txt requirements/dev.txt $(wildcard plugins/module_utils/*.py)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,bootstrap]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements/runtime.txt
+	$(BIN)/pip install --quiet --require-hashes -r requirements/dev.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $(STAMP)
+
+# The hashed locks, for Linux, macOS and Windows and Python 3.11 to 3.13: after a change to
+# pyproject.toml's dependencies, or to take newer releases. uv (from PyPI) resolves them.
+LOCK_OPTIONS := --universal --python-version 3.11 --generate-hashes --no-annotate --custom-compile-command "make lock" --quiet
+lock: venv
+	$(BIN)/pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra bootstrap $(LOCK_OPTIONS) -o requirements/runtime.txt
+	printf 'hatchling>=1.25\neditables\n' | $(BIN)/uv pip compile - pyproject.toml --extra dev --extra bench \
+		--extra bootstrap -c requirements/runtime.txt $(LOCK_OPTIONS) -o requirements/dev.txt
 
 # CLUSTER=<name> runs it on another local cluster (default: $TFJOB_KIT_CLUSTER, else tfjob-kit).
 demo: venv

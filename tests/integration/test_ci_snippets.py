@@ -3,9 +3,10 @@
 A temporary directory stands for the user's repository: ``jobs/`` holds the dist-mnist TFJob.
 Each ``run:`` (GitHub Actions) or ``script:`` line (GitLab CI) runs as the CI system would run
 it, in bash, with the kubeconfig secret filled with the session cluster's kubeconfig. Steps that
-GitHub provides (``uses:``) are not ours to run; the ``pip install`` line is checked, not run
-(this environment has the package, and the collection on ANSIBLE_COLLECTIONS_PATH as an
-installed wheel puts it on the Python path).
+GitHub provides (``uses:``) are not ours to run; the ``pip install`` lines are checked, not run
+(this environment has the package, installed from the same lock by ``make venv``, and the
+collection on ANSIBLE_COLLECTIONS_PATH as an installed wheel puts it on the Python path).
+GitLab's image check runs: a digest passes, a tag is refused.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ import yaml
 from ._ansible import REPO, ansible_env
 from ._cluster import Cluster
 
-INSTALL = 'pip install "tfjob-kit[bootstrap]==0.1.0"'  # pinned: tests/unit/test_ci_examples.py
+# pinned and hashed: tests/unit/test_ci_examples.py
+INSTALL = [
+    "pip install --require-hashes -r ci/tfjob-kit-requirements.txt",
+    'pip install --no-deps "tfjob-kit==0.1.0"',
+]
+DIGEST = "python:3.11-slim@sha256:" + "0" * 64
 
 
 def user_repo(cluster: Cluster, tmp_path: Path) -> Path:
@@ -34,6 +40,17 @@ def user_repo(cluster: Cluster, tmp_path: Path) -> Path:
         "default",
         "--ignore-not-found",
         "--cascade=foreground",
+    )
+    # and none of its pods: an earlier test's job may be gone while the garbage collector still
+    # deletes them, and the operator would find the new job's pod names taken
+    cluster.wait_for(
+        "the pods of an earlier dist-mnist to be gone",
+        lambda: (
+            not cluster.items(
+                "pods", "-n", "default", "-l", "training.kubeflow.org/job-name=dist-mnist"
+            )
+        ),
+        "default",
     )
     repo = tmp_path / "repo"
     (repo / "jobs").mkdir(parents=True)
@@ -84,7 +101,7 @@ def test_github_actions_workflow(cluster: Cluster, tmp_path: Path) -> None:
             if "uses" in step:
                 continue
             if step.get("name") == "Install tfjob-kit":
-                assert step["run"] == INSTALL
+                assert step["run"].splitlines() == INSTALL
                 continue
             step_env = {
                 k: re.sub(r"\$\{\{ *([^} ]+) *\}\}", lambda m: secrets[m[1]], str(v))
@@ -99,8 +116,21 @@ def test_github_actions_workflow(cluster: Cluster, tmp_path: Path) -> None:
 
 def test_gitlab_ci_pipeline(cluster: Cluster, tmp_path: Path) -> None:
     pipeline: dict[str, Any] = yaml.safe_load((REPO / "examples/ci/gitlab-ci.yml").read_text())
-    assert pipeline["default"]["before_script"] == [INSTALL]
+    guard, *install = pipeline["default"]["before_script"]
+    assert install == INSTALL
+    assert pipeline["default"]["image"] == "$PYTHON_IMAGE"
     repo = user_repo(cluster, tmp_path)
+    run_step(guard, repo, {"PYTHON_IMAGE": DIGEST})
+    for tag in ("python:3.11-slim", ""):
+        refused = subprocess.run(
+            ["bash", "-c", guard],
+            env={"PYTHON_IMAGE": tag},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert refused.returncode == 1 and "by digest" in refused.stderr, refused
     # A File variable: GitLab writes the value to a file and exports its path.
     kubeconfig = tmp_path / "KUBECONFIG"
     kubeconfig.write_text(cluster.kubeconfig.read_text())

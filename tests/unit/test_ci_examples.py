@@ -16,11 +16,18 @@ from typing import Any
 
 import yaml
 
+from snippets import tagged
+
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-INSTALL = f'pip install "tfjob-kit[bootstrap]=={VERSION}"'
+# The runtime lock the user's repository keeps (tfjob-kit's requirements/runtime.txt), then the
+# package alone.
+INSTALL = [
+    "pip install --require-hashes -r ci/tfjob-kit-requirements.txt",
+    f'pip install --no-deps "tfjob-kit=={VERSION}"',
+]
 PINNED_USES = re.compile(r"^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
 
 
@@ -72,20 +79,40 @@ def test_the_job_that_reads_the_kubeconfig_runs_in_an_environment() -> None:
     assert gitlab["submit-tfjobs"]["environment"]
 
 
-def test_installs_are_pinned_to_this_release() -> None:
+def test_installs_are_hash_checked_and_pinned_to_this_release() -> None:
+    """Every dependency from the hashed lock, then the package without its dependencies: pip
+    would otherwise resolve them afresh (a constraints file's hashes are not checked)."""
     installs = [
-        step["run"]
+        step["run"].splitlines()
         for job in _workflow()["jobs"].values()
         for step in job["steps"]
         if "pip install" in step.get("run", "")
     ]
-    installs += [
-        line
-        for line in yaml.safe_load(GITLAB.read_text())["default"]["before_script"]
-        if "pip install" in line
-    ]
+    installs.append(
+        [
+            line
+            for line in yaml.safe_load(GITLAB.read_text())["default"]["before_script"]
+            if "pip install" in line
+        ]
+    )
     assert len(installs) == 3
-    assert set(installs) == {INSTALL}
+    assert all(lines == INSTALL for lines in installs), installs
+
+
+def test_the_gitlab_image_is_pinned_by_digest() -> None:
+    default = yaml.safe_load(GITLAB.read_text())["default"]
+    assert default["image"] == "$PYTHON_IMAGE"
+    guard = default["before_script"][0]  # run with a digest and a tag by test_ci_snippets
+    assert "@sha256:" in guard and "exit 1" in guard
+
+
+def test_the_readme_install_is_the_examples() -> None:
+    (block,) = [
+        body
+        for target, body in tagged("test")
+        if target.endswith("::test_the_readme_install_is_the_examples")
+    ]
+    assert [line.split("   #")[0].strip() for line in block.strip().splitlines()] == INSTALL
 
 
 def test_gitlab_never_calls_the_kubeconfig_file_variable_masked() -> None:
