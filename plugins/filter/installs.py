@@ -1,8 +1,8 @@
 # Copyright: tfjob-kit developers
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The training_operator role's decisions, as filters: the logic lives, unit-tested, in
-tfjob_kit.installs (training_operator, operator_upgrade); each filter's documentation is the
-YAML file of its name beside this one."""
+"""The roles' decisions about installs already on a cluster, as filters: the logic lives,
+unit-tested, in tfjob_kit.installs (training_operator, operator_upgrade, volcano); each filter's
+documentation is the YAML file of its name beside this one."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 try:
-    from tfjob_kit.installs import operator_upgrade, training_operator
+    from tfjob_kit.installs import operator_upgrade, training_operator, volcano
 except ImportError as exc:  # the collection without its library
     IMPORT_ERROR: ImportError | None = exc
 else:
@@ -27,22 +27,24 @@ def _library() -> None:
         )
 
 
-def survey(objects: dict[str, Any], namespace: str, release: str) -> dict[str, Any]:
+def training_operator_survey(
+    objects: dict[str, Any], namespace: str, release: str
+) -> dict[str, Any]:
     _library()
     return training_operator.survey(objects, namespace, release)
 
 
-def jobs_summary(results: list[dict[str, Any]]) -> list[str]:
+def training_operator_jobs_summary(results: list[dict[str, Any]]) -> list[str]:
     _library()
     return training_operator.jobs_summary(results)
 
 
-def ownership(objects: dict[str, Any], record: str) -> dict[str, Any]:
+def training_operator_ownership(objects: dict[str, Any], record: str) -> dict[str, Any]:
     _library()
     return training_operator.ownership(objects, record)
 
 
-def upgrade_plan(
+def training_operator_upgrade_plan(
     old: dict[str, Any],
     namespace: str,
     deployment: dict[str, Any],
@@ -65,13 +67,28 @@ def upgrade_plan(
     )
 
 
+def volcano_survey(objects: dict[str, Any], namespace: str, release: str) -> list[str]:
+    _library()
+    return volcano.survey(objects, namespace, release)
+
+
+def volcano_ownership(objects: dict[str, Any], record: str) -> dict[str, Any]:
+    _library()
+    return volcano.ownership(objects, record)
+
+
 class FilterModule:
-    """tfjob.kit.training_operator_* filters."""
+    """tfjob.kit.training_operator_* and tfjob.kit.volcano_* filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
-            "training_operator_survey": survey,
-            "training_operator_jobs_summary": jobs_summary,
-            "training_operator_ownership": ownership,
-            "training_operator_upgrade_plan": upgrade_plan,
+            f.__name__: f
+            for f in (
+                training_operator_survey,
+                training_operator_jobs_summary,
+                training_operator_ownership,
+                training_operator_upgrade_plan,
+                volcano_survey,
+                volcano_ownership,
+            )
         }
