@@ -29,9 +29,11 @@ $(STAMP): pyproject.toml requirements/runtime.txt requirements/dev.txt $(wildcar
 	$(BIN)/pip check
 	touch $(STAMP)
 
-# The hashed locks, for Linux, macOS and Windows and Python 3.11 to 3.13: after a change to
-# pyproject.toml's dependencies, or to take newer releases. uv (from PyPI) resolves them.
-LOCK_OPTIONS := --universal --python-version 3.11 --generate-hashes --no-annotate --custom-compile-command "make lock" --quiet
+# The hashed locks, for Linux, macOS and Windows and Python 3.11 to 3.13, after a change to
+# pyproject.toml's dependencies; uv (from PyPI) resolves them and keeps the versions locked
+# already: `make lock LOCK_UPGRADE=--upgrade` takes the newest releases pyproject.toml allows.
+LOCK_UPGRADE ?=
+LOCK_OPTIONS := --universal --python-version 3.11 --generate-hashes --no-annotate --custom-compile-command "make lock" --quiet $(LOCK_UPGRADE)
 lock: venv
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra bootstrap $(LOCK_OPTIONS) -o requirements/runtime.txt
