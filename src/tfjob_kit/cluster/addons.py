@@ -42,6 +42,7 @@ from tfjob_kit.cluster.training_operator import (
     operator_version,
     start_operator,
 )
+from tfjob_kit.installs.training_operator import CREATED_BY
 
 PORTS = (
     "vc_scheduler_metrics",
@@ -54,8 +55,6 @@ PORTS = (
     "vc_admission",
     "vc_admission_healthz",
 )
-# The annotation on a CRD the toolkit created (the training_operator role reads it).
-CREATED_BY = "tfjob-kit.io/created-by"
 CRDS = (
     "podgroups.scheduling.volcano.sh",
     "queues.scheduling.volcano.sh",

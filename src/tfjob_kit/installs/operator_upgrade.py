@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-Obj = Mapping[str, Any]
+from tfjob_kit.installs.objects import Obj, unique
+
 # The old operator's webhook Service and certificate Secret when its flags do not name them.
 DEFAULT_SERVICE = "training-operator"
 DEFAULT_SECRET = "training-operator-webhook-cert"
@@ -25,10 +26,6 @@ def _pod_spec(kind: str, item: Obj) -> Obj:
     if kind == "Pod":
         return spec
     return (spec.get("template") or {}).get("spec") or {}
-
-
-def _unique(items: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(items))
 
 
 def account_users(
@@ -84,7 +81,7 @@ def _own_bindings(
     others = [b for b in cluster_role_bindings if b["metadata"]["name"] not in names]
     others += role_bindings
     used = [b["roleRef"]["name"] for b in others if b["roleRef"].get("kind") == "ClusterRole"]
-    roles = _unique(
+    roles = unique(
         [
             b["roleRef"]["name"]
             for b in own
@@ -151,7 +148,7 @@ def plan(
         kept.append(
             f"ServiceAccount {namespace}/{account} with its bindings (used by {used_by} too)"
         )
-    return {"account": account, "account_users": users, "objects": objects, "kept": _unique(kept)}
+    return {"account": account, "account_users": users, "objects": objects, "kept": unique(kept)}
 
 
 def named(obj: Obj) -> str:
@@ -180,7 +177,7 @@ def blocks(
         if b["roleRef"].get("kind") == "ClusterRole"
     ]
     gone = [named(o) for o in removed]
-    blocked = _unique([w for w in wanted if w in existing and w not in gone])
+    blocked = unique([w for w in wanted if w in existing and w not in gone])
     users = []
     for b in bindings:
         meta = b["metadata"]
@@ -195,7 +192,7 @@ def blocks(
             or name in blocked
         ):
             users.append(name)
-    return {"blocked": blocked, "users": _unique(users)}
+    return {"blocked": blocked, "users": unique(users)}
 
 
 def accounts(rendered: Sequence[Any]) -> list[str]:

@@ -9,8 +9,17 @@ without a controller; ``ownership`` says whether teardown may remove the CRD.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from tfjob_kit.installs.objects import (
+    Obj,
+    annotations_of,
+    labels_of,
+    managers,
+    meta_of,
+    unique,
+)
 
 CRD = "tfjobs.kubeflow.org"
 GROUP = "kubeflow.org"
@@ -40,35 +49,10 @@ SCHEMES = {
 # app.kubernetes.io/version label).
 KNOWN_IMAGES = {"v1-04f9f13": "v1.8.1", "v1-93c5489": "v1.9.4"}
 
-Obj = Mapping[str, Any]
-
-
-def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
-    return meta
-
-
-def _labels(obj: Obj) -> Obj:
-    labels: Obj = _meta(obj).get("labels") or {}
-    return labels
-
-
-def _annotations(obj: Obj) -> Obj:
-    annotations: Obj = _meta(obj).get("annotations") or {}
-    return annotations
-
 
 def _containers(deployment: Obj) -> list[Obj]:
     spec = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
     return list(spec.get("containers") or [])
-
-
-def _unique(items: Iterable[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return out
 
 
 def enabled_schemes(argv: Sequence[str]) -> list[str]:
@@ -90,16 +74,16 @@ def runs_operator(container: Obj) -> bool:
 
 
 def _operator(deployment: Obj, container: Obj) -> dict[str, Any]:
-    meta = _meta(deployment)
+    where = meta_of(deployment)
     image = str(container.get("image") or "")
     tag = (m.group(0) if (m := _TAG.search(image)) else ":")[1:]
     argv = list(container.get("command") or []) + list(container.get("args") or [])
     enabled = enabled_schemes(argv)
     return {
-        "namespace": meta.get("namespace"),
-        "name": meta.get("name"),
+        "namespace": where.get("namespace"),
+        "name": where.get("name"),
         "image": image,
-        "version": _labels(deployment).get(
+        "version": labels_of(deployment).get(
             "app.kubernetes.io/version", KNOWN_IMAGES.get(tag, "unknown")
         ),
         "all_schemes": not enabled,
@@ -117,17 +101,15 @@ def crd_created(crd: Obj | None) -> bool:
     API server's ever wrote it. A CRD the toolkit only applied over is not its."""
     if not crd:
         return False
-    if CREATED_BY in _annotations(crd):
+    if CREATED_BY in annotations_of(crd):
         return True
-    managers = {f.get("manager") for f in _meta(crd).get("managedFields") or []}
-    managers.discard("kube-apiserver")
-    return bool(managers) and managers <= set(TOOLKIT_MANAGERS)
+    writers = set(managers(crd)) - {"kube-apiserver"}
+    return bool(writers) and writers <= set(TOOLKIT_MANAGERS)
 
 
 def crd_writers(crd: Obj | None) -> str:
     """Who else wrote the CRD: its field managers but the API server's and the toolkit's."""
-    managers = _unique(f.get("manager") for f in _meta(crd or {}).get("managedFields") or [])
-    others = [m for m in managers if m not in ("kube-apiserver", *TOOLKIT_MANAGERS)]
+    others = [m for m in managers(crd or {}) if m not in ("kube-apiserver", *TOOLKIT_MANAGERS)]
     return ", ".join(others) or "an unknown manager"
 
 
@@ -146,24 +128,24 @@ def survey(objects: Obj, namespace: str, release: str) -> dict[str, Any]:
     foreign: list[dict[str, Any]] = []
     own_elsewhere: list[dict[str, Any]] = []
     for deployment in objects.get("deployments") or []:
-        meta = _meta(deployment)
-        name_of_release = _annotations(deployment).get("meta.helm.sh/release-name", "")
-        ours = meta.get("namespace") == namespace and name_of_release == release
+        where = meta_of(deployment)
+        name_of_release = annotations_of(deployment).get("meta.helm.sh/release-name", "")
+        ours = where.get("namespace") == namespace and name_of_release == release
         operators = [c for c in _containers(deployment) if runs_operator(c)]
         if ours or not operators:
             continue
-        if _labels(deployment).get("app.kubernetes.io/part-of") == "tfjob-kit":
+        if labels_of(deployment).get("app.kubernetes.io/part-of") == "tfjob-kit":
             if name_of_release and any(c.get("name") in CONTAINER_NAMES for c in operators):
                 own_elsewhere.append(
-                    {"namespace": meta.get("namespace"), "release": name_of_release}
+                    {"namespace": where.get("namespace"), "release": name_of_release}
                 )
             continue
         foreign.extend(_operator(deployment, c) for c in operators)
     crds: list[Obj] = list(objects.get("crds") or [])
-    crd: Obj = next((c for c in crds if _meta(c).get("name") == CRD), {})
+    crd: Obj = next((c for c in crds if meta_of(c).get("name") == CRD), {})
     created = crd_created(crd)
-    crd_foreign = bool(crd) and not created and UPGRADED_BY not in _annotations(crd)
-    foreign = _unique(foreign)
+    crd_foreign = bool(crd) and not created and UPGRADED_BY not in annotations_of(crd)
+    foreign = unique(foreign)
     return {
         "foreign": foreign,
         "own_elsewhere": own_elsewhere,
@@ -172,9 +154,9 @@ def survey(objects: Obj, namespace: str, release: str) -> dict[str, Any]:
         "crd_foreign": crd_foreign,
         "crd_writers": crd_writers(crd),
         "other_crds": sorted(
-            _meta(c).get("name")
+            meta_of(c).get("name")
             for c in crds
-            if (c.get("spec") or {}).get("group") == GROUP and _meta(c).get("name") != CRD
+            if (c.get("spec") or {}).get("group") == GROUP and meta_of(c).get("name") != CRD
         ),
         "dropped_crds": dropped_crds(foreign, crds),
         "text": found_text(foreign, crd if crd_foreign else None),
@@ -223,7 +205,7 @@ def jobs_summary(results: Sequence[Obj]) -> list[str]:
         resources = result.get("resources") or []
         if not resources:
             continue
-        names = [f"{_meta(r).get('namespace', '')}/{_meta(r).get('name')}" for r in resources]
+        names = [f"{meta_of(r).get('namespace', '')}/{meta_of(r).get('name')}" for r in resources]
         more = ", ..." if len(names) > 5 else ""
         kind = ((result.get("item") or {}).get("spec") or {}).get("names", {}).get("kind")
         parts.append(f"{kind}: {len(names)} ({', '.join(names[:5])}{more})")

@@ -6,19 +6,15 @@ cluster are not the role's release, and which of Volcano's CRDs are the toolkit'
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-Obj = Mapping[str, Any]
+from tfjob_kit.installs.objects import Obj, managers, unique
+
 # The field managers the toolkit applies Volcano's CRDs with: the role, `tfjob-kit cluster up`.
 TOOLKIT_MANAGERS = ("tfjob-kit", "tfjob-kit-cluster")
 SCHEDULER_CONTAINERS = ("vc-scheduler", "volcano-scheduler")
 _SCHEDULER_IMAGE = re.compile(r"(^|/)vc-scheduler([:@]|$)")
-
-
-def _managers(crd: Obj) -> list[str]:
-    fields = (crd.get("metadata") or {}).get("managedFields") or []
-    return list(dict.fromkeys(f.get("manager") for f in fields))
 
 
 def survey(objects: Obj, namespace: str, release: str) -> list[str]:
@@ -45,14 +41,14 @@ def survey(objects: Obj, namespace: str, release: str) -> list[str]:
                     f"Deployment {meta.get('namespace')}/{meta.get('name')} "
                     f"(image {c.get('image') or '?'})"
                 )
-    found = list(dict.fromkeys(found))
+    found = unique(found)
     marker = (objects.get("marker") or [{}])[0] or {}
     local = bool((marker.get("data") or {}).get("volcano"))
     queue_crd = (objects.get("queue_crd") or [None])[0]
-    if queue_crd and "tfjob-kit" not in _managers(queue_crd) and not local:
+    if queue_crd and "tfjob-kit" not in managers(queue_crd) and not local:
         found.append(
             "Volcano CRDs (queues.scheduling.volcano.sh, applied by "
-            f"{', '.join(_managers(queue_crd))})"
+            f"{', '.join(managers(queue_crd))})"
         )
     return found
 
@@ -66,12 +62,12 @@ def ownership(objects: Obj, record_name: str) -> dict[str, Any]:
     own = [
         c["metadata"]["name"]
         for c in crds
-        if not adopted and any(m in TOOLKIT_MANAGERS for m in _managers(c))
+        if not adopted and any(m in TOOLKIT_MANAGERS for m in managers(c))
     ]
     kept = [c for c in crds if c["metadata"]["name"] not in own]
     parts = []
     for c in kept:
-        others = [m for m in _managers(c) if m != "kube-apiserver"]
+        others = [m for m in managers(c) if m != "kube-apiserver"]
         why = (
             f"of the adopted Volcano, record kube-system/{record_name}"
             if adopted
