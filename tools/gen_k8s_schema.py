@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tfjob_kit.cluster.paths import load_versions
+from tfjob_kit.versions import load_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from tfjob_kit.cluster.paths import load_versions
+from tfjob_kit.versions import load_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "charts" / "volcano" / "crds" / "volcano-crds.yaml"

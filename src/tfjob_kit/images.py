@@ -6,8 +6,8 @@ Nothing here lists an image by hand. The list comes from the same sources an ins
    `when` and `vars`), read from the playbook itself;
 2. each role's `<role>_chart_values` (roles/<role>/vars/main.yml) composes the values the role
    installs its chart with, from the role's defaults and the inventory's variables
-   (`tfjob_kit_image_registry` among them); it is evaluated here with Jinja2 and the few
-   Ansible filters it uses (`bool`, `combine`, `regex_replace`), without Ansible;
+   (`tfjob_kit_image_registry` among them); Ansible's own template engine evaluates it, so
+   whatever filter or test a role uses means here what it means in the role;
 3. `helm template` renders each chart with those values, and every image reference is read
    from the rendered manifests: containers, init and ephemeral containers of every pod
    template (Deployments, DaemonSets, Jobs, CronJobs, `helm test` hooks), and arguments,
@@ -22,22 +22,19 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain, islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
+from tfjob_kit.ansible_vars import Variables, read_yaml_variables
 from tfjob_kit.model import is_dns1123_label
 from tfjob_kit.podcheck.names import is_dns1123_subdomain
-
-if TYPE_CHECKING:  # jinja2 is imported when variables are templated, not with the CLI
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+from tfjob_kit.versions import VersionsError, charts_dir, load_versions
 
 Doc = dict[str, Any]
 
@@ -59,154 +56,11 @@ class ImagesError(Exception):
     """What stops the list: a missing helm, a chart that does not render, a bad variable."""
 
 
-# --------------------------------------------------------------------------- role variables
-
-
-def _bool(value: Any) -> bool:
-    """Ansible's `bool` filter."""
-    if isinstance(value, str):
-        return value.strip().lower() in ("yes", "on", "1", "true", "y", "t")
-    return bool(value) if isinstance(value, (bool, int, float)) else False
-
-
-def _merge(base: Mapping[str, Any], other: Mapping[str, Any], recursive: bool) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in other.items():
-        if recursive and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value, recursive)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _combine(*dicts: Mapping[str, Any], recursive: bool = False) -> dict[str, Any]:
-    """Ansible's `combine` filter (lists replaced, as its default list_merge=replace)."""
-    result: dict[str, Any] = {}
-    for item in dicts:
-        result = _merge(result, item, recursive)
-    return result
-
-
-def _regex_replace(value: Any, pattern: str = "", replacement: str = "") -> str:
-    return re.sub(pattern, replacement, str(value))
-
-
-def _concat(values: Iterable[Any]) -> Any:
-    """A template's result as Ansible gives it: one expression's value as it is (a string stays
-    a string: "1.10" is not read as the number 1.1, as Jinja's native mode would), several parts
-    joined as a string. (An expression of constants alone, folded by Jinja's compiler, comes as
-    its text.)"""
-    values = iter(values)
-    head = list(islice(values, 2))
-    if not head:
-        return None
-    if len(head) == 1:
-        return head[0]
-    return "".join(str(part) for part in chain(head, values))
-
-
-def _environment() -> ImmutableSandboxedEnvironment:
-    """Ansible's kind of environment: sandboxed (a variable file cannot reach Python's
-    internals, as Ansible refuses the same file) and native (a value keeps its type)."""
-    from jinja2 import StrictUndefined
-    from jinja2.nativetypes import NativeCodeGenerator, NativeTemplate
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class Environment(ImmutableSandboxedEnvironment):
-        code_generator_class = NativeCodeGenerator
-        concat = staticmethod(_concat)
-
-    class Template(NativeTemplate):
-        # NativeTemplate's render concatenates with its environment class's concat: ours.
-        environment_class = Environment  # type: ignore[assignment]
-
-    Environment.template_class = Template
-
-    env = Environment(undefined=StrictUndefined)
-    env.filters.update(
-        {
-            "bool": _bool,
-            "combine": _combine,
-            "regex_replace": _regex_replace,
-            "ansible.builtin.bool": _bool,
-            "ansible.builtin.combine": _combine,
-            "ansible.builtin.regex_replace": _regex_replace,
-        }
-    )
-    return env
-
-
-class Variables:
-    """Variables in layers, as Ansible stacks them (later layers win), templated when read:
-    a string with `{{` is rendered with the variables it names, each resolved the same way."""
-
-    def __init__(self, *layers: Mapping[str, Any]) -> None:
-        self.raw: dict[str, Any] = {}
-        for layer in layers:
-            self.raw.update(layer)
-        self._env = _environment()
-        self._done: dict[str, Any] = {}
-        self._resolving: list[str] = []
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.raw
-
-    def get(self, name: str) -> Any:
-        if name in self._done:
-            return self._done[name]
-        if name in self._resolving:
-            raise ImagesError(f"variables refer to each other: {' -> '.join(self._resolving)}")
-        self._resolving.append(name)
-        try:
-            value = self.template(self.raw[name])
-        finally:
-            self._resolving.pop()
-        self._done[name] = value
-        return value
-
-    def template(self, value: Any) -> Any:
-        if isinstance(value, str) and ("{{" in value or "{%" in value):
-            from jinja2 import meta
-
-            tree = self._env.parse(value)
-            names = {n for n in meta.find_undeclared_variables(tree) if n in self.raw}
-            context = {name: self.get(name) for name in names}
-            try:
-                return self._env.from_string(tree).render(context)
-            except Exception as exc:  # Jinja2 raises many kinds; each is a bad variable
-                where = self._resolving[-1] if self._resolving else "a value"
-                raise ImagesError(f"cannot evaluate {where}: {exc}") from exc
-        if isinstance(value, Mapping):
-            return {key: self.template(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self.template(item) for item in value]
-        return value
-
-    def test(self, expression: str) -> bool:
-        """A `when:` condition (a bare expression)."""
-        return _bool(self.template("{{ (" + expression + ") | bool }}"))
-
-
 def read_variables(path: Path) -> dict[str, Any]:
     """The variables of a YAML file given with `-e` (group_vars style)."""
     if not path.is_file():
         raise ImagesError(f"{path}: no such variables file")
-    try:
-        return _load_yaml(path)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ImagesError(f"{path}: {exc}") from exc
-
-
-def _load_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise ImagesError(f"{path}: not a mapping of variables")
-    return data
-
-
-# --------------------------------------------------------------------------- what site.yml runs
+    return read_yaml_variables(path)
 
 
 @dataclass(frozen=True)
@@ -220,12 +74,9 @@ class Options:
 
 def collection_root() -> Path:
     """The collection (roles/, playbooks/, charts/): the checkout, or the installed wheel's."""
-    from tfjob_kit.cluster.chart_rbac import charts_dir
-    from tfjob_kit.cluster.paths import ClusterError
-
     try:
         return charts_dir().parent
-    except ClusterError as exc:
+    except VersionsError as exc:
         raise ImagesError(str(exc)) from exc
 
 
@@ -276,9 +127,9 @@ def role_deployment(
     folder = root / "roles" / role
     layers = Variables(
         {"role_path": str(folder)},
-        _load_yaml(folder / "defaults" / "main.yml"),
+        read_yaml_variables(folder / "defaults" / "main.yml"),
         variables,
-        _load_yaml(folder / "vars" / "main.yml"),
+        read_yaml_variables(folder / "vars" / "main.yml"),
         include,
     )
     if role in MANIFEST_VARS:
@@ -315,27 +166,11 @@ def deployments(options: Options, root: Path | None = None) -> list[Deployment]:
     return found
 
 
-# --------------------------------------------------------------------------- rendering
-
-
-def default_helm() -> str:
-    """The helm `make cluster-build` built, else the one on PATH."""
-    from tfjob_kit.cluster import build
-    from tfjob_kit.cluster.paths import ClusterError
-
-    try:
-        return str(build.helm_path())
-    except ClusterError:
-        found = shutil.which("helm")
-        if found is None:
-            raise ImagesError("no helm: run `tfjob-kit cluster build`, or pass --helm") from None
-        return found
-
-
 def default_kube_version() -> str:
-    from tfjob_kit.cluster.paths import load_versions
-
-    return load_versions().kubernetes
+    try:
+        return load_versions().kubernetes
+    except VersionsError as exc:
+        raise ImagesError(str(exc)) from exc
 
 
 def chart_kube_version(chart: Path, kube_version: str | None) -> str:
@@ -345,7 +180,7 @@ def chart_kube_version(chart: Path, kube_version: str | None) -> str:
     if kube_version:
         return kube_version
     pinned = default_kube_version().lstrip("v")
-    meta = _load_yaml(chart / "Chart.yaml")
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8")) or {}
     below = re.fullmatch(r"\s*<\s*v?(\d+)\.(\d+)\.0(?:-0)?\s*", str(meta.get("kubeVersion", "")))
     if below:
         bound = (int(below.group(1)), int(below.group(2)))

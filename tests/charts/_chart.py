@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from tfjob_kit.cluster.paths import load_versions
+from tfjob_kit.versions import load_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS = ROOT / "charts"

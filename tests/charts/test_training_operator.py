@@ -14,7 +14,7 @@ import yaml
 
 from tfjob_kit import images
 from tfjob_kit.cluster import build
-from tfjob_kit.cluster.paths import load_versions
+from tfjob_kit.versions import load_versions
 
 from ._chart import (
     CHARTS,

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tfjob_kit.cluster import build, chart_rbac, local
-from tfjob_kit.cluster.paths import load_versions
+from tfjob_kit.cluster import build, local
+from tfjob_kit.versions import charts_dir, load_versions
 
 from ._ansible import BIN, run_playbook, run_tasks
 from ._cluster import Cluster
@@ -59,7 +59,7 @@ def leftovers() -> list[dict[str, Any]]:
             str(build.helm_path()),
             "template",
             "volcano",
-            str(chart_rbac.charts_dir() / "volcano"),
+            str(charts_dir() / "volcano"),
             "--namespace",
             "volcano-system",
             "--kube-version",

@@ -26,9 +26,10 @@ import yaml
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.nodes import NodePlan
-from tfjob_kit.cluster.paths import load_versions, logs_dir
+from tfjob_kit.cluster.paths import logs_dir
 from tfjob_kit.cluster.procs import records
 from tfjob_kit.cluster.training_operator import install_upstream
+from tfjob_kit.versions import load_versions
 
 from ._ansible import REPO, run_playbook
 from ._cluster import Cluster

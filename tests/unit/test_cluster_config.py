@@ -9,7 +9,7 @@ import yaml
 
 from tfjob_kit.cluster import build, kwok, local
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
-from tfjob_kit.cluster.paths import load_versions, repo_root
+from tfjob_kit.versions import load_versions, repo_root
 
 
 def test_node_plan_counts_and_gpu_labels() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tfjob_kit import versions
 from tfjob_kit.cluster import local, paths
 from tfjob_kit.cluster.paths import ClusterError
 
@@ -105,14 +106,14 @@ def test_repo_root_is_never_the_current_directory(
     foreign = tmp_path / "untrusted-checkout"
     (foreign / "cluster" / "go").mkdir(parents=True)
     (foreign / "versions.toml").write_text("")
-    installed = tmp_path / "site-packages" / "tfjob_kit" / "cluster" / "paths.py"
-    monkeypatch.setattr(paths, "__file__", str(installed))
+    installed = tmp_path / "site-packages" / "tfjob_kit" / "versions.py"
+    monkeypatch.setattr(versions, "__file__", str(installed))
     monkeypatch.delenv("TFJOB_KIT_ROOT", raising=False)
     monkeypatch.chdir(foreign)
-    with pytest.raises(ClusterError, match="TFJOB_KIT_ROOT"):
-        paths.repo_root()
+    with pytest.raises(versions.VersionsError, match="TFJOB_KIT_ROOT"):
+        versions.repo_root()
     monkeypatch.setenv("TFJOB_KIT_ROOT", str(foreign))
-    assert paths.repo_root() == foreign.resolve()
+    assert versions.repo_root() == foreign.resolve()
 
 
 def test_cluster_down_signals_no_process_a_stale_pid_file_names(tmp_path: Path) -> None:

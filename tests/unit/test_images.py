@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit import images
+from tfjob_kit import ansible_vars, images
 
 ROOT = Path(__file__).resolve().parents[2]
 # Made-up digests: they name no real image.
@@ -72,9 +72,11 @@ def test_site_yml_includes_the_roles_of_the_options() -> None:
 
 def test_the_includes_vars_are_site_ymls() -> None:
     roles = dict(site(tfjob_kit_scheduler="volcano"))
-    operator = images.Variables({"tfjob_kit_scheduler": "volcano"}, roles["training_operator"])
+    operator = ansible_vars.Variables(
+        {"tfjob_kit_scheduler": "volcano"}, roles["training_operator"]
+    )
     assert operator.get("training_operator_gang_scheduler") == "volcano"
-    smoke = images.Variables({"tfjob_kit_scheduler": "none"}, roles["tfjob_smoke"])
+    smoke = ansible_vars.Variables({"tfjob_kit_scheduler": "none"}, roles["tfjob_smoke"])
     assert smoke.get("tfjob_smoke_gang_scheduling") is False
 
 
@@ -141,7 +143,7 @@ def test_the_roles_values_are_ansibles(tmp_path: Path, name: str) -> None:
 
 def test_templated_strings_stay_strings_as_in_ansible() -> None:
     """A tag such as "1.10" reached through a variable is the string, not the number 1.1."""
-    variables = images.Variables(
+    variables = ansible_vars.Variables(
         {"tag": "1.10", "hex": "0x10", "n": 8, "image": {"tag": "{{ tag }}", "x": "{{ hex }}"}}
     )
     assert variables.get("image") == {"tag": "1.10", "x": "0x10"}
@@ -207,12 +209,12 @@ def test_variables_are_templated_in_a_sandbox(tmp_path: Path) -> None:
     """A variable file cannot reach Python's internals (Ansible refuses the same file)."""
     marker = tmp_path / "ran"
     payload = "{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}"
-    variables = images.Variables({"tfjob_kit_image_registry": payload})
-    with pytest.raises(images.ImagesError, match=r"tfjob_kit_image_registry: .*unsafe"):
+    variables = ansible_vars.Variables({"tfjob_kit_image_registry": payload})
+    with pytest.raises(ansible_vars.VariablesError, match=r"tfjob_kit_image_registry: .*unsafe"):
         variables.get("tfjob_kit_image_registry")
     assert not marker.exists()
     # and what Ansible's templates do still works
-    plain = images.Variables({"a": {"b": 1}, "c": "{{ a | combine({'d': [1, 2]}) }}"})
+    plain = ansible_vars.Variables({"a": {"b": 1}, "c": "{{ a | combine({'d': [1, 2]}) }}"})
     assert plain.get("c") == {"b": 1, "d": [1, 2]}
 
 

@@ -27,14 +27,7 @@ from tfjob_kit.cluster import build, chart_rbac, volcano_admission
 from tfjob_kit.cluster.identity import ADDON_PROCESSES, identity_kubeconfig, renew_tokens
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.options import UpOptions
-from tfjob_kit.cluster.paths import (
-    ClusterError,
-    Versions,
-    bin_root,
-    logs_dir,
-    repo_root,
-    state_dir,
-)
+from tfjob_kit.cluster.paths import ClusterError, bin_root, logs_dir, state_dir
 from tfjob_kit.cluster.ports import reserve
 from tfjob_kit.cluster.procs import check_alive, http_ok, records, say, spawn, wait
 from tfjob_kit.cluster.training_operator import (
@@ -43,6 +36,7 @@ from tfjob_kit.cluster.training_operator import (
     start_operator,
 )
 from tfjob_kit.installs.training_operator import CREATED_BY
+from tfjob_kit.versions import Versions, repo_root
 
 PORTS = (
     "vc_scheduler_metrics",

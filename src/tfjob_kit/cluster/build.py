@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 import yaml
 
-from tfjob_kit.cluster.paths import ClusterError, Versions, bin_root, load_versions, repo_root
+from tfjob_kit.cluster.paths import ClusterError, bin_root
+from tfjob_kit.versions import Versions, load_versions, repo_root
 
 STAMP = ".stamp.json"
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")

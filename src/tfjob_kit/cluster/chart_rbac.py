@@ -10,17 +10,16 @@ of a chart is typed a second time here.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from tfjob_kit.cluster import build
-from tfjob_kit.cluster.paths import ClusterError, load_versions, repo_root
+from tfjob_kit.cluster.paths import ClusterError
+from tfjob_kit.versions import charts_dir, load_versions
 
 # The namespace the charts are rendered in when only their RBAC and names matter.
 RENDER_NAMESPACE = "rbac-render"
@@ -47,18 +46,6 @@ COMPONENTS = {
 class Grants:
     cluster_rules: list[dict[str, Any]] = field(default_factory=list)
     namespaced_rules: list[dict[str, Any]] = field(default_factory=list)
-
-
-def charts_dir() -> Path:
-    """charts/ of the checkout, else of the installed collection (the wheel ships it there)."""
-    local = repo_root() / "charts"
-    if local.is_dir():
-        return local
-    spec = importlib.util.find_spec("ansible_collections.tfjob.kit")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if (Path(location) / "charts").is_dir():
-            return Path(location) / "charts"
-    raise ClusterError("cannot find the charts (charts/ of the checkout or of the collection)")
 
 
 @cache

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.options import UpOptions
-from tfjob_kit.cluster.paths import ClusterError, kubeconfig_path, load_versions
+from tfjob_kit.cluster.paths import ClusterError, kubeconfig_path
 from tfjob_kit.cluster.procs import load_state, records, save_state
 from tfjob_kit.cluster.training_operator import (
     PROCESS,
@@ -27,6 +27,7 @@ from tfjob_kit.cluster.training_operator import (
     operator_tuning,
     start_operator,
 )
+from tfjob_kit.versions import load_versions
 
 
 def follow(name: str, namespace: str, release: str, out: TextIO) -> bool:

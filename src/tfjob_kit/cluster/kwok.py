@@ -30,16 +30,15 @@ from tfjob_kit.cluster.paths import (
     LOOPBACK,
     UMASK,
     ClusterError,
-    Versions,
     bin_root,
     cluster_dir,
     kubeconfig_path,
     kwok_workdir,
-    load_versions,
     private_dir,
 )
 from tfjob_kit.cluster.ports import reserve
 from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, reap, say, wait
+from tfjob_kit.versions import Versions, load_versions
 
 
 def _kwok_env(name: str) -> dict[str, str]:

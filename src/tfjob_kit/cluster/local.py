@@ -47,13 +47,10 @@ from tfjob_kit.cluster.nodes import node_manifests
 from tfjob_kit.cluster.options import DEFAULT_NAME, GANG_SCHEDULERS, UpOptions, default_name
 from tfjob_kit.cluster.paths import (
     ClusterError,
-    Versions,
     cluster_dir,
     kubeconfig_path,
     kwok_workdir,
-    load_versions,
     logs_dir,
-    repo_root,
 )
 from tfjob_kit.cluster.ports import release
 from tfjob_kit.cluster.procs import (
@@ -66,6 +63,7 @@ from tfjob_kit.cluster.procs import (
     wait,
 )
 from tfjob_kit.cluster.training_operator import OPERATOR_NAMESPACE
+from tfjob_kit.versions import Versions, load_versions, repo_root
 
 __all__ = [
     "DEFAULT_NAME",

@@ -1,6 +1,6 @@
 """Where the local cluster's inputs and outputs live.
 
-Inputs come from the repository checkout: ``versions.toml`` (the single version lock) and
+Inputs come from the toolkit's own files (``tfjob_kit.versions``): ``versions.toml`` and
 the Go wrapper modules under ``cluster/go``. Outputs go to a per-user cache
 (``$TFJOB_KIT_CACHE``, else ``$XDG_CACHE_HOME/tfjob-kit``, else ``~/.cache/tfjob-kit``):
 ``bin/<name>-<version>/`` for built binaries and ``kwok/`` for kwokctl's cluster state.
@@ -16,15 +16,11 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tfjob_kit.cluster.options import DEFAULT_NAME
 from tfjob_kit.model import is_dns1123_label
 
-VERSIONS_FILE = "versions.toml"
 # Whatever kwokctl and the local processes create is this user's only.
 UMASK = 0o077
 # Every local process listens here and nowhere else.
@@ -33,33 +29,6 @@ LOOPBACK = "127.0.0.1"
 
 class ClusterError(RuntimeError):
     """A local-cluster operation failed; the message says what and where."""
-
-
-def _looks_like_root(path: Path) -> bool:
-    return (path / VERSIONS_FILE).is_file() and (path / "cluster" / "go").is_dir()
-
-
-def repo_root() -> Path:
-    """The tfjob-kit checkout holding versions.toml and cluster/go.
-
-    ``$TFJOB_KIT_ROOT`` wins; otherwise the checkout this package is installed from (an
-    editable install). Never the current directory: an installed CLI run inside somebody
-    else's checkout must not build that checkout's Go modules or load its RBAC.
-    """
-    env = os.environ.get("TFJOB_KIT_ROOT")
-    if env:
-        root = Path(env).expanduser().resolve()
-        if not _looks_like_root(root):
-            raise ClusterError(f"TFJOB_KIT_ROOT={env} has no {VERSIONS_FILE} and cluster/go")
-        return root
-    here = Path(__file__).resolve()
-    for candidate in here.parents:
-        if _looks_like_root(candidate):
-            return candidate
-    raise ClusterError(
-        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + cluster/go) above {here}: "
-        "install tfjob-kit from a checkout (pip install -e) or set TFJOB_KIT_ROOT"
-    )
 
 
 def validate_cluster_name(name: str) -> str:
@@ -145,49 +114,3 @@ def logs_dir(name: str) -> Path:
 def cert_dir(name: str) -> Path:
     """The operator's webhook serving certificate (the kubelet would mount it in a pod)."""
     return state_dir(name) / "webhook-certs"
-
-
-@dataclass(frozen=True)
-class Versions:
-    kubernetes: str
-    etcd: str
-    kwok: str
-    training_operator: str
-    volcano: str
-    volcano_apis: str
-    helm: str
-    kubectl: str
-    # The training-operator release the upgrade path starts from ([training-operator]).
-    training_operator_upgrade_from: str = ""
-
-    @property
-    def kube_minor(self) -> tuple[str, str]:
-        major, minor = self.kubernetes.lstrip("v").split(".")[:2]
-        return major, minor
-
-
-def _section_version(data: dict[str, Any], name: str, key: str = "version") -> str:
-    section = data.get(name)
-    if not isinstance(section, dict) or not isinstance(section.get(key), str):
-        raise ClusterError(f'{VERSIONS_FILE}: missing [{name}] {key} = "..."')
-    value: str = section[key]
-    return value
-
-
-def load_versions(root: Path | None = None) -> Versions:
-    path = (root or repo_root()) / VERSIONS_FILE
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ClusterError(f"{path}: {exc}") from exc
-    return Versions(
-        kubernetes=_section_version(data, "kubernetes"),
-        etcd=_section_version(data, "etcd"),
-        kwok=_section_version(data, "kwok"),
-        training_operator=_section_version(data, "training-operator"),
-        volcano=_section_version(data, "volcano"),
-        volcano_apis=_section_version(data, "volcano", "apis"),
-        helm=_section_version(data, "helm"),
-        kubectl=_section_version(data, "kubectl"),
-        training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
-    )

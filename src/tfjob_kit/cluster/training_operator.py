@@ -28,13 +28,13 @@ from tfjob_kit.cluster.options import UpOptions
 from tfjob_kit.cluster.paths import (
     LOOPBACK,
     ClusterError,
-    Versions,
     cert_dir,
     private_dir,
     state_dir,
     write_private,
 )
 from tfjob_kit.cluster.procs import check_alive, http_ok, say, spawn, wait
+from tfjob_kit.versions import Versions
 
 OPERATOR_NAMESPACE = LOCAL_NAMESPACE
 PROCESS = "training-operator"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfjob_kit import images
+from tfjob_kit.ansible_vars import VariablesError
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
@@ -73,6 +75,23 @@ def register(sub: Subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+def default_helm() -> str:
+    """The helm `tfjob-kit cluster build` built, else the one on PATH."""
+    from tfjob_kit.cluster import build
+    from tfjob_kit.cluster.paths import ClusterError
+    from tfjob_kit.versions import VersionsError
+
+    try:
+        return str(build.helm_path())
+    except (ClusterError, VersionsError):
+        found = shutil.which("helm")
+        if found is None:
+            raise images.ImagesError(
+                "no helm: run `tfjob-kit cluster build`, or pass --helm"
+            ) from None
+        return found
+
+
 def _options(args: argparse.Namespace) -> images.Options:
     variables: dict[str, Any] = {}
     for path in args.var_files:
@@ -90,7 +109,7 @@ def _options(args: argparse.Namespace) -> images.Options:
 def run(args: argparse.Namespace) -> int:
     try:
         options = _options(args)
-        helm = args.helm or images.default_helm()
+        helm = args.helm or default_helm()
         kube_version = args.kube_version
         if args.output == "list":
             found = sorted({use.image for use in images.collect(options, helm, kube_version)})
@@ -104,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{source}={mirror}")
         else:
             print(json.dumps(_by_image(options, helm, kube_version), indent=2))
-    except images.ImagesError as exc:
+    except (images.ImagesError, VariablesError) as exc:
         print(f"tfjob-kit images: {exc}", file=sys.stderr)
         return 2
     return 0

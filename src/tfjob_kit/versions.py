@@ -1,0 +1,103 @@
+"""The toolkit's own files: where they are (the checkout, or the installed wheel) and the
+versions ``versions.toml`` pins, the single version lock every component is built, rendered
+and tested at."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VERSIONS_FILE = "versions.toml"
+
+
+class VersionsError(RuntimeError):
+    """The toolkit's own files cannot be found or read; the message says which."""
+
+
+def _looks_like_root(path: Path) -> bool:
+    return (path / VERSIONS_FILE).is_file() and (path / "cluster" / "go").is_dir()
+
+
+def repo_root() -> Path:
+    """The tfjob-kit checkout holding versions.toml and cluster/go.
+
+    ``$TFJOB_KIT_ROOT`` wins; otherwise the checkout this package is installed from (an
+    editable install). Never the current directory: an installed CLI run inside somebody
+    else's checkout must not build that checkout's Go modules or load its RBAC.
+    """
+    env = os.environ.get("TFJOB_KIT_ROOT")
+    if env:
+        root = Path(env).expanduser().resolve()
+        if not _looks_like_root(root):
+            raise VersionsError(f"TFJOB_KIT_ROOT={env} has no {VERSIONS_FILE} and cluster/go")
+        return root
+    here = Path(__file__).resolve()
+    for candidate in here.parents:
+        if _looks_like_root(candidate):
+            return candidate
+    raise VersionsError(
+        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + cluster/go) above {here}: "
+        "install tfjob-kit from a checkout (pip install -e) or set TFJOB_KIT_ROOT"
+    )
+
+
+@dataclass(frozen=True)
+class Versions:
+    kubernetes: str
+    etcd: str
+    kwok: str
+    training_operator: str
+    volcano: str
+    volcano_apis: str
+    helm: str
+    kubectl: str
+    # The training-operator release the upgrade path starts from ([training-operator]).
+    training_operator_upgrade_from: str = ""
+
+    @property
+    def kube_minor(self) -> tuple[str, str]:
+        major, minor = self.kubernetes.lstrip("v").split(".")[:2]
+        return major, minor
+
+
+def _section_version(data: dict[str, Any], name: str, key: str = "version") -> str:
+    section = data.get(name)
+    if not isinstance(section, dict) or not isinstance(section.get(key), str):
+        raise VersionsError(f'{VERSIONS_FILE}: missing [{name}] {key} = "..."')
+    value: str = section[key]
+    return value
+
+
+def load_versions(root: Path | None = None) -> Versions:
+    path = (root or repo_root()) / VERSIONS_FILE
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise VersionsError(f"{path}: {exc}") from exc
+    return Versions(
+        kubernetes=_section_version(data, "kubernetes"),
+        etcd=_section_version(data, "etcd"),
+        kwok=_section_version(data, "kwok"),
+        training_operator=_section_version(data, "training-operator"),
+        volcano=_section_version(data, "volcano"),
+        volcano_apis=_section_version(data, "volcano", "apis"),
+        helm=_section_version(data, "helm"),
+        kubectl=_section_version(data, "kubectl"),
+        training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
+    )
+
+
+def charts_dir() -> Path:
+    """charts/ of the checkout, else of the installed collection (the wheel ships it there)."""
+    local = repo_root() / "charts"
+    if local.is_dir():
+        return local
+    spec = importlib.util.find_spec("ansible_collections.tfjob.kit")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "charts").is_dir():
+            return Path(location) / "charts"
+    raise VersionsError("cannot find the charts (charts/ of the checkout or of the collection)")
