@@ -27,7 +27,7 @@ from tfjob_kit.cluster.training_operator import (
     operator_tuning,
     start_operator,
 )
-from tfjob_kit.versions import load_versions
+from tfjob_kit.versions import VersionsError, load_versions
 
 
 def follow(name: str, namespace: str, release: str, out: TextIO) -> bool:
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         changed = follow(args.name, args.namespace, args.release, sys.stderr)
-    except ClusterError as exc:
+    except (ClusterError, VersionsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print("changed" if changed else "unchanged")

@@ -38,7 +38,7 @@ from tfjob_kit.cluster.paths import (
 )
 from tfjob_kit.cluster.ports import reserve
 from tfjob_kit.cluster.procs import kwok_pids, proc_start_time, reap, say, wait
-from tfjob_kit.versions import Versions, load_versions
+from tfjob_kit.versions import Versions, VersionsError, load_versions
 
 
 def _kwok_env(name: str) -> dict[str, str]:
@@ -355,7 +355,7 @@ def delete_cluster(name: str, out: TextIO) -> None:
             check=False,
             timeout=120,
         )
-    except ClusterError as exc:  # kwokctl not built: stop its processes ourselves
+    except (ClusterError, VersionsError) as exc:  # kwokctl not built: stop its processes ourselves
         say(out, f"[down] {exc}")
 
     def kwok_gone() -> bool:

@@ -63,7 +63,7 @@ from tfjob_kit.cluster.procs import (
     wait,
 )
 from tfjob_kit.cluster.training_operator import OPERATOR_NAMESPACE
-from tfjob_kit.versions import Versions, load_versions, repo_root
+from tfjob_kit.versions import Versions, VersionsError, load_versions, repo_root
 
 __all__ = [
     "DEFAULT_NAME",
@@ -241,7 +241,7 @@ def _built_helm() -> str | None:
     """The helm `make cluster-build` built (the roles and playbooks use it locally)."""
     try:
         return str(build.helm_path())
-    except ClusterError:
+    except (ClusterError, VersionsError):
         return None
 
 

@@ -23,6 +23,7 @@ from tfjob_kit.cluster.options import (
     is_schedule_period,
 )
 from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
+from tfjob_kit.versions import VersionsError
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
@@ -138,7 +139,7 @@ def _guard(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
     def run(args: argparse.Namespace) -> int:
         try:
             return func(args)
-        except ClusterError as exc:
+        except (ClusterError, VersionsError) as exc:
             print(f"tfjob-kit cluster: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
