@@ -1,7 +1,8 @@
 # Copyright: tfjob-kit developers
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The roles' decisions about installs already on a cluster, as filters: the logic lives,
-unit-tested, in tfjob_kit.installs (training_operator, operator_upgrade, volcano); each filter's
+unit-tested, in tfjob_kit.installs (training_operator, operator_upgrade, volcano,
+device_plugin); each filter's
 documentation is the YAML file of its name beside this one."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 try:
-    from tfjob_kit.installs import operator_upgrade, training_operator, volcano
+    from tfjob_kit.installs import device_plugin, operator_upgrade, training_operator, volcano
 except ImportError as exc:  # the collection without its library
     IMPORT_ERROR: ImportError | None = exc
 else:
@@ -77,8 +78,23 @@ def volcano_ownership(objects: dict[str, Any], record: str) -> dict[str, Any]:
     return volcano.ownership(objects, record)
 
 
+def nvidia_device_plugin_node_queries(labels: list[str]) -> dict[str, Any]:
+    _library()
+    return device_plugin.node_queries(labels)
+
+
+def nvidia_device_plugin_gpu_nodes(objects: dict[str, Any]) -> list[str]:
+    _library()
+    return device_plugin.gpu_nodes(objects)
+
+
+def nvidia_device_plugin_without_gpus(nodes: list[dict[str, Any]]) -> list[str]:
+    _library()
+    return device_plugin.without_gpus(nodes)
+
+
 class FilterModule:
-    """tfjob.kit.training_operator_* and tfjob.kit.volcano_* filters."""
+    """tfjob.kit.training_operator_*, volcano_* and nvidia_device_plugin_* filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
@@ -90,5 +106,8 @@ class FilterModule:
                 training_operator_upgrade_plan,
                 volcano_survey,
                 volcano_ownership,
+                nvidia_device_plugin_node_queries,
+                nvidia_device_plugin_gpu_nodes,
+                nvidia_device_plugin_without_gpus,
             )
         }

@@ -1,7 +1,7 @@
-"""tfjob_kit.installs: what the training_operator role decides from the objects it read, on
-fixtures shaped as the API server returns them. The roles run the same functions through the
-tfjob.kit.training_operator_* filters on the local cluster (tests/integration/test_coexistence.py,
-test_upgrade.py)."""
+"""tfjob_kit.installs: what the roles decide from the objects they read, on fixtures shaped
+as the API server returns them. The roles run the same functions through the tfjob.kit filters
+on the local cluster: training_operator_* in tests/integration/test_coexistence.py and
+test_upgrade.py, nvidia_device_plugin_* in the nvidia_device_plugin role's Molecule scenario."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from tfjob_kit.installs import device_plugin, volcano
 from tfjob_kit.installs import operator_upgrade as upgrade
 from tfjob_kit.installs import training_operator as to
-from tfjob_kit.installs import volcano
 
 NS, RELEASE = "training-operator", "training-operator"
 ALL_BUT_TFJOB = ["PyTorchJob", "MXJob", "XGBoostJob", "MPIJob", "PaddleJob", "JAXJob"]
@@ -409,3 +409,39 @@ def test_volcanos_crds_are_the_toolkits_only_when_it_applied_them_and_adopted_no
         "queues.scheduling.volcano.sh (of the adopted Volcano, record kube-system/"
         "tfjob-kit-adopted-volcano), "
     )
+
+
+def node(name: str, gpus: Any = None) -> dict[str, Any]:
+    status = {} if gpus is None else {"allocatable": {"cpu": "8", "nvidia.com/gpu": gpus}}
+    return {"metadata": {"name": name}, "status": status}
+
+
+def test_device_plugin_queries_one_label_each() -> None:
+    labels = ["nvidia.com/gpu.present=true", "feature.node.kubernetes.io/pci-10de.present=true"]
+    assert device_plugin.node_queries(labels) == {
+        "nodes_1": {"kind": "Node", "label_selectors": [labels[0]]},
+        "nodes_2": {"kind": "Node", "label_selectors": [labels[1]]},
+    }
+    assert device_plugin.node_queries([]) == {}
+
+
+def test_device_plugin_gpu_nodes_are_every_querys_nodes_once() -> None:
+    objects = {
+        "nodes_1": [node("b"), node("a")],
+        "nodes_2": [node("a"), node("c")],
+        "nodes_3": None,
+        "namespace": [{"metadata": {"name": "not-a-node"}}],
+    }
+    assert device_plugin.gpu_nodes(objects) == ["a", "b", "c"]
+    assert device_plugin.gpu_nodes({"namespace": []}) == []
+
+
+def test_device_plugin_names_the_nodes_without_gpus() -> None:
+    nodes = [
+        node("no-status"),
+        node("zero", "0"),
+        node("two", "2"),
+        node("odd", "x"),
+        node("one", 1),
+    ]
+    assert device_plugin.without_gpus(nodes) == ["no-status", "zero", "odd"]
