@@ -4,36 +4,21 @@ from __future__ import annotations
 
 import functools
 import json
-import re
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-_QUANTITY = re.compile(
-    r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
-)
-# Longer numbers are not judged (parse says None), as exponents over 40 are not: Python will not
-# read an integer of more than 4300 digits, and the API server caps every quantity at 2**63 - 1
-# anyway. 100 characters hold any quantity that is not capped.
+# Longer numbers are not judged (parse says None): Python will not read an integer of more than
+# 4300 digits, and the API server caps every quantity at 2**63 - 1 anyway. 100 characters hold
+# any quantity that is not capped.
 MAX_NUMBER_CHARS = 100
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 1000),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
 
 
 def parse(value: Any) -> Fraction | None:
-    """Exact value of a quantity (str or number), or None when it is not one."""
+    """The value the API server holds for a quantity (a string or a JSON number, read as
+    ParseQuantity reads it), or None when it is not one. The rules and the diagnosis use it; it
+    is :func:`parse_quantity`'s value, remembered for repeated inputs."""
     kind = type(value)
     if kind is str:
         return _parse_text(value)
@@ -44,7 +29,7 @@ def parse(value: Any) -> Fraction | None:
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
-        return Fraction(str(value)) if value == value and abs(value) != float("inf") else None
+        return _parse_text(json.dumps(value)) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
     return _parse_text(value)
@@ -59,28 +44,13 @@ def _parse_int(value: int) -> Fraction:
 
 @functools.lru_cache(maxsize=4096)
 def _parse_text(value: str) -> Fraction | None:
-    match = _QUANTITY.match(value.strip())
-    if match is None or len(match["number"]) > MAX_NUMBER_CHARS:
-        return None
-    number = Fraction(match["number"])
-    suffix = match["suffix"] or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return number * _DECIMAL[suffix]
-    if len(suffix) > MAX_NUMBER_CHARS:
-        return None
-    exponent = Fraction(suffix[1:])
-    if exponent.denominator != 1 or abs(exponent) > 40:
-        return None
-    return number * Fraction(10) ** int(exponent)
+    """The value resource.ParseQuantity holds for the text (JSON's whitespace trimmed)."""
+    quantity = parse_quantity(value.strip(JSON_SPACE))
+    return None if quantity is None else quantity.value
 
 
-# ---------------------------------------------------------------------------------------------
 # resource.Quantity as the API server holds it: what ParseQuantity keeps (the exact value, the
 # format its suffix chose, the text when that is already canonical) and what String prints.
-# ``parse`` above stays the lenient reader the rules use; podcheck needs the server's exact
-# behaviour, down to the text it echoes in its messages.
 
 DECIMAL_SI = "DecimalSI"
 BINARY_SI = "BinarySI"
@@ -324,6 +294,13 @@ def parse_quantity(text: str) -> Quantity | None:
     :func:`quantity_error`) and where the value is too large to judge."""
     parsed = _parse(text)
     return parsed if isinstance(parsed, Quantity) else None
+
+
+def decode(value: Any) -> Quantity | None:
+    """The Quantity ``UnmarshalJSON`` makes of a decoded JSON value (:func:`quantity_text`, then
+    ParseQuantity); None when it is not one."""
+    text = quantity_text(value)
+    return None if text is None else parse_quantity(text)
 
 
 def quantity_error(text: str) -> str | None:

@@ -31,7 +31,11 @@ from tfjob_kit.podcheck.pod import validate_pod
 from ._cluster import Cluster
 from ._dryrun import PodDryRun, causes
 
-CASES: list[Mutation] = [*container_cases.MUTATIONS, *security_cases.MUTATIONS]
+CASES: list[Mutation] = [
+    *container_cases.MUTATIONS,
+    *container_cases.DIVISORS,
+    *security_cases.MUTATIONS,
+]
 NAMESPACE = "default"  # dry runs store nothing; its default ServiceAccount always exists
 
 

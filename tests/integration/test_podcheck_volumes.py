@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from podcases import Mutation
-from podcases.volumes import MUTATIONS, claim, vol
+from podcases.volumes import DIVISORS, MUTATIONS, claim, vol
 from tfjob_kit.podcheck import volumes
 from tfjob_kit.podcheck.pod import validate_pod
 
@@ -62,7 +62,9 @@ def offline(pod: dict[str, Any]) -> Causes:
     return sorted((e.field, e.body) for e in errs)
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
+@pytest.mark.parametrize(
+    "mutation", [*MUTATIONS, *DIVISORS], ids=[m.name for m in [*MUTATIONS, *DIVISORS]]
+)
 def test_volume_mutation_as_the_server_says(dry_run: PodDryRun, mutation: Mutation) -> None:
     pod = pod_of(mutation)
     server = dry_run.causes(pod)

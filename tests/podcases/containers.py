@@ -603,3 +603,23 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation("ephemeral containers: duplicate names", all_of(_ephemeral(), _ephemeral())),
 ]
+
+# Divisors whose Quantity.String decides: past E there is no suffix, so 1000E prints as "1"; a
+# text ParseQuantity keeps (1e0, 01, +1) is not one of the allowed values. Each case is for
+# env values here and for downward API volume files in podcases.volumes. Kept apart from MUTATIONS,
+# which the golden snapshot draws from at random.
+DIVISOR_CASES: list[tuple[str, str, bool]] = [  # (resource, divisor, the server accepts it)
+    ("limits.cpu", "1000E", True),
+    ("limits.cpu", "1000000000E", True),
+    ("limits.memory", "1" + "0" * 21, True),
+    ("requests.ephemeral-storage", "1e21", False),
+    ("limits.memory", "1e0", False),
+    ("limits.cpu", "01", False),
+    ("requests.cpu", "+1", False),
+    ("limits.memory", "1024Ki", True),
+    ("limits.cpu", "0.001k", True),
+]
+DIVISORS: list[Mutation] = [
+    Mutation(f"divisor {divisor} of {resource}", _resource_ref(resource, divisor=divisor))
+    for resource, divisor, _ in DIVISOR_CASES
+]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import Mutation, Template, all_of, set_spec
+from .containers import DIVISOR_CASES
 
 
 def _spec(t: Template) -> dict[str, Any]:
@@ -973,4 +974,16 @@ MUTATIONS: list[Mutation] = [
             [{"name": "block", "devicePath": "/dev/a"}],
         ),
     ),
+]
+
+# The divisors of podcases.containers.DIVISOR_CASES in a downward API volume file.
+DIVISORS: list[Mutation] = [
+    Mutation(
+        f"{'ok-' if accepted else ''}downwardapi-divisor {divisor} of {resource}",
+        source(
+            "d",
+            dapi(resource_ref("p", containerName="tensorflow", resource=resource, divisor=divisor)),
+        ),
+    )
+    for resource, divisor, accepted in DIVISOR_CASES
 ]

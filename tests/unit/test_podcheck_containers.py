@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit.podcheck import containers, security
+from tfjob_kit.podcheck import containers, downward_api, security
 from tfjob_kit.podcheck.field import ErrorType
 
 
@@ -146,7 +146,7 @@ def test_sysctl_names(name: str, valid: bool) -> None:
     ],
 )
 def test_split_maybe_subscripted_path(path: str, split: tuple[str, str, bool]) -> None:
-    assert containers.split_maybe_subscripted_path(path) == split
+    assert downward_api.split_maybe_subscripted_path(path) == split
 
 
 def test_init_container_host_ports_are_indexed_as_a_slice_of_one() -> None:

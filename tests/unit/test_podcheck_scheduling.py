@@ -128,10 +128,16 @@ def test_quantity_text_reads_json_values() -> None:
     ]
 
 
-def test_lenient_parse_is_unchanged() -> None:
-    """quantity.parse (the rules' reader) keeps its own, looser behaviour."""
+def test_the_rules_read_the_value_the_server_holds() -> None:
+    """quantity.parse (the rules' reader) is ParseQuantity's value: JSON's whitespace trimmed,
+    "." is zero as Go reads it, a float as its JSON text, a value past int64 in a binary
+    suffix capped."""
     assert quantity.parse(" 1.5Gi ") == Fraction(3 * 2**29)
-    assert quantity.parse(".") is None
+    assert quantity.parse(".") == 0
+    assert quantity.parse(1e-10) == Fraction(1, 10**9)
+    assert quantity.parse("16Ei") == 2**63 - 1
+    assert quantity.parse("1Gb") is None
+    assert quantity.parse(True) is None
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tfjob_kit.podcheck import resources, volume_sources, volumes
+from tfjob_kit import quantity
+from tfjob_kit.podcheck import volume_sources, volumes
 from tfjob_kit.podcheck.field import FieldError
 
 
@@ -37,7 +38,8 @@ from tfjob_kit.podcheck.field import FieldError
     ],
 )
 def test_quantity_string_is_the_canonical_form(text: str, canonical: str) -> None:
-    assert resources.quantity_string(text) == canonical
+    decoded = quantity.decode(text)
+    assert decoded is not None and decoded.string() == canonical
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ all."""
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from collections.abc import Iterator
 from fractions import Fraction
@@ -212,8 +214,8 @@ def _exact_parse(value: Any) -> Fraction | None:
         return None
     if isinstance(value, int):
         return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(str(value)) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, float):  # its JSON text, as the API server reads a number
+        return quantity._parse_text(json.dumps(value)) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
     return quantity._parse_text(value)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tfjob_kit import quantity
 from tfjob_kit.podcheck import downward_api, names, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
 from tfjob_kit.podcheck.field import (
@@ -298,165 +297,18 @@ def accumulate_unique_host_ports(
 # ---------------------------------------------------------------------------------------------
 # Environment
 
-_ENV_FIELD_PATHS = sorted(
-    [
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.uid",
-        "spec.nodeName",
-        "spec.serviceAccountName",
-        "status.hostIP",
-        "status.hostIPs",
-        "status.podIP",
-        "status.podIPs",
-    ]
+# Sorted, as sets.List gives them.
+_ENV_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
 )
-_RESOURCE_FIELD_PATHS = sorted(
-    [
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-    ]
-)
-_RESOURCE_FIELD_PATH_SET = frozenset(_RESOURCE_FIELD_PATHS)
-_HUGEPAGES_PREFIXES = ("limits.hugepages-", "requests.hugepages-")
-_BYTE_DIVISORS = frozenset(
-    ["1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"]
-)
-_CPU_DIVISORS = frozenset(["1m", "1"])
-_BYTE_DIVISORS_TEXT = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
-
-
-def split_maybe_subscripted_path(field_path: str) -> tuple[str, str, bool]:
-    """``fieldpath.SplitMaybeSubscriptedPath``: ``metadata.labels['key']``."""
-    if not field_path.endswith("']"):
-        return field_path, "", False
-    parts = field_path[:-2].split("['", 1)
-    if len(parts) < 2 or not parts[0]:
-        return field_path, "", False
-    return parts[0], parts[1], True
-
-
-def _convert_downward_api_field_label(version: str, label: str) -> tuple[str, str | None]:
-    """``ConvertDownwardAPIFieldLabel``: the internal label, or the error text."""
-    if version != "v1":
-        return "", f"unsupported pod version: {version}"
-    path, _sub, ok = split_maybe_subscripted_path(label)
-    if ok:
-        if path in ("metadata.annotations", "metadata.labels"):
-            return label, None
-        return "", f"field label does not support subscript: {label}"
-    if label in downward_api.DOWNWARD_API_LABELS:
-        return label, None
-    if label == "spec.host":
-        return "spec.nodeName", None
-    return "", f"field label not supported: {label}"
-
-
-def validate_object_field_selector(
-    selector: dict[str, Any], expressions: list[str], path: Path
-) -> list[FieldError]:
-    """``validateObjectFieldSelector`` (``expressions`` sorted, as ``sets.List`` gives them)."""
-    origin = "validateObjectFieldSelector"
-    api_version = str_of(selector.get("apiVersion"))
-    field_path = str_of(selector.get("fieldPath"))
-    if api_version == "":
-        return [required((*path, "apiVersion"), origin=origin)]
-    if field_path == "":
-        return [required((*path, "fieldPath"), origin=origin)]
-    if (
-        api_version == "v1"
-        and field_path in downward_api.DOWNWARD_API_LABELS
-        and field_path in expressions
-    ):
-        return []  # a known label is converted to itself, unsubscripted: it is checked as is
-    internal, error = _convert_downward_api_field_label(api_version, field_path)
-    if error is not None:
-        return [
-            invalid(
-                (*path, "fieldPath"), field_path, f"error converting fieldPath: {error}", origin
-            )
-        ]
-    base, subscript, ok = split_maybe_subscripted_path(internal)
-    if ok:
-        if base == "metadata.annotations":
-            return names.validate_qualified_name(subscript.lower(), path)
-        if base == "metadata.labels":
-            return names.validate_qualified_name(subscript, path)
-        return [invalid(path, base, "does not support subscript", origin)]
-    if base not in expressions:
-        return [not_supported((*path, "fieldPath"), base, expressions, origin)]
-    return []
-
-
-def _divisor_string(divisor: Any) -> str | None:
-    """``divisor.String()``, or None where the divisor is unset or zero (or unparsable: the
-    decoder refuses it)."""
-    text = quantity.quantity_text(divisor)
-    if text is None:
-        return None
-    parsed = quantity.parse_quantity(text)
-    if parsed is None or parsed.value == 0:
-        return None
-    return parsed.string()
-
-
-def validate_container_resource_divisor(
-    resource: str, divisor: Any, path: Path
-) -> list[FieldError]:
-    """``validateContainerResourceDivisor``."""
-    shown = _divisor_string(divisor)
-    if shown is None:
-        return []
-    checks: list[tuple[frozenset[str], str]] = []
-    if resource in ("limits.cpu", "requests.cpu"):
-        checks.append((_CPU_DIVISORS, "1m and 1 are supported with the cpu resource"))
-    elif resource in ("limits.memory", "requests.memory"):
-        checks.append(
-            (_BYTE_DIVISORS, f"{_BYTE_DIVISORS_TEXT} are supported with the memory resource")
-        )
-    elif resource in ("limits.ephemeral-storage", "requests.ephemeral-storage"):
-        checks.append(
-            (
-                _BYTE_DIVISORS,
-                f"{_BYTE_DIVISORS_TEXT} are supported with the local ephemeral storage resource",
-            )
-        )
-    if resource.startswith(("requests.hugepages-", "limits.hugepages-")):
-        checks.append(
-            (_BYTE_DIVISORS, f"{_BYTE_DIVISORS_TEXT} are supported with the hugepages resource")
-        )
-    return [
-        invalid(
-            (*path, "divisor"),
-            resource,
-            f"only divisor's values {text}",
-            "validateContainerResourceDivisor",
-        )
-        for allowed, text in checks
-        if shown not in allowed
-    ]
-
-
-def validate_container_resource_field_selector(
-    selector: dict[str, Any], path: Path, volume: bool
-) -> list[FieldError]:
-    """``validateContainerResourceFieldSelector`` with the env (and downward API volume)
-    expressions and the hugepages prefixes."""
-    origin = "validateContainerResourceFieldSelector"
-    errs: list[FieldError] = []
-    resource = str_of(selector.get("resource"))
-    if volume and not str_of(selector.get("containerName")):
-        errs.append(required((*path, "containerName"), origin=origin))
-    elif resource == "":
-        errs.append(required((*path, "resource"), origin=origin))
-    elif resource not in _RESOURCE_FIELD_PATH_SET and not resource.startswith(_HUGEPAGES_PREFIXES):
-        errs.append(not_supported((*path, "resource"), resource, _RESOURCE_FIELD_PATHS, origin))
-    errs.extend(validate_container_resource_divisor(resource, selector.get("divisor"), path))
-    return errs
 
 
 def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) -> list[FieldError]:
@@ -488,14 +340,16 @@ def _validate_env_value_from(
     if isinstance(field_ref, dict):
         sources += 1
         errs.extend(
-            validate_object_field_selector(field_ref, _ENV_FIELD_PATHS, (*path, "fieldRef"))
+            downward_api.validate_object_field_selector(
+                field_ref, _ENV_FIELD_PATHS, (*path, "fieldRef")
+            )
         )
     resource_ref = value_from.get("resourceFieldRef")
     if isinstance(resource_ref, dict):
         sources += 1
         errs.extend(
-            validate_container_resource_field_selector(
-                resource_ref, (*path, "resourceFieldRef"), False
+            downward_api.validate_resource_field_selector(
+                resource_ref, (*path, "resourceFieldRef"), volume=False
             )
         )
     config_ref = value_from.get("configMapKeyRef")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfjob_kit.quantity import parse as parse_value
+from tfjob_kit.quantity import decode
 
 from . import names
 from .field import (
@@ -20,7 +20,6 @@ from .fields import (
     field_str,
     opt_dict,
 )
-from .resources import quantity_string
 from .volume_paths import local_non_reserved_path, validate_mode
 
 _VOLUME_FIELD_PATHS = (
@@ -70,7 +69,7 @@ _BYTE_DIVISORS = frozenset(
 _BYTE_DIVISORS_TEXT = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 
 
-def _split_subscript(field_path: str) -> tuple[str, str, bool]:
+def split_maybe_subscripted_path(field_path: str) -> tuple[str, str, bool]:
     """``fieldpath.SplitMaybeSubscriptedPath``."""
     if not field_path.endswith("']"):
         return field_path, "", False
@@ -96,7 +95,7 @@ def validate_object_field_selector(
     # podshelper.ConvertDownwardAPIFieldLabel
     problem = ""
     internal = field_path
-    head, subscript, subscripted = _split_subscript(field_path)
+    head, subscript, subscripted = split_maybe_subscripted_path(field_path)
     if version != "v1":
         problem = f"unsupported pod version: {version}"
     elif subscripted:
@@ -112,7 +111,7 @@ def validate_object_field_selector(
                 (*path, "fieldPath"), field_path, f"error converting fieldPath: {problem}", origin
             )
         ]
-    head, subscript, subscripted = _split_subscript(internal)
+    head, subscript, subscripted = split_maybe_subscripted_path(internal)
     if subscripted:
         if head == "metadata.annotations":
             return names.validate_qualified_name(subscript.lower(), path)
@@ -125,10 +124,10 @@ def validate_object_field_selector(
 def validate_resource_divisor(resource: str, divisor: Any, path: Path) -> list[FieldError]:
     """``validateContainerResourceDivisor``."""
     origin = "validateContainerResourceDivisor"
-    value = parse_value(divisor) if divisor is not None else None
-    if value is None or value == 0:
+    quantity = decode(divisor) if divisor is not None else None
+    if quantity is None or quantity.value == 0:
         return []
-    text = quantity_string(divisor, value)
+    text = quantity.string()
     errs = []
     kind = ""
     if resource in ("limits.cpu", "requests.cpu"):

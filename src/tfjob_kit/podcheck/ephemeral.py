@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfjob_kit.quantity import parse as parse_value
+from tfjob_kit.quantity import decode
 
 from . import names
 from .field import (
@@ -26,7 +26,6 @@ from .fields import (
     opt_dict,
 )
 from .meta import validate_annotations, validate_labels
-from .resources import quantity_string, round_up
 
 NOT_POSITIVE = "must be greater than zero"
 
@@ -125,13 +124,12 @@ def _data_source(ref: dict[str, Any], path: Path, origin: str) -> list[FieldErro
 
 def _positive_quantity(raw: Any, path: Path) -> list[FieldError]:
     """``ValidatePositiveQuantityValue`` of a request rounded up to milli units (the default)."""
-    value = parse_value(raw)
-    if value is None:
+    quantity = decode(raw)
+    if quantity is None:
         return []
-    value = round_up(value, -3)
-    if value <= 0:
-        text = quantity_string(raw, value)
-        return [invalid(path, text, NOT_POSITIVE, "ValidatePositiveQuantityValue")]
+    quantity = quantity.round_up(-3)
+    if quantity.value <= 0:
+        return [invalid(path, quantity.string(), NOT_POSITIVE, "ValidatePositiveQuantityValue")]
     return []
 
 

@@ -14,7 +14,6 @@ with the decoder's message (origin ``resource.ParseQuantity``), so that it has a
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -27,7 +26,6 @@ from tfjob_kit.quantity import (
     quantity_error,
     quantity_text,
 )
-from tfjob_kit.quantity import parse as parse_value
 
 from .field import (
     OMIT,
@@ -671,76 +669,3 @@ def _default_pod_requests(spec: dict[str, Any], resources: dict[str, Any]) -> No
             pod_requests[name] = value
     if pod_requests and requests is None:
         resources["requests"] = pod_requests
-
-
-# Quantities as resource.Quantity.String prints a value parsed exactly (the volume checks'
-# messages).
-_SUFFIX_KIND = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>.*)$")
-_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P"}
-_DECIMAL_SUFFIXES[18] = "E"
-_BINARY_SUFFIXES = {0: "", 1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
-
-
-def _quantity_format(text: Any) -> str:
-    """The format a quantity keeps: "binary", "exponent" or "decimal"."""
-    if not isinstance(text, str):
-        return "decimal"
-    match = _SUFFIX_KIND.match(text.strip())
-    suffix = match["suffix"] if match else ""
-    if suffix.endswith("i"):
-        return "binary"
-    if suffix[:1] in ("e", "E") and len(suffix) > 1:
-        return "exponent"
-    return "decimal"
-
-
-def round_up(value: Fraction, scale: int) -> Fraction:
-    """Quantity's rounding to 10**scale, away from zero (the parser keeps nanos)."""
-    unit = Fraction(10) ** scale
-    units = value / unit
-    whole = (
-        -((-units.numerator) // units.denominator)
-        if value > 0
-        else units.numerator // (units.denominator)
-    )
-    return whole * unit
-
-
-def quantity_string(text: Any, value: Fraction | None = None) -> str:
-    """``Quantity.String``: the canonical form of a quantity (value and format)."""
-    if value is None:
-        value = parse_value(text)
-    if value is None:
-        return str(text)
-    value = round_up(value, -9) if value.denominator != 1 else value
-    fmt = _quantity_format(text)
-    if fmt == "binary":
-        if -1024 < value < 1024 or value.denominator != 1:
-            fmt = "decimal"
-        else:
-            number, exponent = int(value), 0
-            while exponent < 6 and number % 1024 == 0 and number != 0:
-                number //= 1024
-                exponent += 1
-            return f"{number}{_BINARY_SUFFIXES[exponent]}"
-    # decimal: an integer mantissa and an exponent that is a multiple of 3
-    if value == 0:
-        return "0"
-    exponent = 0
-    mantissa = value
-    while mantissa.denominator != 1:
-        mantissa *= 10
-        exponent -= 1
-    number = int(mantissa)
-    while number % 10 == 0:
-        number //= 10
-        exponent += 1
-    shift = exponent % 3
-    number *= 10**shift
-    exponent -= shift
-    if fmt == "exponent":
-        return str(number) if exponent == 0 else f"{number}e{exponent}"
-    while exponent > 18:
-        number *= 1000
-        exponent -= 3
-    return f"{number}{_DECIMAL_SUFFIXES[exponent]}"
