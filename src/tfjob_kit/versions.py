@@ -19,11 +19,11 @@ class VersionsError(RuntimeError):
 
 
 def _looks_like_root(path: Path) -> bool:
-    return (path / VERSIONS_FILE).is_file() and (path / "cluster" / "go").is_dir()
+    return (path / VERSIONS_FILE).is_file() and (path / "components" / "go").is_dir()
 
 
 def repo_root() -> Path:
-    """The tfjob-kit checkout holding versions.toml and cluster/go.
+    """The tfjob-kit checkout holding versions.toml and components/go.
 
     ``$TFJOB_KIT_ROOT`` wins; otherwise the checkout this package is installed from (an
     editable install). Never the current directory: an installed CLI run inside somebody
@@ -33,14 +33,14 @@ def repo_root() -> Path:
     if env:
         root = Path(env).expanduser().resolve()
         if not _looks_like_root(root):
-            raise VersionsError(f"TFJOB_KIT_ROOT={env} has no {VERSIONS_FILE} and cluster/go")
+            raise VersionsError(f"TFJOB_KIT_ROOT={env} has no {VERSIONS_FILE} and components/go")
         return root
     here = Path(__file__).resolve()
     for candidate in here.parents:
         if _looks_like_root(candidate):
             return candidate
     raise VersionsError(
-        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + cluster/go) above {here}: "
+        f"cannot find the tfjob-kit checkout ({VERSIONS_FILE} + components/go) above {here}: "
         "install tfjob-kit from a checkout (pip install -e) or set TFJOB_KIT_ROOT"
     )
 

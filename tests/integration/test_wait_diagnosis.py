@@ -2,7 +2,7 @@
 quoting the server, when a job cannot succeed, and keeps waiting through transient states.
 
 The local cluster has no kubelet. The image-pull and crash-loop cases use kwok stages that
-stand in for it (cluster/kwok/pod-stages.yaml, selected by the pod annotation
+stand in for it (components/kwok/pod-stages.yaml, selected by the pod annotation
 ``tfjob-kit.dev/kubelet-failure``): they set the container status reasons and messages the v1.34
 kubelet sets (ErrImagePull then ImagePullBackOff, InvalidImageName, CrashLoopBackOff). Every
 other answer here (the operator's FailedCreatePod event, the scheduler's Unschedulable, Volcano's

@@ -104,7 +104,7 @@ def test_repo_root_is_never_the_current_directory(
 ) -> None:
     """An installed CLI run inside somebody else's checkout must not adopt it."""
     foreign = tmp_path / "untrusted-checkout"
-    (foreign / "cluster" / "go").mkdir(parents=True)
+    (foreign / "components" / "go").mkdir(parents=True)
     (foreign / "versions.toml").write_text("")
     installed = tmp_path / "site-packages" / "tfjob_kit" / "versions.py"
     monkeypatch.setattr(versions, "__file__", str(installed))

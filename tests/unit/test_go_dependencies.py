@@ -1,4 +1,4 @@
-"""The Go wrapper modules (cluster/go/*) build nothing below the release that fixed a known
+"""The Go wrapper modules (components/go/*) build nothing below the release that fixed a known
 vulnerability of a module they use: a floor for each such module, checked against the version
 each wrapper really builds with (its replace directive wins over its require).
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WRAPPERS = sorted(p.parent for p in (ROOT / "cluster" / "go").glob("*/go.mod"))
+# Each wrapper's requirements: go.mod, and upgrade-from.mod where one source builds two releases.
+REQUIREMENTS = sorted((ROOT / "components" / "go").glob("*/*.mod"))
 # module -> the first release with every advisory known to affect the wrappers' use fixed.
 FLOORS = {
     # GHSA-xr7q-jx4m-x55m: a private token in a malformed request's log (1.64.1).
@@ -48,12 +49,18 @@ def test_replace_wins_over_require() -> None:
     assert built_versions(text)["google.golang.org/grpc"] == (1, 64, 0)
 
 
-@pytest.mark.parametrize("wrapper", WRAPPERS, ids=lambda p: p.name)
-def test_no_wrapper_builds_a_module_below_its_fixed_release(wrapper: Path) -> None:
-    versions = built_versions((wrapper / "go.mod").read_text())
+def test_every_wrapper_has_requirements() -> None:
+    wrappers = {p.parent.name for p in REQUIREMENTS}
+    assert wrappers == {"etcd", "kube", "training-operator", "volcano"}, wrappers
+    assert any(p.name == "upgrade-from.mod" for p in REQUIREMENTS)
+
+
+@pytest.mark.parametrize("requirements", REQUIREMENTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_wrapper_builds_a_module_below_its_fixed_release(requirements: Path) -> None:
+    versions = built_versions(requirements.read_text())
     low = {
         module: ".".join(map(str, versions[module]))
         for module, floor in FLOORS.items()
         if module in versions and versions[module] < floor
     }
-    assert not low, f"{wrapper.name} builds {low}, below the fixed releases {FLOORS}"
+    assert not low, f"{requirements} builds {low}, below the fixed releases {FLOORS}"

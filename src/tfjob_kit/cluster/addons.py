@@ -87,7 +87,7 @@ def _spawn_scheduler(
             f"--healthz-address=127.0.0.1:{ports['vc_scheduler_healthz']}",
             f"--listen-address=127.0.0.1:{ports['vc_scheduler_metrics']}",
             f"--cache-dump-dir={state_dir(name)}",
-            f"--scheduler-conf={repo_root() / 'cluster' / 'volcano' / 'scheduler.yaml'}",
+            f"--scheduler-conf={repo_root() / 'components' / 'volcano' / 'scheduler.yaml'}",
             f"--schedule-period={opts.schedule_period}",
             "-v=3",
         ],

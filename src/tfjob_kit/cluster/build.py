@@ -42,8 +42,12 @@ class Component:
     version: str
     outputs: tuple[str, ...]
     recipe: Callable[[Component, Path, Builder], None]
-    module: str | None = None  # wrapper module directory under cluster/go
+    module: str | None = None  # wrapper module directory under components/go
     description: str = ""
+    # The wrapper's requirements (go build -modfile) and build tags: one source built at two
+    # releases (the training-operator's pinned one and the one upgrades start from).
+    modfile: str = "go.mod"
+    tags: str = ""
 
     @property
     def dirname(self) -> str:
@@ -72,7 +76,7 @@ class Builder:
 
     def module_dir(self, component: Component) -> Path:
         assert component.module is not None
-        return self.root / "cluster" / "go" / component.module
+        return self.root / "components" / "go" / component.module
 
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -145,7 +149,7 @@ class Builder:
 
     def check_requires(self, component: Component, expected: dict[str, str]) -> None:
         """The wrapper go.mod must pin what versions.toml says (required or replaced)."""
-        gomod = self.module_dir(component) / "go.mod"
+        gomod = self.module_dir(component) / component.modfile
         proc = subprocess.run(
             [self.go, "mod", "edit", "-json", str(gomod)],
             capture_output=True,
@@ -179,8 +183,10 @@ class Builder:
             return ""
         digest = hashlib.sha256()
         base = self.module_dir(component)
+        requirements = (component.modfile, component.modfile.removesuffix(".mod") + ".sum")
+        digest.update(component.tags.encode())
         for path in sorted(base.rglob("*")):
-            if path.is_file() and (path.suffix == ".go" or path.name in ("go.mod", "go.sum")):
+            if path.is_file() and (path.suffix == ".go" or path.name in requirements):
                 digest.update(str(path.relative_to(base)).encode())
                 digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
@@ -279,9 +285,24 @@ def _go_flags(b: Builder, ldflags: str) -> list[str]:
     return ["-v", "-p", str(b.jobs), "-trimpath", "-buildvcs=false", "-ldflags", ldflags]
 
 
-def _go_build(b: Builder, label: str, output: Path, package: str, ldflags: str, cwd: Path) -> None:
-    """`go build` of a package of a wrapper module into one binary."""
-    b.go_run(label, ["build", *_go_flags(b, ldflags), "-o", str(output), package], cwd=cwd)
+def _go_build(
+    b: Builder,
+    label: str,
+    output: Path,
+    package: str,
+    ldflags: str,
+    cwd: Path,
+    component: Component | None = None,
+) -> None:
+    """`go build` of a package of a wrapper module into one binary (with the component's
+    requirements file and build tags, where it has its own)."""
+    extra = []
+    if component is not None and component.modfile != "go.mod":
+        extra.append(f"-modfile={component.modfile}")
+    if component is not None and component.tags:
+        extra.append(f"-tags={component.tags}")
+    command = ["build", *_go_flags(b, ldflags), *extra, "-o", str(output), package]
+    b.go_run(label, command, cwd=cwd)
 
 
 def _go_install(b: Builder, label: str, out: Path, pkgs: Iterable[str], ldflags: str) -> None:
@@ -302,7 +323,7 @@ def _build_kwok(c: Component, out: Path, b: Builder) -> None:
 def _build_operator(c: Component, out: Path, b: Builder) -> None:
     module = "github.com/kubeflow/training-operator"
     b.check_requires(c, {module: c.version})
-    _go_build(b, "training-operator", out / "training-operator", ".", "-s -w", b.module_dir(c))
+    _go_build(b, "training-operator", out / "training-operator", ".", "-s -w", b.module_dir(c), c)
     manifests = b.module_download_dir(module, c.version) / "manifests" / "base"
     rbac = out / "rbac"
     rbac.mkdir()
@@ -400,8 +421,10 @@ def components(versions: Versions) -> dict[str, Component]:
         v.training_operator_upgrade_from,
         ("training-operator", f"rbac/{OPERATOR_ROLE}", UPSTREAM_MANIFESTS),
         _build_operator,
-        "training-operator-v1.8",
+        "training-operator",
         "Kubeflow training-operator the upgrades start from (wrapper module, its manifests)",
+        modfile="upgrade-from.mod",
+        tags="upgradefrom",
     )
     return {**{c.name: c for c in items}, OPERATOR_UPGRADE_FROM: upgrade_from}
 
@@ -434,7 +457,7 @@ def build_all(
     todo = [n for n in wanted(names, with_kubectl) if n in table]
     if (force or not all(builder.is_built(table[n]) for n in todo)) and not shutil.which("go"):
         raise ClusterError(
-            "building the local cluster needs Go (>= 1.24, see cluster/go/*/go.mod) on PATH; "
+            "building the local cluster needs Go (>= 1.24, see components/go/*/go.mod) on PATH; "
             "the binaries are then cached in " + str(bin_root())
         )
     results: list[Built] = []

@@ -3,7 +3,7 @@ cluster.
 
 A kwokctl ``binary``-runtime cluster: the real etcd, kube-apiserver, kube-controller-manager and
 kube-scheduler we built, and kwok simulating the nodes and the pods' lifecycle (the stages of
-``cluster/kwok/pod-stages.yaml``). Everything binds to the loopback interface, and etcd serves
+``components/kwok/pod-stages.yaml``). Everything binds to the loopback interface, and etcd serves
 clients and peers over mutual TLS with the cluster's own CA (``etcd_tls_patches``).
 """
 
@@ -148,8 +148,8 @@ def kwokctl_config(
 ) -> str:
     """kwokctl's configuration: the pod lifecycle stages, loopback only, and etcd over mutual
     TLS on ``etcd_ports`` (client, peer; chosen by ``create_cluster``)."""
-    stages = (root / "cluster" / "kwok" / "node-stages.yaml").read_text("utf-8") + (
-        (root / "cluster" / "kwok" / "pod-stages.yaml")
+    stages = (root / "components" / "kwok" / "node-stages.yaml").read_text("utf-8") + (
+        (root / "components" / "kwok" / "pod-stages.yaml")
         .read_text("utf-8")
         .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
         .replace("@JOB_RUN_MS@", str(int(opts.job_run_seconds * 1000)))

@@ -1,7 +1,7 @@
 """Where the local cluster's inputs and outputs live.
 
 Inputs come from the toolkit's own files (``tfjob_kit.versions``): ``versions.toml`` and
-the Go wrapper modules under ``cluster/go``. Outputs go to a per-user cache
+the Go wrapper modules under ``components/go``. Outputs go to a per-user cache
 (``$TFJOB_KIT_CACHE``, else ``$XDG_CACHE_HOME/tfjob-kit``, else ``~/.cache/tfjob-kit``):
 ``bin/<name>-<version>/`` for built binaries and ``kwok/`` for kwokctl's cluster state.
 

@@ -5,7 +5,7 @@ reachable: a job whose pods are only partly placed holds its resources and makes
 That is the failure gang scheduling exists for, so the local cluster must show it. kwok plays
 the kubelet; this process plays the part of TensorFlow that waits for peers. When every replica
 of a TFJob (or every task pod of a Volcano Job) is running, it annotates the job's running pods
-with ``tfjob-kit.dev/peers-running``; kwok's finish stage (``cluster/kwok/pod-stages.yaml``)
+with ``tfjob-kit.dev/peers-running``; kwok's finish stage (``components/kwok/pod-stages.yaml``)
 only lets an annotated pod complete successfully. A pod told to fail (annotation
 ``tfjob-kit.dev/exit-code``) crashes whether or not its peers are there, as a real one can.
 

@@ -1,6 +1,6 @@
-// Wrapper module: tfjob-kit's local training-operator at v1.8.1 (main.go), the release the
-// upgrade tests start from (versions.toml [training-operator] upgrade_from).
-module tfjobkit.local/cluster/training-operator-v1.8
+// The wrapper's requirements for the release the upgrade tests start from (versions.toml
+// [training-operator] upgrade_from): go build -modfile=upgrade-from.mod -tags upgradefrom.
+module tfjobkit.local/cluster/training-operator
 
 go 1.23.0
 

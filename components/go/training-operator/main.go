@@ -1,5 +1,10 @@
-// Command training-operator runs the pinned Kubeflow training-operator v1 controllers and
-// their validating webhook for tfjob-kit's local cluster.
+// Command training-operator runs Kubeflow training-operator v1 controllers and their validating
+// webhook for tfjob-kit's local cluster.
+//
+// One source, two releases: go.mod builds the pinned release (versions.toml [training-operator]
+// version); upgrade-from.mod (go build -modfile=upgrade-from.mod -tags upgradefrom) builds the
+// release the upgrade tests start from (upgrade_from), whose flags lack the client's QPS and
+// burst (client_flags.go).
 //
 // It assembles the same pieces as upstream's cmd/training-operator.v1 (scheme, controllers,
 // webhooks, cert rotator, readiness gate) with two things upstream hard-codes made flags,
@@ -29,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -75,7 +79,7 @@ type options struct {
 	webhookService         string
 	webhookSecret          string
 	certDir                string
-	qps, burst             int
+	client                 clientFlags
 }
 
 func main() {
@@ -91,8 +95,7 @@ func main() {
 	flag.StringVar(&o.webhookService, "webhook-service-name", "training-operator", "The webhook Service (the certificate's DNS name).")
 	flag.StringVar(&o.webhookSecret, "webhook-secret-name", "training-operator-webhook-cert", "The Secret holding the CA and serving certificate.")
 	flag.StringVar(&o.certDir, "cert-dir", "", "Directory for the serving certificate (required).")
-	flag.IntVar(&o.qps, "kube-api-qps", 20, "Client QPS.")
-	flag.IntVar(&o.burst, "kube-api-burst", 30, "Client burst.")
+	o.client.bind(flag.CommandLine)
 	zapOpts := zap.Options{Development: true, StacktraceLevel: zapcore.DPanicLevel}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -127,7 +130,7 @@ func run(o options) error {
 		namespace = "kubeflow"
 	}
 	cfg := ctrl.GetConfigOrDie()
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.qps), o.burst)
+	o.client.apply(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},

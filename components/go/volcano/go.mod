@@ -2,7 +2,7 @@
 // webhook-manager main packages (tool directives). Volcano's go.mod replaces the Kubernetes staging
 // modules and volcano.sh/apis with local paths, so this module repeats that
 // replace block with published versions: Kubernetes aligned with the cluster's
-// release (shares the build cache with cluster/go/kube), volcano.sh/apis with
+// release (shares the build cache with components/go/kube), volcano.sh/apis with
 // its published release.
 module tfjobkit.local/cluster/volcano
 
