@@ -390,13 +390,9 @@ class Client:
         self, kind: str, namespace: str, body: dict[str, Any]
     ) -> tuple[int, dict[str, Any]]:
         """Create with dryRun=All (nothing is stored): kind "pods" or "podgroups" (Volcano's
-        scheduling.volcano.sh/v1beta1). Returns the HTTP status and the body (the object the
-        server would store, or its Status): an answer of the server is not an error here; only
-        an unreachable server raises."""
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
+        scheduling.volcano.sh/v1beta1), answered as ``_dry_run_answer`` says."""
 
-        try:
+        def send() -> Any:
             if kind == "pods":
                 # Not CoreV1Api.create_namespaced_pod: it reads the body into its model first,
                 # which refuses what the server takes (a quantity written as a number).
@@ -414,35 +410,28 @@ class Client:
                 )
                 response = self._api.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
                 response.read()
-            else:
-                response = self._custom.create_namespaced_custom_object(
-                    "scheduling.volcano.sh",
-                    "v1beta1",
-                    namespace,
-                    kind,
-                    body,
-                    dry_run="All",
-                    _preload_content=False,
-                    _request_timeout=REQUEST_TIMEOUT,
-                )
-        except ApiException as exc:
-            return int(exc.status or 0), status_body(exc)
-        except HTTPError as exc:
-            raise unreachable(self.host, transport_reason(exc)) from None
-        data: dict[str, Any] = json.loads(response.data) if response.data else {}
-        return int(response.status), data
+                return response
+            return self._custom.create_namespaced_custom_object(
+                "scheduling.volcano.sh",
+                "v1beta1",
+                namespace,
+                kind,
+                body,
+                dry_run="All",
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT,
+            )
+
+        return self._dry_run_answer(send)
 
     def dry_run_apply(
         self, resource: Resource, body: dict[str, Any], *, field_manager: str
     ) -> tuple[int, dict[str, Any]]:
         """Server-side apply with dryRun=All of one custom object, answered as dry_run_create
         answers: the HTTP status and the object or Status; only an unreachable server raises."""
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
         metadata = body.get("metadata") or {}
-        try:
-            response = self._custom.patch_namespaced_custom_object(
+        return self._dry_run_answer(
+            lambda: self._custom.patch_namespaced_custom_object(
                 resource.group,
                 resource.version,
                 metadata.get("namespace"),
@@ -455,6 +444,16 @@ class Client:
                 _preload_content=False,
                 _request_timeout=REQUEST_TIMEOUT,
             )
+        )
+
+    def _dry_run_answer(self, send: Callable[[], Any]) -> tuple[int, dict[str, Any]]:
+        """A dry run's HTTP status and body (the object, or the server's Status): an answer of
+        the server is not an error here; only an unreachable server raises."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            response = send()
         except ApiException as exc:
             return int(exc.status or 0), status_body(exc)
         except HTTPError as exc:
