@@ -92,6 +92,7 @@ def site_roles(options: Options, root: Path) -> list[tuple[str, dict[str, Any]]]
     """The roles site.yml includes for these options, in order, each with the variables its
     include passes (`vars:`)."""
     plays = yaml.safe_load((root / "playbooks" / "site.yml").read_text(encoding="utf-8"))
+    # What site.yml registers from its k8s_info query for GPU nodes: one node, or none.
     facts: dict[str, Any] = {"tfjob_kit_gpu_nodes": {"resources": [{}] if options.gpu else []}}
     context = Variables(options.variables, facts)
     found: list[tuple[str, dict[str, Any]]] = []
