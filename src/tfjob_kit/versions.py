@@ -57,6 +57,7 @@ class Versions:
     kubectl: str
     # The training-operator release the upgrade path starts from ([training-operator]).
     training_operator_upgrade_from: str = ""
+    jobset: str = ""
 
     @property
     def kube_minor(self) -> tuple[str, str]:
@@ -88,6 +89,7 @@ def load_versions(root: Path | None = None) -> Versions:
         helm=_section_version(data, "helm"),
         kubectl=_section_version(data, "kubectl"),
         training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
+        jobset=_section_version(data, "jobset"),
     )
 
 

@@ -32,6 +32,7 @@ SETUP = {
     "volcano": ("rel", "volcano-system", KUBE),
     "kube-batch": ("rel", "kube-system", LEGACY_KUBE),
     "nvidia-device-plugin": ("rel", "gpu", KUBE),
+    "jobset": ("jobset", "jobset-system", KUBE),
 }
 
 

@@ -35,3 +35,8 @@ def kube_batch(helm: str) -> Chart:
 @pytest.fixture(scope="session")
 def device_plugin(helm: str) -> Chart:
     return Chart.named("nvidia-device-plugin", helm)
+
+
+@pytest.fixture(scope="session")
+def jobset(helm: str) -> Chart:
+    return Chart.named("jobset", helm)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from . import (
+    test_jobset,
     test_kube_batch,
     test_nvidia_device_plugin,
     test_tfjob,
@@ -32,6 +33,7 @@ from ._chart import (
 EVERY_CHART = [
     module.SHARED
     for module in (
+        test_jobset,
         test_kube_batch,
         test_nvidia_device_plugin,
         test_tfjob,

@@ -118,6 +118,11 @@ def outside_the_mirror(docs: list[Doc], upstream: set[str], mirror: str) -> list
 ROLES = sorted(UPSTREAM)
 
 
+# Charts that no role of site.yml installs yet, with what will: `tfjob-kit images` cannot list
+# their images until then (their own digest and mirror checks below still run).
+NO_ROLE_YET = {"jobset"}  # issue 21: the Trainer v2 role that installs JobSet and Trainer
+
+
 def test_every_role_that_deploys_images_is_checked() -> None:
     """A role deploys images when it composes chart values or owns a manifest; each of them
     is here, and together they install every chart but the user's tfjob chart (checked
@@ -137,7 +142,9 @@ def test_every_role_that_deploys_images_is_checked() -> None:
         assert deployment is not None
         if deployment.chart is not None:
             installed.add(deployment.chart.name)
-    assert installed | {"tfjob"} == {path.parent.name for path in CHARTS.glob("*/Chart.yaml")}
+    assert installed | {"tfjob"} | NO_ROLE_YET == {
+        p.parent.name for p in CHARTS.glob("*/Chart.yaml")
+    }
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -358,6 +365,7 @@ FAKE_DIGESTS = ["sha256:" + c * 64 for c in "abcdef"]
 # Each chart's image settings (a mapping with a repository in values.yaml), with the reference
 # the chart renders from it without its tag, and the values that turn on every image.
 CHART_IMAGES: dict[str, dict[tuple[str, ...], str]] = {
+    "jobset": {("image",): "registry.k8s.io/jobset/jobset"},
     "kube-batch": {("image",): "docker.io/kubesigs/kube-batch"},
     "nvidia-device-plugin": {("image",): "nvcr.io/nvidia/k8s-device-plugin"},
     "tfjob": {
@@ -537,6 +545,7 @@ def test_the_command_lists_the_digests_of_a_variables_file(helm: str, tmp_path: 
 # The role variables each chart's README names for pinning through Ansible (none installs tfjob).
 README_ROLE_VARS = {
     "kube-batch": ["kube_batch_image"],
+    "jobset": [],  # no role installs it yet
     "nvidia-device-plugin": ["nvidia_device_plugin_image"],
     "tfjob": ["tfjob_smoke_image"],
     "training-operator": ["training_operator_image"],

@@ -36,6 +36,18 @@ FIXTURES = {shared.chart: shared.fixture for shared in EVERY_CHART}  # chart -> 
 # Values over each chart's values.yaml that render every template and every optional field
 # (so each value reaches the YAML), each valid for the schema.
 EVERYTHING: dict[str, dict[str, Any]] = {
+    "jobset": {
+        "imagePullSecrets": [{"name": "regcred"}],
+        "featureGates": {"TLSOptions": True},
+        "metrics": {"enabled": True, "serviceAnnotations": {"a": "b"}},
+        "extraEnv": [{"name": "MODE", "value": "x"}],
+        "serviceAccount": {"annotations": {"a": "b"}},
+        "podAnnotations": {"a": "b"},
+        "podLabels": {"team": "ml"},
+        "priorityClassName": "high",
+        "nodeSelector": {"pool": "system"},
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    },
     "kube-batch": {
         "replicas": 2,
         "leaderElect": True,
@@ -109,6 +121,7 @@ TOGETHER: dict[str, list[tuple[Path_, Path_]]] = {
 # Values the chart refuses itself (a `fail` or a template error, never broken YAML) when they
 # carry the injection, though the schema check is off: each is read by a check first.
 REFUSED: dict[str, set[Path_]] = {
+    "jobset": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
     "kube-batch": {("schedulerConfig", "tiers", 0, "plugins", 1, "name")},  # no `gang` plugin left
     "nvidia-device-plugin": {
         ("config", "migStrategy"),  # MPS needs migStrategy none

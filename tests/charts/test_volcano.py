@@ -303,7 +303,7 @@ def test_volcano_crds_are_the_generated_subset(volcano: Chart) -> None:
 def test_volcano_crds_file_is_up_to_date(go: str) -> None:
     # the generator reads the Volcano Go module
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "gen_volcano_crds.py"), "--check"],
+        [sys.executable, str(ROOT / "tools" / "gen_upstream_crds.py"), "--check", "volcano"],
         capture_output=True,
         text=True,
         check=False,

@@ -155,6 +155,14 @@ def test_the_toolkits_charts_need_the_minimum(chart: str) -> None:
     assert _chart(chart)["kubeVersion"] == f">={_minimum()}.0-0"
 
 
+@pytest.mark.parametrize("chart", ["jobset"])
+def test_the_trainer_charts_need_trainers_minimum(chart: str) -> None:
+    """Kubeflow Trainer v2, which these are installed for, needs a newer Kubernetes."""
+    minimum = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["trainer_minimum"]
+    assert _version(minimum) > _version(_minimum())
+    assert _chart(chart)["kubeVersion"] == f">={minimum}.0-0"
+
+
 @pytest.mark.parametrize("chart", ["volcano", "nvidia-device-plugin"])
 def test_the_other_charts_run_on_the_minimum(chart: str) -> None:
     """Their own floors (the upstream components') are no higher than the toolkit's."""

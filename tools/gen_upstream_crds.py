@@ -1,0 +1,190 @@
+"""Generate the CRDs of the charts that install an upstream component, from its Go module.
+
+Each chart's source is a folder of CRDs inside the component's Go module at the version pinned
+in versions.toml, read from the Go module cache (`go env GOMODCACHE`) or fetched with
+`go mod download` through the Go module proxy when it is not cached yet. The CRDs a chart needs
+are copied verbatim, in a fixed order, into one file of its crds/:
+
+* charts/volcano (volcano.sh/volcano, [volcano] version, config/crd/volcano/bases/):
+  scheduling.volcano.sh podgroups and queues (vc-scheduler's cache, the pg/queue/job
+  controllers); batch.volcano.sh jobs (the job and gc controllers: Volcano Jobs, seed 003's
+  example); bus.volcano.sh commands (the job and queue controllers: `vcctl` commands);
+  topology.volcano.sh hypernodes and nodeinfo.volcano.sh numatopologies (vc-scheduler starts
+  informers for both unconditionally and waits for them to sync, so they must exist even when
+  unused).
+* charts/jobset (sigs.k8s.io/jobset, [jobset] version, config/components/crd/bases/): jobsets.
+
+Every other CRD in a source folder must be listed in that source's `excluded` with the reason, so
+a bump that adds a CRD fails here until someone decides where it belongs.
+
+Usage: python tools/gen_upstream_crds.py [--check] [CHART ...]   (default: every chart)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from tfjob_kit.versions import Versions, load_versions
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = "tools/gen_upstream_crds.py"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One chart's CRDs: the Go module, its pinned version, the folder in it, and the files."""
+
+    module: str
+    version: str  # the attribute of Versions
+    bases: Path
+    output: Path  # under ROOT
+    label: str  # how the printed lines name the component
+    # file in bases/ -> CRD name it must define; output order is this order.
+    included: dict[str, str]
+    excluded: dict[str, str] = field(default_factory=dict)
+
+
+SOURCES: dict[str, Source] = {
+    "volcano": Source(
+        "volcano.sh/volcano",
+        "volcano",
+        Path("config") / "crd" / "volcano" / "bases",
+        Path("charts") / "volcano" / "crds" / "volcano-crds.yaml",
+        "Volcano",
+        {
+            "scheduling.volcano.sh_podgroups.yaml": "podgroups.scheduling.volcano.sh",
+            "scheduling.volcano.sh_queues.yaml": "queues.scheduling.volcano.sh",
+            "batch.volcano.sh_jobs.yaml": "jobs.batch.volcano.sh",
+            "bus.volcano.sh_commands.yaml": "commands.bus.volcano.sh",
+            "topology.volcano.sh_hypernodes.yaml": "hypernodes.topology.volcano.sh",
+            "nodeinfo.volcano.sh_numatopologies.yaml": "numatopologies.nodeinfo.volcano.sh",
+        },
+        {
+            "batch.volcano.sh_cronjobs.yaml": (
+                "cronjob-controller is not among the chart's controllers"
+            ),
+            "config.volcano.sh_colocationconfigurations.yaml": (
+                "colocation needs vc-agent, not installed"
+            ),
+            "shard.volcano.sh_nodeshards.yaml": (
+                "scheduler sharding mode and sharding-controller are off"
+            ),
+        },
+    ),
+    "jobset": Source(
+        "sigs.k8s.io/jobset",
+        "jobset",
+        Path("config") / "components" / "crd" / "bases",
+        Path("charts") / "jobset" / "crds" / "jobset-crds.yaml",
+        "JobSet",
+        {"jobset.x-k8s.io_jobsets.yaml": "jobsets.jobset.x-k8s.io"},
+    ),
+}
+
+
+def _go(*args: str) -> str:
+    result = subprocess.run(["go", *args], capture_output=True, text=True, check=False, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"go {' '.join(args)} failed:\n{result.stderr}")
+    return result.stdout
+
+
+def module_dir(source: Source, version: str) -> Path:
+    """The extracted module@version: the module cache, else `go mod download`."""
+    cached = Path(_go("env", "GOMODCACHE").strip()) / f"{source.module}@{version}"
+    if (cached / source.bases).is_dir():
+        return cached
+    info = json.loads(_go("mod", "download", "-json", f"{source.module}@{version}"))
+    return Path(info["Dir"])
+
+
+def _body(path: Path, expected_name: str) -> str:
+    """The CRD document of path, without its leading `---`; checked to define expected_name."""
+    text = path.read_text(encoding="utf-8")
+    documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    if len(documents) != 1:
+        raise SystemExit(f"{path}: expected one document, found {len(documents)}")
+    crd = documents[0]
+    if crd.get("kind") != "CustomResourceDefinition" or (
+        crd.get("metadata", {}).get("name") != expected_name
+    ):
+        raise SystemExit(f"{path}: expected the CustomResourceDefinition {expected_name}")
+    if crd.get("apiVersion") != "apiextensions.k8s.io/v1":
+        raise SystemExit(f"{path}: expected apiextensions.k8s.io/v1")
+    lines = text.strip("\n").splitlines()
+    if lines and lines[0].strip() == "---":
+        lines = lines[1:]
+    return "\n".join(lines) + "\n"
+
+
+def render(source: Source, version: str, folder: Path) -> str:
+    bases = folder / source.bases
+    present = sorted(p.name for p in bases.glob("*.yaml"))
+    known = {**source.included, **source.excluded}
+    unknown = [name for name in present if name not in known]
+    if unknown:
+        raise SystemExit(
+            f"{source.module}@{version} has CRDs this generator does not know: "
+            f"{', '.join(unknown)}; add each to the source's included or excluded in {TOOL}"
+        )
+    missing = [name for name in source.included if name not in present]
+    if missing:
+        raise SystemExit(f"{source.module}@{version} lacks {', '.join(missing)} in {source.bases}")
+    header = [
+        f"# GENERATED by {TOOL} -- do not edit.",
+        f"# Source: {source.module}@{version}, {source.bases.as_posix()}/ (verbatim).",
+        f"# Regenerate: python {TOOL}; verify: --check.",
+        "# Helm installs these before the templates and never upgrades or deletes them.",
+    ]
+    if source.excluded:
+        header.append("# Left out on purpose:")
+        header.extend(f"#   {name}: {reason}" for name, reason in source.excluded.items())
+    parts = ["\n".join(header) + "\n"]
+    for name, crd_name in source.included.items():
+        parts.append(f"---\n# {source.bases.as_posix()}/{name}\n" + _body(bases / name, crd_name))
+    return "".join(parts)
+
+
+def generate(chart: str, versions: Versions, check: bool) -> int:
+    source = SOURCES[chart]
+    version = getattr(versions, source.version)
+    text = render(source, version, module_dir(source, version))
+    output = ROOT / source.output
+    if check:
+        current = output.read_text(encoding="utf-8") if output.exists() else ""
+        if current != text:
+            print(f"{source.output} is out of date: run `python {TOOL} {chart}`", file=sys.stderr)
+            return 1
+        print(f"{source.output} is up to date ({source.label} {version})")
+        return 0
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    count = len(source.included)
+    print(f"wrote {source.output} ({source.label} {version}, {count} CRDs, {len(text)} bytes)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a file is out of date")
+    parser.add_argument("charts", nargs="*", metavar="CHART", help=f"of {', '.join(SOURCES)}")
+    args = parser.parse_args(argv)
+    unknown = [chart for chart in args.charts if chart not in SOURCES]
+    if unknown:
+        parser.error(
+            f"no CRDs are generated for {', '.join(unknown)}; charts: {', '.join(SOURCES)}"
+        )
+    versions = load_versions(ROOT)
+    results = [generate(chart, versions, args.check) for chart in args.charts or SOURCES]
+    return max(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
