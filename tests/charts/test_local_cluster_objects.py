@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfjob_kit.cluster import chart_rbac, training_operator
+from tfjob_kit.cluster import chart_rbac, jobset, training_operator
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 
 
@@ -55,3 +55,45 @@ def test_the_local_webhook_is_the_charts_pointed_at_the_local_process() -> None:
     }
     assert charted["clientConfig"]["service"]["port"] == 443
     assert chart["Service"]["spec"]["type"] == "ClusterIP"
+
+
+def test_the_local_jobset_objects_are_the_charts_pointed_at_the_local_process() -> None:
+    """The JobSet controller's webhook configurations keep the chart's names, webhooks, rules
+    and selectors; only the Service they call (an ExternalName for localhost), its port and the
+    caBundle (the local CA) change. Its Configuration is the chart's, made local: loopback
+    ports, the certificate from the cluster's directory, the rotator and leader election off."""
+    chart = {
+        d["kind"]: d
+        for d in chart_rbac.rendered(jobset.PROCESS, LOCAL_NAMESPACE)
+        if d["kind"] in (*jobset.CONFIG_KINDS, "Service")
+    }
+    objects = jobset.webhook_objects(31234, b"CA")
+    service = objects[0]
+    assert service["metadata"] == {
+        "name": chart["Service"]["metadata"]["name"],
+        "namespace": LOCAL_NAMESPACE,
+    }
+    assert service["spec"] == {"type": "ExternalName", "externalName": "localhost"}
+    for local in objects[1:]:
+        ours = chart[local["kind"]]
+        assert local["metadata"]["name"] == ours["metadata"]["name"]
+        assert "labels" not in local["metadata"]
+        for hook, charted in zip(local["webhooks"], ours["webhooks"], strict=True):
+            assert hook["clientConfig"]["caBundle"] == "Q0E="
+            assert hook["clientConfig"]["service"] == {
+                **charted["clientConfig"]["service"],
+                "port": 31234,
+            }
+            rest = {k: v for k, v in hook.items() if k != "clientConfig"}
+            assert rest == {k: v for k, v in charted.items() if k != "clientConfig"}
+    config = jobset.configuration("js", {"jobset_webhook": 31234, "jobset_health": 31235})
+    assert config["internalCertManagement"] == {"enable": False}
+    assert config["webhook"] == {
+        "port": 31234,
+        "host": "127.0.0.1",
+        "certDir": str(jobset.cert_dir("js")),
+    }
+    assert config["health"] == {"healthProbeBindAddress": "127.0.0.1:31235"}
+    assert config["leaderElection"]["leaderElect"] is False
+    assert config["metrics"] == {"bindAddress": "0"}
+    assert config["apiVersion"] == "config.jobset.x-k8s.io/v1alpha1"

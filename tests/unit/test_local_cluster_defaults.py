@@ -76,6 +76,7 @@ def test_cli_defaults_are_up_options(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert args.addons is UP.addons
     assert args.webhook is UP.webhook
+    assert args.jobset is UP.jobset
     assert args.tfjob_run_seconds == UP.tfjob_run_seconds
     assert args.gang_scheduler == UP.gang_scheduler
     assert args.timeout == UP.timeout

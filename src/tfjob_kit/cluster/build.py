@@ -375,6 +375,12 @@ def _build_helm(c: Component, out: Path, b: Builder) -> None:
     )
 
 
+def _build_jobset(c: Component, out: Path, b: Builder) -> None:
+    b.check_requires(c, {"sigs.k8s.io/jobset": c.version})
+    flags = _ldflags(("sigs.k8s.io/jobset/pkg/version.GitVersion", c.version))
+    _go_build(b, "jobset", out / "jobset", "sigs.k8s.io/jobset", flags, b.module_dir(c))
+
+
 def components(versions: Versions) -> dict[str, Component]:
     v = versions
     items = [
@@ -413,6 +419,9 @@ def components(versions: Versions) -> dict[str, Component]:
             "Volcano scheduler, controller-manager, webhook-manager (wrapper module)",
         ),
         Component("helm", v.helm, ("helm",), _build_helm, None, "helm 3"),
+        Component(
+            "jobset", v.jobset, ("jobset",), _build_jobset, "jobset", "JobSet controller (wrapper)"
+        ),
         Component("kubectl", v.kubectl, ("kubectl",), _build_kubectl, "kube", "kubectl"),
     ]
     # Built on demand (the upgrade tests), into training-operator-<upgrade_from>/.
@@ -431,7 +440,7 @@ def components(versions: Versions) -> dict[str, Component]:
 
 CORE = ("etcd", "kube", "kwok")
 ADDONS = ("training-operator", "volcano")
-DEFAULT = (*CORE, *ADDONS, "helm")
+DEFAULT = (*CORE, *ADDONS, "helm", "jobset")
 
 
 def wanted(names: Sequence[str] | None, with_kubectl: bool | None) -> list[str]:

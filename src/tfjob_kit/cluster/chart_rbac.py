@@ -39,6 +39,7 @@ COMPONENTS = {
     "vc-scheduler": Component("volcano", "volcano", ("admission.enabled=false",)),
     "vc-controller-manager": Component("volcano", "volcano", ("admission.enabled=false",)),
     "vc-webhook-manager": Component("volcano", "volcano"),
+    "jobset-controller": Component("jobset", "jobset"),
 }
 
 

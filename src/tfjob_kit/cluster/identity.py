@@ -33,8 +33,10 @@ IDENTITIES = {
     "vc-webhook-manager": "tfjob-kit-local-vc-admission",
     "training-operator": "tfjob-kit-local-training-operator",
     "tf-rendezvous": "tfjob-kit-local-rendezvous",
+    "jobset-controller": "tfjob-kit-local-jobset",
 }
-ADDON_PROCESSES = tuple(IDENTITIES)
+# The addons (`up` without --no-addons); the JobSet controller runs only with --jobset.
+ADDON_PROCESSES = tuple(process for process in IDENTITIES if process != "jobset-controller")
 
 
 def identity_kubeconfig(name: str, kubectl: Kubectl, process: str, rbac: Grants) -> Path:
@@ -123,7 +125,7 @@ def renew_token(name: str, kubectl: Kubectl, identity: str) -> Path:
     return write_private(state_dir(name) / f"{identity}.token", token)
 
 
-def renew_tokens(name: str, kubectl: Kubectl) -> None:
-    """Renew the token of every local process's ServiceAccount."""
-    for identity in IDENTITIES.values():
-        renew_token(name, kubectl, identity)
+def renew_tokens(name: str, kubectl: Kubectl, processes: tuple[str, ...] = ADDON_PROCESSES) -> None:
+    """Renew the token of the ServiceAccount of each of ``processes``."""
+    for process in processes:
+        renew_token(name, kubectl, IDENTITIES[process])

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 from tfjob_kit.cluster import build
 from tfjob_kit.cluster.addons import start_addons
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
+from tfjob_kit.cluster.jobset import start_jobset
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.kwok import (
     create_cluster,
@@ -100,6 +101,7 @@ def _marker(opts: UpOptions, versions: Versions) -> dict[str, Any]:
         "operator-namespace": OPERATOR_NAMESPACE if opts.addons else "",
         "webhook": "local" if opts.addons and opts.webhook else "off",
         "gang-scheduler": opts.gang_scheduler if opts.addons else "",
+        "jobset": versions.jobset if opts.jobset else "",
     }
     return {
         "apiVersion": "v1",
@@ -134,7 +136,11 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     root = repo_root()
     versions = load_versions(root)
     started = time.monotonic()
-    needed = [*build.CORE, *(build.ADDONS if opts.addons else ())]
+    needed = [
+        *build.CORE,
+        *(build.ADDONS if opts.addons else ()),
+        *(["jobset"] if opts.jobset else []),
+    ]
     build.build_all(needed, with_kubectl=None, out=out)
 
     kc = kubeconfig_path(opts.name)
@@ -179,7 +185,10 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     )
     if opts.addons:
         start_addons(opts, versions, kubectl, state, out)
+    if opts.jobset:
+        start_jobset(opts.name, versions, kubectl, opts.timeout, out)
     state["addons"] = opts.addons
+    state["jobset"] = opts.jobset
     kubectl.apply([_marker(opts, versions)])
     save_state(opts.name, state)
     say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")

@@ -31,6 +31,8 @@ class UpOptions:
     addons: bool = True
     # Register the operator's validating webhook (only with addons).
     webhook: bool = True
+    # Run the real JobSet controller with its webhooks (what Kubeflow Trainer v2 builds on).
+    jobset: bool = False
     # How long a simulated TFJob pod runs before it exits (kwok's pod stages).
     tfjob_run_seconds: float = 5.0
     # How long a simulated pod of any other job runs.

@@ -47,6 +47,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         ),
         addons=args.addons,
         webhook=args.webhook,
+        jobset=args.jobset,
         tfjob_run_seconds=args.tfjob_run_seconds,
         timeout=args.timeout,
         gang_scheduler=args.gang_scheduler,
@@ -225,6 +226,12 @@ def _up_arguments(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=up.addons,
         help=f"run the training-operator and Volcano (default: {on_off(up.addons)})",
+    )
+    p.add_argument(
+        "--jobset",
+        action=argparse.BooleanOptionalAction,
+        default=up.jobset,
+        help=f"run the JobSet controller and its webhooks (default: {on_off(up.jobset)})",
     )
     p.add_argument(
         "--webhook",
