@@ -15,7 +15,6 @@ ServiceAccount would: a local identity bound to exactly the chart's rules.
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from pathlib import Path
@@ -26,6 +25,7 @@ import yaml
 from tfjob_kit.cluster import build, certs, chart_rbac
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE, identity_kubeconfig, renew_token
 from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.local_webhooks import pointed_at_local
 from tfjob_kit.cluster.paths import LOOPBACK, ClusterError, private_dir, state_dir, write_private
 from tfjob_kit.cluster.ports import reserve
 from tfjob_kit.cluster.procs import check_alive, http_ok, records, say, spawn, wait
@@ -76,20 +76,7 @@ def cert_dir(name: str) -> Path:
 def webhook_objects(port: int, ca: bytes) -> list[dict[str, Any]]:
     """The chart's webhook Service and configurations, pointed at the local controller on
     ``port`` whose certificate ``ca`` signed."""
-    service = _one("Service")
-    service["spec"] = {"type": "ExternalName", "externalName": "localhost"}
-    objects = [service]
-    for kind in CONFIG_KINDS:
-        config = _one(kind)
-        for hook in config["webhooks"]:
-            target = hook["clientConfig"]["service"]
-            if target["name"] != service["metadata"]["name"]:
-                raise ClusterError(f"chart jobset: webhook {hook['name']} calls {target}")
-            target["namespace"] = LOCAL_NAMESPACE
-            target["port"] = port
-            hook["clientConfig"]["caBundle"] = base64.b64encode(ca).decode("ascii")
-        objects.append(config)
-    return objects
+    return pointed_at_local("jobset", _one("Service"), [_one(k) for k in CONFIG_KINDS], port, ca)
 
 
 def _crd_established(kubectl: Kubectl) -> bool:

@@ -24,6 +24,7 @@ import yaml
 from tfjob_kit.cluster import build, chart_rbac
 from tfjob_kit.cluster.identity import ADDON_PROCESSES, LOCAL_NAMESPACE, identity_kubeconfig
 from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.local_webhooks import pointed_at_local
 from tfjob_kit.cluster.options import UpOptions
 from tfjob_kit.cluster.paths import (
     LOOPBACK,
@@ -58,21 +59,9 @@ def webhook_secret() -> dict[str, Any]:
 
 def webhook_objects(port: int) -> list[dict[str, Any]]:
     """The chart's webhook Service and ValidatingWebhookConfiguration, pointed at the local
-    operator process listening on ``port``."""
-    service = _chart_object("Service")
-    # The API server resolves ExternalName services to <externalName>:<port>, and verifies the
-    # serving cert against <service>.<namespace>.svc (the name the operator's rotator puts in
-    # the cert): this reaches the local operator process.
-    service["spec"] = {"type": "ExternalName", "externalName": "localhost"}
-    config = _chart_object("ValidatingWebhookConfiguration")
-    for hook in config["webhooks"]:
-        target = hook["clientConfig"]["service"]
-        if target["name"] != service["metadata"]["name"]:
-            raise ClusterError(f"chart training-operator: webhook {hook['name']} calls {target}")
-        target["namespace"] = OPERATOR_NAMESPACE
-        target["port"] = port
-        hook["clientConfig"].pop("caBundle", None)
-    return [service, config]
+    operator process listening on ``port`` (its own cert rotator injects the caBundle)."""
+    service, config = _chart_object("Service"), _chart_object("ValidatingWebhookConfiguration")
+    return pointed_at_local("training-operator", service, [config], port, None)
 
 
 def _secret_certs(kubectl: Kubectl, secret: str) -> dict[str, bytes] | None:

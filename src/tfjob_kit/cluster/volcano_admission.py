@@ -34,6 +34,7 @@ from typing import Any, TextIO
 from tfjob_kit.cluster import chart_rbac
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE, identity_kubeconfig
 from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.local_webhooks import pointed_at_local
 from tfjob_kit.cluster.paths import LOOPBACK, ClusterError, private_dir, state_dir, write_private
 from tfjob_kit.cluster.procs import check_alive, say, spawn, wait
 
@@ -88,21 +89,7 @@ def configuration_names() -> list[tuple[str, str]]:
 def webhook_objects(port: int, ca: bytes) -> list[dict[str, Any]]:
     """The chart's admission Service and webhook configurations, pointed at the local
     vc-webhook-manager listening on ``port`` whose certificate ``ca`` signed."""
-    service = _one("Service")
-    service["spec"] = {"type": "ExternalName", "externalName": "localhost"}
-    objects = [service]
-    for config in configurations():
-        config["metadata"].pop("labels", None)
-        config["metadata"].pop("annotations", None)
-        for hook in config["webhooks"]:
-            target = hook["clientConfig"]["service"]
-            if target["name"] != service["metadata"]["name"]:
-                raise ClusterError(f"chart volcano: webhook {hook['name']} calls {target}")
-            target["namespace"] = LOCAL_NAMESPACE
-            target["port"] = port
-            hook["clientConfig"]["caBundle"] = base64.b64encode(ca).decode("ascii")
-        objects.append(config)
-    return objects
+    return pointed_at_local("volcano", _one("Service"), configurations(), port, ca)
 
 
 def chart_args() -> list[str]:
