@@ -19,9 +19,11 @@ from tfjob_kit.cluster.jobset import PROCESS
 
 from ._cluster import Cluster
 from .conftest import session_name
+from .test_cluster_security import LOOPBACK, _listeners
 
 NAMESPACE = "default"
 WEBHOOKS = "validatingwebhookconfigurations"
+VWC = "jobset-validating-webhook-configuration"
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +127,15 @@ def test_the_controller_runs_with_the_charts_rules(
         "auth", "can-i", verb, resource, "-n", NAMESPACE, f"--as={account}", check=False
     )
     assert proc.stdout.strip() == allowed, (verb, resource, proc.stdout, proc.stderr)
+
+
+def test_the_controller_listens_on_loopback_only(jobset_cluster: Cluster) -> None:
+    """Its webhook server and health probes: 127.0.0.1, the webhook on the port its
+    configurations call; metrics off."""
+    assert jobset_cluster.name
+    listeners = _listeners(jobset_cluster.name)[PROCESS]
+    assert listeners and all(address in LOOPBACK for address, _ in listeners), listeners
+    config = jobset_cluster.get("validatingwebhookconfiguration", VWC)
+    port = config["webhooks"][0]["clientConfig"]["service"]["port"]
+    assert ("127.0.0.1", port) in listeners
+    assert len(listeners) == 2, listeners  # the webhook and the health probes
