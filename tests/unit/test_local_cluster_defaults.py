@@ -25,6 +25,7 @@ ROLE_OPTIONS: dict[str, Any] = {
     "local_cluster_gpu_nodes": UP.nodes.gpu_nodes,
     "local_cluster_gpus_per_node": UP.nodes.gpus_per_node,
     "local_cluster_addons": UP.addons,
+    "local_cluster_jobset": UP.jobset,
     "local_cluster_tfjob_run_seconds": UP.tfjob_run_seconds,
     "local_cluster_operator_threads": UP.operator_threads,
     "local_cluster_operator_qps": UP.operator_qps,
