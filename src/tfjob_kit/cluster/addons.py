@@ -16,7 +16,6 @@ differs from what it runs with, and vc-scheduler when the schedule period does.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -54,17 +53,6 @@ CRDS = (
     "queues.scheduling.volcano.sh",
     "tfjobs.kubeflow.org",
 )
-
-
-def _crds_established(kubectl: Kubectl, names: Sequence[str]) -> bool:
-    for crd in names:
-        obj = kubectl.get_json("crd", crd) or {}
-        conditions = obj.get("status", {}).get("conditions") or []
-        if not any(
-            c.get("type") == "Established" and c.get("status") == "True" for c in conditions
-        ):
-            return False
-    return True
 
 
 def _spawn_scheduler(
@@ -180,7 +168,7 @@ def start_addons(
     tfjobs["metadata"]["annotations"][CREATED_BY] = "tfjob-kit"
     crds.append(yaml.safe_dump(tfjobs, sort_keys=False))
     kubectl.apply("\n---\n".join(crds))
-    wait("the CRDs to be established", lambda: _crds_established(kubectl, CRDS), 60)
+    wait("the CRDs to be established", lambda: kubectl.crds_established(CRDS), 60)
 
     ports = reserve(name, PORTS)
     state["ports"] = ports

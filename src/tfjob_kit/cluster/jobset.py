@@ -35,7 +35,6 @@ PROCESS = "jobset-controller"
 CRD = "jobsets.jobset.x-k8s.io"
 PORTS = ("jobset_webhook", "jobset_health")
 CONFIG_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
-CONFIG_FILE = "controller_manager_config.yaml"
 
 
 def _chart() -> list[dict[str, Any]]:
@@ -79,12 +78,6 @@ def webhook_objects(port: int, ca: bytes) -> list[dict[str, Any]]:
     return pointed_at_local("jobset", _one("Service"), [_one(k) for k in CONFIG_KINDS], port, ca)
 
 
-def _crd_established(kubectl: Kubectl) -> bool:
-    crd = kubectl.get_json("crd", CRD) or {}
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
-
-
 def start_jobset(
     name: str, versions: Versions, kubectl: Kubectl, timeout: float, out: TextIO
 ) -> None:
@@ -99,7 +92,7 @@ def start_jobset(
     binary = build.binary("jobset", "jobset", versions)
     say(out, f"[up] starting JobSet {versions.jobset} (its CRD, webhooks and identity)")
     kubectl.apply((charts_dir() / "jobset" / "crds" / "jobset-crds.yaml").read_text("utf-8"))
-    wait("the JobSet CRD to be established", lambda: _crd_established(kubectl), 60)
+    wait("the JobSet CRD to be established", lambda: kubectl.crds_established([CRD]), 60)
     ports = reserve(name, PORTS)
     service = _one("Service")["metadata"]["name"]
     serving = certs.serving(f"{service}.{LOCAL_NAMESPACE}.svc", "jobset")

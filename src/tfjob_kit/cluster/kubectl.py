@@ -80,6 +80,17 @@ class Kubectl:
         data: dict[str, Any] = json.loads(proc.stdout)
         return data
 
+    def crds_established(self, names: Sequence[str]) -> bool:
+        """Every one of the CRDs ``names`` is Established (its API is served)."""
+        for crd in names:
+            obj = self.get_json("crd", crd) or {}
+            conditions = obj.get("status", {}).get("conditions") or []
+            if not any(
+                c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+            ):
+                return False
+        return True
+
     def ready(self) -> bool:
         """The API server answers ``/readyz``."""
         try:
