@@ -10,6 +10,7 @@ of a chart is typed a second time here.
 
 from __future__ import annotations
 
+import copy
 import subprocess
 from dataclasses import dataclass, field
 from functools import cache
@@ -77,6 +78,30 @@ def rendered(process: str, namespace: str = RENDER_NAMESPACE) -> list[dict[str, 
     in ``namespace``. Cached and shared: copy what you change."""
     component = COMPONENTS[process]
     return _rendered(component.chart, component.release, component.values, namespace)
+
+
+def chart_object(
+    process: str, kind: str, namespace: str, component: str | None = None
+) -> dict[str, Any]:
+    """The one object of ``kind`` in the process's chart rendered in ``namespace`` (of that
+    ``app.kubernetes.io/component`` when given), a copy without labels or annotations: the
+    local processes' objects belong to the local cluster, not to a Helm release."""
+    found = [
+        d
+        for d in rendered(process, namespace)
+        if d["kind"] == kind
+        and (
+            component is None
+            or (d["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == component
+        )
+    ]
+    if len(found) != 1:
+        what = f"{component} {kind}" if component else kind
+        raise ClusterError(f"chart {COMPONENTS[process].chart} renders {len(found)} {what}, not 1")
+    obj = copy.deepcopy(found[0])
+    obj["metadata"].pop("labels", None)
+    obj["metadata"].pop("annotations", None)
+    return obj
 
 
 def service_account(process: str) -> str:

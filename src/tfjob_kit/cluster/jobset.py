@@ -15,7 +15,6 @@ ServiceAccount would: a local identity bound to exactly the chart's rules.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,7 +25,7 @@ from tfjob_kit.cluster import build, certs, chart_rbac
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE, identity_kubeconfig, renew_token
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.local_webhooks import pointed_at_local
-from tfjob_kit.cluster.paths import LOOPBACK, ClusterError, private_dir, state_dir, write_private
+from tfjob_kit.cluster.paths import LOOPBACK, private_dir, state_dir, write_private
 from tfjob_kit.cluster.ports import reserve
 from tfjob_kit.cluster.procs import check_alive, http_ok, records, say, spawn, wait
 from tfjob_kit.versions import Versions, charts_dir
@@ -37,18 +36,8 @@ PORTS = ("jobset_webhook", "jobset_health")
 CONFIG_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 
 
-def _chart() -> list[dict[str, Any]]:
-    return [copy.deepcopy(d) for d in chart_rbac.rendered(PROCESS, LOCAL_NAMESPACE)]
-
-
 def _one(kind: str) -> dict[str, Any]:
-    found = [d for d in _chart() if d["kind"] == kind]
-    if len(found) != 1:
-        raise ClusterError(f"chart jobset renders {len(found)} {kind}, not 1")
-    obj = found[0]
-    obj["metadata"].pop("labels", None)
-    obj["metadata"].pop("annotations", None)
-    return obj
+    return chart_rbac.chart_object(PROCESS, kind, LOCAL_NAMESPACE)
 
 
 def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:

@@ -14,7 +14,6 @@ where the operator reads it, so clusters never share it.
 from __future__ import annotations
 
 import base64
-import copy
 import os
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,14 +41,7 @@ PROCESS = "training-operator"
 
 
 def _chart_object(kind: str) -> dict[str, Any]:
-    """The chart's one object of ``kind``, rendered in OPERATOR_NAMESPACE, without labels."""
-    found = [d for d in chart_rbac.rendered(PROCESS, OPERATOR_NAMESPACE) if d["kind"] == kind]
-    if len(found) != 1:
-        raise ClusterError(f"chart training-operator renders {len(found)} {kind}, not 1")
-    obj = copy.deepcopy(found[0])
-    obj["metadata"].pop("labels", None)
-    obj["metadata"].pop("annotations", None)
-    return obj
+    return chart_rbac.chart_object(PROCESS, kind, OPERATOR_NAMESPACE)
 
 
 def webhook_secret() -> dict[str, Any]:

@@ -62,18 +62,7 @@ def _chart() -> list[dict[str, Any]]:
 
 def _one(kind: str) -> dict[str, Any]:
     """The chart's one admission object of ``kind``, a copy without labels or annotations."""
-    found = [
-        d
-        for d in _chart()
-        if d["kind"] == kind
-        and d["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "admission"
-    ]
-    if len(found) != 1:
-        raise ClusterError(f"chart volcano renders {len(found)} admission {kind}, not 1")
-    obj = copy.deepcopy(found[0])
-    obj["metadata"].pop("labels", None)
-    obj["metadata"].pop("annotations", None)
-    return obj
+    return chart_rbac.chart_object(PROCESS, kind, LOCAL_NAMESPACE, component="admission")
 
 
 def configurations() -> list[dict[str, Any]]:
