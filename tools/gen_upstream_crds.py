@@ -86,6 +86,21 @@ SOURCES: dict[str, Source] = {
         "JobSet",
         {"jobset.x-k8s.io_jobsets.yaml": "jobsets.jobset.x-k8s.io"},
     ),
+    "trainer": Source(
+        "github.com/kubeflow/trainer/v2",
+        "trainer",
+        Path("manifests") / "base" / "crds",
+        Path("charts") / "trainer" / "crds" / "trainer-crds.yaml",
+        "Kubeflow Trainer",
+        {
+            "trainer.kubeflow.org_trainjobs.yaml": "trainjobs.trainer.kubeflow.org",
+            "trainer.kubeflow.org_trainingruntimes.yaml": "trainingruntimes.trainer.kubeflow.org",
+            "trainer.kubeflow.org_clustertrainingruntimes.yaml": (
+                "clustertrainingruntimes.trainer.kubeflow.org"
+            ),
+        },
+        {"kustomization.yaml": "not a CRD: kustomize's list of this folder"},
+    ),
 }
 
 

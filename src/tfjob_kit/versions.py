@@ -58,6 +58,7 @@ class Versions:
     # The training-operator release the upgrade path starts from ([training-operator]).
     training_operator_upgrade_from: str = ""
     jobset: str = ""
+    trainer: str = ""
 
     @property
     def kube_minor(self) -> tuple[str, str]:
@@ -90,6 +91,7 @@ def load_versions(root: Path | None = None) -> Versions:
         kubectl=_section_version(data, "kubectl"),
         training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
         jobset=_section_version(data, "jobset"),
+        trainer=_section_version(data, "trainer"),
     )
 
 

@@ -33,6 +33,7 @@ SETUP = {
     "kube-batch": ("rel", "kube-system", LEGACY_KUBE),
     "nvidia-device-plugin": ("rel", "gpu", KUBE),
     "jobset": ("jobset", "jobset-system", KUBE),
+    "trainer": ("trainer", "kubeflow-system", KUBE),
 }
 
 

@@ -40,3 +40,8 @@ def device_plugin(helm: str) -> Chart:
 @pytest.fixture(scope="session")
 def jobset(helm: str) -> Chart:
     return Chart.named("jobset", helm)
+
+
+@pytest.fixture(scope="session")
+def trainer(helm: str) -> Chart:
+    return Chart.named("trainer", helm)

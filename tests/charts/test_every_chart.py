@@ -12,6 +12,7 @@ from . import (
     test_kube_batch,
     test_nvidia_device_plugin,
     test_tfjob,
+    test_trainer,
     test_training_operator,
     test_volcano,
 )
@@ -37,6 +38,7 @@ EVERY_CHART = [
         test_kube_batch,
         test_nvidia_device_plugin,
         test_tfjob,
+        test_trainer,
         test_training_operator,
         test_volcano,
     )

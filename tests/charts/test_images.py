@@ -120,7 +120,10 @@ ROLES = sorted(UPSTREAM)
 
 # Charts that no role of site.yml installs yet, with what will: `tfjob-kit images` cannot list
 # their images until then (their own digest and mirror checks below still run).
-NO_ROLE_YET = {"jobset"}  # issue 21: the Trainer v2 role that installs JobSet and Trainer
+NO_ROLE_YET = {
+    "jobset",
+    "trainer",
+}  # issue 21: the Trainer v2 role that installs JobSet and Trainer
 
 
 def test_every_role_that_deploys_images_is_checked() -> None:
@@ -366,6 +369,7 @@ FAKE_DIGESTS = ["sha256:" + c * 64 for c in "abcdef"]
 # the chart renders from it without its tag, and the values that turn on every image.
 CHART_IMAGES: dict[str, dict[tuple[str, ...], str]] = {
     "jobset": {("image",): "registry.k8s.io/jobset/jobset"},
+    "trainer": {("image",): "ghcr.io/kubeflow/trainer/trainer-controller-manager"},
     "kube-batch": {("image",): "docker.io/kubesigs/kube-batch"},
     "nvidia-device-plugin": {("image",): "nvcr.io/nvidia/k8s-device-plugin"},
     "tfjob": {
@@ -546,6 +550,7 @@ def test_the_command_lists_the_digests_of_a_variables_file(helm: str, tmp_path: 
 README_ROLE_VARS = {
     "kube-batch": ["kube_batch_image"],
     "jobset": [],  # no role installs it yet
+    "trainer": [],  # no role installs it yet
     "nvidia-device-plugin": ["nvidia_device_plugin_image"],
     "tfjob": ["tfjob_smoke_image"],
     "training-operator": ["training_operator_image"],

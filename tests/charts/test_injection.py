@@ -48,6 +48,18 @@ EVERYTHING: dict[str, dict[str, Any]] = {
         "nodeSelector": {"pool": "system"},
         "tolerations": [{"key": "k", "operator": "Exists"}],
     },
+    "trainer": {
+        "imagePullSecrets": [{"name": "regcred"}],
+        "featureGates": {"TrainJobStatus": True},
+        "metrics": {"enabled": True, "serviceAnnotations": {"a": "b"}},
+        "extraEnv": [{"name": "MODE", "value": "x"}],
+        "serviceAccount": {"annotations": {"a": "b"}},
+        "podAnnotations": {"a": "b"},
+        "podLabels": {"team": "ml"},
+        "priorityClassName": "high",
+        "nodeSelector": {"pool": "system"},
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    },
     "kube-batch": {
         "replicas": 2,
         "leaderElect": True,
@@ -122,6 +134,7 @@ TOGETHER: dict[str, list[tuple[Path_, Path_]]] = {
 # carry the injection, though the schema check is off: each is read by a check first.
 REFUSED: dict[str, set[Path_]] = {
     "jobset": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
+    "trainer": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
     "kube-batch": {("schedulerConfig", "tiers", 0, "plugins", 1, "name")},  # no `gang` plugin left
     "nvidia-device-plugin": {
         ("config", "migStrategy"),  # MPS needs migStrategy none

@@ -4,10 +4,14 @@ local process needs it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tfjob_kit.cluster import chart_rbac, jobset, training_operator
+from tfjob_kit.cluster import chart_rbac, jobset, trainer, training_operator
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
+from tfjob_kit.cluster.local_controller import CONFIG_KINDS, LocalController
+from tfjob_kit.cluster.paths import state_dir
 
 
 @pytest.mark.parametrize("process", sorted(chart_rbac.COMPONENTS))
@@ -57,23 +61,28 @@ def test_the_local_webhook_is_the_charts_pointed_at_the_local_process() -> None:
     assert chart["Service"]["spec"]["type"] == "ClusterIP"
 
 
-def test_the_local_jobset_objects_are_the_charts_pointed_at_the_local_process() -> None:
-    """The JobSet controller's webhook configurations keep the chart's names, webhooks, rules
+@pytest.mark.parametrize(
+    "controller", [jobset.CONTROLLER, trainer.CONTROLLER], ids=lambda c: c.chart
+)
+def test_the_local_controller_objects_are_the_charts_pointed_at_the_local_process(
+    controller: LocalController,
+) -> None:
+    """JobSet's and Trainer's webhook configurations keep the chart's names, webhooks, rules
     and selectors; only the Service they call (an ExternalName for localhost), its port and the
-    caBundle (the local CA) change. Its Configuration is the chart's, made local: loopback
-    ports, the certificate from the cluster's directory, the rotator and leader election off."""
+    caBundle (the local CA) change."""
     chart = {
         d["kind"]: d
-        for d in chart_rbac.rendered(jobset.PROCESS, LOCAL_NAMESPACE)
-        if d["kind"] in (*jobset.CONFIG_KINDS, "Service")
+        for d in chart_rbac.rendered(controller.process, LOCAL_NAMESPACE)
+        if d["kind"] in (*CONFIG_KINDS, "Service")
     }
-    objects = jobset.webhook_objects(31234, b"CA")
+    objects = controller.webhook_objects(31234, b"CA")
     service = objects[0]
     assert service["metadata"] == {
         "name": chart["Service"]["metadata"]["name"],
         "namespace": LOCAL_NAMESPACE,
     }
     assert service["spec"] == {"type": "ExternalName", "externalName": "localhost"}
+    assert [o["kind"] for o in objects[1:]] == list(CONFIG_KINDS)
     for local in objects[1:]:
         ours = chart[local["kind"]]
         assert local["metadata"]["name"] == ours["metadata"]["name"]
@@ -86,6 +95,11 @@ def test_the_local_jobset_objects_are_the_charts_pointed_at_the_local_process() 
             }
             rest = {k: v for k, v in hook.items() if k != "clientConfig"}
             assert rest == {k: v for k, v in charted.items() if k != "clientConfig"}
+
+
+def test_the_local_jobset_configuration_is_the_charts_made_local() -> None:
+    """Loopback ports, the certificate from the cluster's directory, the rotator and leader
+    election off, no metrics."""
     config = jobset.configuration("js", {"jobset_webhook": 31234, "jobset_health": 31235})
     assert config["internalCertManagement"] == {"enable": False}
     assert config["webhook"] == {
@@ -97,3 +111,22 @@ def test_the_local_jobset_objects_are_the_charts_pointed_at_the_local_process() 
     assert config["leaderElection"]["leaderElect"] is False
     assert config["metrics"] == {"bindAddress": "0"}
     assert config["apiVersion"] == "config.jobset.x-k8s.io/v1alpha1"
+
+
+def test_the_local_trainer_configuration_is_the_charts_made_local() -> None:
+    """The same for Trainer, whose Configuration names no certificate directory: the webhook
+    server reads controller-runtime's default under TMPDIR, which the process gets from the
+    cluster's own directory."""
+    config = trainer.configuration("t2", {"trainer_webhook": 31234, "trainer_health": 31235})
+    chart = trainer.CONTROLLER.chart_configuration()
+    assert config["certManagement"] == {**chart["certManagement"], "enable": False}
+    assert config["webhook"] == {"port": 31234, "host": "127.0.0.1"}
+    assert config["health"] == {"healthProbeBindAddress": "127.0.0.1:31235"}
+    assert config["leaderElection"] == {**chart["leaderElection"], "leaderElect": False}
+    assert config["metrics"] == {"bindAddress": "0"}
+    assert config["apiVersion"] == "config.trainer.kubeflow.org/v1alpha1"
+    environment = trainer.environment("t2")
+    assert trainer.cert_dir("t2") == (
+        Path(environment["TMPDIR"]) / "k8s-webhook-server" / "serving-certs"
+    )
+    assert Path(environment["TMPDIR"]).is_relative_to(state_dir("t2"))

@@ -15,7 +15,7 @@ import yaml
 
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
-from tfjob_kit.cluster.jobset import PROCESS
+from tfjob_kit.cluster.jobset import CONTROLLER
 
 from ._cluster import Cluster
 from .conftest import session_name
@@ -122,7 +122,7 @@ def test_the_controllers_webhook_refuses_what_jobset_refuses(jobset_cluster: Clu
 def test_the_controller_runs_with_the_charts_rules(
     jobset_cluster: Cluster, verb: str, resource: str, allowed: str
 ) -> None:
-    account = f"system:serviceaccount:{LOCAL_NAMESPACE}:{IDENTITIES[PROCESS]}"
+    account = f"system:serviceaccount:{LOCAL_NAMESPACE}:{IDENTITIES[CONTROLLER.process]}"
     proc = jobset_cluster.kubectl(
         "auth", "can-i", verb, resource, "-n", NAMESPACE, f"--as={account}", check=False
     )
@@ -133,7 +133,7 @@ def test_the_controller_listens_on_loopback_only(jobset_cluster: Cluster) -> Non
     """Its webhook server and health probes: 127.0.0.1, the webhook on the port its
     configurations call; metrics off."""
     assert jobset_cluster.name
-    listeners = _listeners(jobset_cluster.name)[PROCESS]
+    listeners = _listeners(jobset_cluster.name)[CONTROLLER.process]
     assert listeners and all(address in LOOPBACK for address, _ in listeners), listeners
     config = jobset_cluster.get("validatingwebhookconfiguration", VWC)
     port = config["webhooks"][0]["clientConfig"]["service"]["port"]

@@ -267,3 +267,91 @@ def test_to_volcano_script_words_are_only_names_and_ports() -> None:
     script = vcjob["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"][2]
     calls = [shlex.split(call) for call in re.findall(r"\$\((h [^)]*)\)", script)]
     assert sorted(calls) == [["h", "evaluator", "3333"], ["h", "ps", "3333"]]
+
+
+# --- to a Kubeflow Trainer v2 TrainJob (the real controllers run every example in
+# tests/integration/test_trainer.py) -----------------------------------------------------------
+
+
+def _dist_mnist() -> dict[str, Any]:
+    docs = load_path(str(Path(__file__).resolve().parents[2] / "examples/tfjobs/dist-mnist.yaml"))
+    doc: dict[str, Any] = docs[0].content
+    return doc
+
+
+def test_trainjob_tf_config_is_explains_with_jobsets_addresses() -> None:
+    """With the index reference resolved and JobSet's names mapped to the operator's, each TF_CONFIG
+    is byte for byte explain's."""
+    job = _dist_mnist()
+    (runtime, trainjob), _ = convert.to_trainjob(job)
+    assert trainjob["spec"]["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "TrainingRuntime",
+        "name": "dist-mnist",
+    }
+    assert trainjob["spec"]["trainer"] == {"numNodes": 2} == runtime["spec"]["mlPolicy"]
+    template = runtime["spec"]["template"]["spec"]
+    assert template["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["node"]}
+    for rjob, kind in (("ps", "ps"), ("node", "worker")):
+        (spec,) = [j for j in template["replicatedJobs"] if j["name"] == rjob]
+        (container,) = spec["template"]["spec"]["template"]["spec"]["containers"]
+        index_var, tf_config = container["env"][-2:]
+        assert index_var["name"] == "TFJOB_KIT_TASK_INDEX"
+        assert "job-completion-index" in index_var["valueFrom"]["fieldRef"]["fieldPath"]
+        value = tf_config["value"]
+        for index in range(2 if kind == "worker" else 1):
+            ours = value.replace("$(TFJOB_KIT_TASK_INDEX)", str(index))
+            for t, trainer_name in (("ps", "ps"), ("worker", "node")):
+                for i in range(2):
+                    ours = ours.replace(
+                        f"dist-mnist-{trainer_name}-0-{i}.dist-mnist:",
+                        f"dist-mnist-{t}-{i}.default.svc:",
+                    )
+            assert ours == explain.tf_config(job, kind.capitalize(), index)
+    assert {j["name"] for j in template["replicatedJobs"]} == {"ps", "node"}
+
+
+def test_trainjob_names_that_no_longer_fit() -> None:
+    """A TFJob's pods are named <job>-<type>-<i>; JobSet's <job>-<replicated job>-0-<i> plus a
+    five-letter suffix: a name that fits a TFJob can be too long for a TrainJob."""
+    job = _dist_mnist()
+    job["metadata"]["name"] = "n" * 49  # the TFJob's pods: 49 + len("-worker-1") = 58
+    with pytest.raises(convert.ConversionError, match=r"names of at most 48 characters fit"):
+        convert.to_trainjob(job)
+    job["metadata"]["name"] = "n" * 48  # 48 + len("-node-0-1-abcde") = 63
+    convert.to_trainjob(job)
+    job["metadata"]["name"] = "1abc"  # a DNS-1123 label, not a DNS-1035 one
+    with pytest.raises(convert.ConversionError, match="DNS-1035"):
+        convert.to_trainjob(job)
+    del job["metadata"]["name"]
+    job["metadata"]["generateName"] = "tf-"
+    with pytest.raises(convert.ConversionError, match=r"metadata\.name"):
+        convert.to_trainjob(job)
+
+
+def test_trainjob_notes_say_what_changes() -> None:
+    job = _dist_mnist()
+    (runtime, _), notes = convert.to_trainjob(job)
+    said = {(n.path, n.kind) for n in notes}
+    assert ("$.spec.runPolicy.cleanPodPolicy", "dropped") in said
+    assert ("$.spec.runPolicy.backoffLimit", "changed") in said
+    assert ("$.spec.tfReplicaSpecs.Worker.restartPolicy", "changed") in said  # ExitCode
+    assert ("$.spec.tfReplicaSpecs.Worker", "changed") in said  # worker 0 no longer decides
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    assert all(j["template"]["spec"]["backoffLimit"] == 3 for j in jobs)
+    assert "podGroupPolicy" not in runtime["spec"]
+
+
+def test_trainjob_gang_under_volcano() -> None:
+    """kube-batch (seed 003) becomes Volcano's gang: a PodGroup of every pod, the queue kept."""
+    tfjob = seed("seed003-kube-batch-podgroup.yaml", "TFJob")
+    (runtime, trainjob), notes = convert.to_trainjob(tfjob)
+    assert runtime["spec"]["podGroupPolicy"] == {"volcano": {}}
+    for rjob in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        assert rjob["template"]["spec"]["template"]["spec"]["schedulerName"] == "volcano"
+    assert any("kube-batch" in n.message for n in notes)
+    job = _dist_mnist()
+    job["spec"]["runPolicy"]["schedulingPolicy"] = {"queue": "research", "minAvailable": 2}
+    (runtime, trainjob), notes = convert.to_trainjob(job)
+    assert trainjob["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
+    assert any(n.path.endswith("minAvailable") for n in notes)

@@ -155,7 +155,7 @@ def test_the_toolkits_charts_need_the_minimum(chart: str) -> None:
     assert _chart(chart)["kubeVersion"] == f">={_minimum()}.0-0"
 
 
-@pytest.mark.parametrize("chart", ["jobset"])
+@pytest.mark.parametrize("chart", ["jobset", "trainer"])
 def test_the_trainer_charts_need_trainers_minimum(chart: str) -> None:
     """Kubeflow Trainer v2, which these are installed for, needs a newer Kubernetes."""
     minimum = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["trainer_minimum"]

@@ -381,6 +381,14 @@ def _build_jobset(c: Component, out: Path, b: Builder) -> None:
     _go_build(b, "jobset", out / "jobset", "sigs.k8s.io/jobset", flags, b.module_dir(c))
 
 
+def _build_trainer(c: Component, out: Path, b: Builder) -> None:
+    b.check_requires(
+        c, {"github.com/kubeflow/trainer/v2": c.version, "sigs.k8s.io/jobset": b.versions.jobset}
+    )
+    package = "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"
+    _go_build(b, "trainer", out / "trainer", package, _ldflags(), b.module_dir(c))
+
+
 def components(versions: Versions) -> dict[str, Component]:
     v = versions
     items = [
@@ -422,6 +430,14 @@ def components(versions: Versions) -> dict[str, Component]:
         Component(
             "jobset", v.jobset, ("jobset",), _build_jobset, "jobset", "JobSet controller (wrapper)"
         ),
+        Component(
+            "trainer",
+            v.trainer,
+            ("trainer",),
+            _build_trainer,
+            "trainer",
+            "Kubeflow Trainer v2 controller-manager (wrapper)",
+        ),
         Component("kubectl", v.kubectl, ("kubectl",), _build_kubectl, "kube", "kubectl"),
     ]
     # Built on demand (the upgrade tests), into training-operator-<upgrade_from>/.
@@ -440,7 +456,7 @@ def components(versions: Versions) -> dict[str, Component]:
 
 CORE = ("etcd", "kube", "kwok")
 ADDONS = ("training-operator", "volcano")
-DEFAULT = (*CORE, *ADDONS, "helm", "jobset")
+DEFAULT = (*CORE, *ADDONS, "helm", "jobset", "trainer")
 
 
 def wanted(names: Sequence[str] | None, with_kubectl: bool | None) -> list[str]:

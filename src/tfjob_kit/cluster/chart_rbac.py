@@ -41,6 +41,7 @@ COMPONENTS = {
     "vc-controller-manager": Component("volcano", "volcano", ("admission.enabled=false",)),
     "vc-webhook-manager": Component("volcano", "volcano"),
     "jobset-controller": Component("jobset", "jobset"),
+    "trainer-controller-manager": Component("trainer", "trainer"),
 }
 
 

@@ -34,9 +34,12 @@ IDENTITIES = {
     "training-operator": "tfjob-kit-local-training-operator",
     "tf-rendezvous": "tfjob-kit-local-rendezvous",
     "jobset-controller": "tfjob-kit-local-jobset",
+    "trainer-controller-manager": "tfjob-kit-local-trainer",
 }
-# The addons (`up` without --no-addons); the JobSet controller runs only with --jobset.
-ADDON_PROCESSES = tuple(process for process in IDENTITIES if process != "jobset-controller")
+# The processes of Kubeflow Trainer v2 (`up --jobset`, `up --trainer`), not addons.
+TRAINER_PROCESSES = ("jobset-controller", "trainer-controller-manager")
+# The addons (`up` without --no-addons).
+ADDON_PROCESSES = tuple(process for process in IDENTITIES if process not in TRAINER_PROCESSES)
 
 
 def identity_kubeconfig(name: str, kubectl: Kubectl, process: str, rbac: Grants) -> Path:

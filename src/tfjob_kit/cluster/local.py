@@ -32,10 +32,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from tfjob_kit.cluster import build
+from tfjob_kit.cluster import build, jobset, trainer
 from tfjob_kit.cluster.addons import start_addons
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
-from tfjob_kit.cluster.jobset import start_jobset
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.kwok import (
     create_cluster,
@@ -101,7 +100,8 @@ def _marker(opts: UpOptions, versions: Versions) -> dict[str, Any]:
         "operator-namespace": OPERATOR_NAMESPACE if opts.addons else "",
         "webhook": "local" if opts.addons and opts.webhook else "off",
         "gang-scheduler": opts.gang_scheduler if opts.addons else "",
-        "jobset": versions.jobset if opts.jobset else "",
+        "jobset": versions.jobset if opts.runs_jobset else "",
+        "trainer": versions.trainer if opts.trainer else "",
     }
     return {
         "apiVersion": "v1",
@@ -139,7 +139,8 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     needed = [
         *build.CORE,
         *(build.ADDONS if opts.addons else ()),
-        *(["jobset"] if opts.jobset else []),
+        *(["jobset"] if opts.runs_jobset else []),
+        *(["trainer"] if opts.trainer else []),
     ]
     build.build_all(needed, with_kubectl=None, out=out)
 
@@ -185,10 +186,13 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     )
     if opts.addons:
         start_addons(opts, versions, kubectl, state, out)
-    if opts.jobset:
-        start_jobset(opts.name, versions, kubectl, opts.timeout, out)
+    if opts.runs_jobset:
+        jobset.CONTROLLER.start(opts.name, versions.jobset, versions, kubectl, opts.timeout, out)
+    if opts.trainer:
+        trainer.CONTROLLER.start(opts.name, versions.trainer, versions, kubectl, opts.timeout, out)
     state["addons"] = opts.addons
-    state["jobset"] = opts.jobset
+    state["jobset"] = opts.runs_jobset
+    state["trainer"] = opts.trainer
     kubectl.apply([_marker(opts, versions)])
     save_state(opts.name, state)
     say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")

@@ -33,6 +33,8 @@ class UpOptions:
     webhook: bool = True
     # Run the real JobSet controller with its webhooks (what Kubeflow Trainer v2 builds on).
     jobset: bool = False
+    # Run the real Kubeflow Trainer v2 controller-manager with its webhooks (and JobSet's).
+    trainer: bool = False
     # How long a simulated TFJob pod runs before it exits (kwok's pod stages).
     tfjob_run_seconds: float = 5.0
     # How long a simulated pod of any other job runs.
@@ -52,6 +54,11 @@ class UpOptions:
     # vc-scheduler's --schedule-period, a Go duration. Shorter than Volcano's 1s default (the
     # charts'): gangs on the local cluster start sooner, which keeps the tests quick.
     schedule_period: str = "500ms"
+
+    @property
+    def runs_jobset(self) -> bool:
+        """JobSet runs when asked for, and under Trainer, which makes JobSets."""
+        return self.jobset or self.trainer
 
     def tuning_problems(self) -> list[str]:
         """What is wrong with the tuning options, each naming the option (empty when all is

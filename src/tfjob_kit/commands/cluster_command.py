@@ -48,6 +48,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         addons=args.addons,
         webhook=args.webhook,
         jobset=args.jobset,
+        trainer=args.trainer,
         tfjob_run_seconds=args.tfjob_run_seconds,
         timeout=args.timeout,
         gang_scheduler=args.gang_scheduler,
@@ -211,34 +212,46 @@ def _build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 
 
-def _up_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `cluster up`, each defaulting to UpOptions' (cluster/options.py)."""
-    up = UpOptions()
+def _on_off(value: bool) -> str:
+    return "on" if value else "off"
 
-    def on_off(value: bool) -> str:
-        return "on" if value else "off"
 
-    p.add_argument("--cpu-nodes", type=int, default=up.nodes.cpu_nodes)
-    p.add_argument("--gpu-nodes", type=int, default=up.nodes.gpu_nodes)
-    p.add_argument("--gpus-per-node", type=int, default=up.nodes.gpus_per_node)
+def _component_arguments(p: argparse.ArgumentParser, up: UpOptions) -> None:
+    """What runs on the cluster besides Kubernetes: `cluster up --addons/--jobset/--trainer`."""
     p.add_argument(
         "--addons",
         action=argparse.BooleanOptionalAction,
         default=up.addons,
-        help=f"run the training-operator and Volcano (default: {on_off(up.addons)})",
+        help=f"run the training-operator and Volcano (default: {_on_off(up.addons)})",
     )
     p.add_argument(
         "--jobset",
         action=argparse.BooleanOptionalAction,
         default=up.jobset,
-        help=f"run the JobSet controller and its webhooks (default: {on_off(up.jobset)})",
+        help=f"run the JobSet controller and its webhooks (default: {_on_off(up.jobset)})",
+    )
+    p.add_argument(
+        "--trainer",
+        action=argparse.BooleanOptionalAction,
+        default=up.trainer,
+        help="run the Kubeflow Trainer v2 controller-manager and its webhooks, and JobSet's "
+        f"(default: {_on_off(up.trainer)})",
     )
     p.add_argument(
         "--webhook",
         action=argparse.BooleanOptionalAction,
         default=up.webhook,
-        help=f"register the operator's validating webhook (default: {on_off(up.webhook)})",
+        help=f"register the operator's validating webhook (default: {_on_off(up.webhook)})",
     )
+
+
+def _up_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `cluster up`, each defaulting to UpOptions' (cluster/options.py)."""
+    up = UpOptions()
+    p.add_argument("--cpu-nodes", type=int, default=up.nodes.cpu_nodes)
+    p.add_argument("--gpu-nodes", type=int, default=up.nodes.gpu_nodes)
+    p.add_argument("--gpus-per-node", type=int, default=up.nodes.gpus_per_node)
+    _component_arguments(p, up)
     p.add_argument(
         "--tfjob-run-seconds",
         type=float,

@@ -1,5 +1,5 @@
-"""``tfjob-kit convert``: legacy TFJobs and T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs
-(``convert/``); what cannot be carried over is said on stderr."""
+"""``tfjob-kit convert``: legacy TFJobs and T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs or to
+Trainer v2 TrainJobs (``convert/``); what cannot be carried over is said on stderr."""
 
 from __future__ import annotations
 
@@ -17,24 +17,41 @@ from tfjob_kit.validate import check_object
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
+    from tfjob_kit.convert import Note
 
 
 def register(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "convert",
-        help="v1beta1 or T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs",
+        help="v1beta1 or T9k jobs to v1 TFJobs, or TFJobs to Volcano Jobs or TrainJobs",
         description="Convert legacy TFJobs (v1alpha1..v1beta2) and T9k TensorFlowTrainingJobs "
         "to kubeflow.org/v1 TFJobs (--to tfjob), or any of them to Volcano "
-        "batch.volcano.sh/v1alpha1 Jobs (--to volcano). What cannot be carried over "
-        "is reported on stderr.",
+        "batch.volcano.sh/v1alpha1 Jobs (--to volcano), or to Kubeflow Trainer v2 TrainJobs, "
+        "each with the TrainingRuntime of its own it runs on (--to trainjob). What cannot be "
+        "carried over is reported on stderr.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH")
-    parser.add_argument("--to", choices=["tfjob", "volcano"], default="tfjob")
+    parser.add_argument("--to", choices=["tfjob", "volcano", "trainjob"], default="tfjob")
     parser.add_argument("-o", "--output", metavar="FILE")
     parser.add_argument(
         "--strict", action="store_true", help="exit 1 when anything could not be carried over"
     )
     parser.set_defaults(run=run)
+
+
+Converted = tuple[dict[str, Any], list["Note"]]
+
+
+def _one(
+    converter: Callable[[dict[str, Any]], Converted],
+) -> Callable[[dict[str, Any]], tuple[list[dict[str, Any]], list[Note]]]:
+    """A converter of one document to one, as one that returns a list."""
+
+    def wrapped(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Note]]:
+        converted, notes = converter(document)
+        return [converted], notes
+
+    return wrapped
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
         docs = load_paths(args.paths)
     except InputError as exc:
         raise UsageError(str(exc)) from None
-    converter: Callable[[dict[str, Any]], tuple[dict[str, Any], list[convert.Note]]]
-    converter = convert.to_volcano if args.to == "volcano" else convert.to_v1
+    converter: Callable[[dict[str, Any]], tuple[list[dict[str, Any]], list[convert.Note]]]
+    converter = {
+        "tfjob": _one(convert.to_v1),
+        "volcano": _one(convert.to_volcano),
+        "trainjob": convert.to_trainjob,
+    }[args.to]
     outputs: list[dict[str, Any]] = []
     dropped = failed = False
     for doc in docs:
@@ -58,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             failed = True
             continue
         try:
-            converted, notes = converter(doc.content)
+            converted_docs, notes = converter(doc.content)
         except convert.ConversionError as exc:
             print(f"{where}: passed through unchanged: {exc}", file=sys.stderr)
             outputs.append(doc.content)
@@ -66,15 +87,16 @@ def run(args: argparse.Namespace) -> int:
         for note in notes:
             print(f"{where}:{note.path}: [convert] {note.kind}: {note.message}", file=sys.stderr)
             dropped = dropped or note.kind == "dropped"
-        if converted.get("kind") == model.KIND:
-            for finding in check_object(converted):
-                if finding.severity >= Severity.WARNING:
-                    print(
-                        f"{where}:{finding.path}: [{finding.rule}] {finding.severity} after "
-                        f"conversion: {finding.message}",
-                        file=sys.stderr,
-                    )
-        outputs.append(converted)
+        for converted in converted_docs:
+            if converted.get("kind") == model.KIND:
+                for finding in check_object(converted):
+                    if finding.severity >= Severity.WARNING:
+                        print(
+                            f"{where}:{finding.path}: [{finding.rule}] {finding.severity} after "
+                            f"conversion: {finding.message}",
+                            file=sys.stderr,
+                        )
+        outputs.extend(converted_docs)
     write(dump_yaml(outputs), args.output)
     if failed or (args.strict and dropped):
         return EXIT_FINDINGS

@@ -1,0 +1,355 @@
+"""The real Kubeflow Trainer v2 controller-manager on the local cluster (`tfjob-kit cluster up
+--trainer`), beside the real JobSet controller, training-operator and Volcano: its webhooks and
+identity are the trainer chart's, and every TFJob under examples/ and in the seeds, converted by
+`tfjob-kit convert --to trainjob`, runs as a TrainJob to Complete, each pod's TF_CONFIG (resolved
+from the pod spec as the kubelet would) the one `explain` gives the TFJob's pod, with JobSet's
+addresses: the pods' own hostnames and subdomain."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from snippets import block
+from tfjob_kit import convert, explain, model
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
+from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.trainer import CONTROLLER
+from tfjob_kit.convert.trainjob import (
+    COMPLETION_INDEX_ANNOTATION,
+    NODE,
+    replicated_job,
+    trainer_type,
+)
+from tfjob_kit.manifests import load_path
+
+from ._cluster import Cluster
+from .conftest import session_name
+from .test_cluster_security import LOOPBACK, _listeners
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT / "tests" / "data" / "seeds"
+RUN_DURATION = "tfjob-kit.dev/run-duration"
+RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+# Every TFJob of examples/ and the seeds, but those that cannot become a TrainJob, each with why.
+NOT_CONVERTIBLE = {
+    "seed000-v1beta1-generatename.yaml": "generateName only: TF_CONFIG addresses need a name",
+}
+
+
+def tfjobs() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in sorted([*(ROOT / "examples").rglob("*.yaml"), *SEEDS.glob("*.yaml")]):
+        if path.name in NOT_CONVERTIBLE:
+            continue
+        for doc in load_path(str(path)):
+            if doc.kind in (model.KIND, convert.T9K_KIND):
+                found.append((f"{path.relative_to(ROOT)}:{doc.index}", doc.content))
+    return found
+
+
+@pytest.fixture(scope="module")
+def trainer_cluster() -> Iterator[Cluster]:
+    name = session_name("trainer")
+    nodes = NodePlan(cpu_nodes=4, gpu_nodes=4, gpus_per_node=8)
+    try:
+        kubeconfig = local.up(
+            local.UpOptions(name=name, nodes=nodes, trainer=True), out=io.StringIO()
+        )
+        yield Cluster(kubeconfig, name)
+    finally:
+        local.down(name, out=io.StringIO())
+
+
+def test_every_example_and_seed_tfjob_is_converted() -> None:
+    """The list the run below works on: each file's TFJobs, the ones left out named."""
+    sources = {where.split(":")[0] for where, _ in tfjobs()}
+    assert "examples/tfjobs/dist-mnist.yaml" in sources
+    assert "tests/data/seeds/seed004-t9k-tensorflowtrainingjob.yaml" in sources
+    for name, why in NOT_CONVERTIBLE.items():
+        (doc,) = [d.content for d in load_path(str(SEEDS / name)) if d.kind == model.KIND]
+        with pytest.raises(convert.ConversionError, match="name"):
+            convert.to_trainjob(doc)
+        assert why
+
+
+def _expand(value: str, known: dict[str, str]) -> str:
+    """Kubernetes' $(VAR) expansion of an env value: a variable defined earlier is replaced, $$
+    is a $, anything else stays as written."""
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return known.get(match.group(1), match.group(0))
+
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", one, value)
+
+
+def resolved_env(pod: dict[str, Any], container: str) -> dict[str, str]:
+    """The container's environment as the kubelet builds it: downward-API annotations read from
+    the pod, values expanded in order."""
+    (spec,) = [c for c in pod["spec"]["containers"] if c["name"] == container]
+    known: dict[str, str] = {}
+    for item in spec.get("env") or []:
+        if "value" in item:
+            known[item["name"]] = _expand(item["value"], known)
+            continue
+        path = item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
+        match = re.fullmatch(r"metadata\.annotations\['(.+)'\]", path)
+        if match:
+            known[item["name"]] = pod["metadata"].get("annotations", {}).get(match.group(1), "")
+    return known
+
+
+def _converted(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
+    tfjob = copy.deepcopy(tfjob)
+    tfjob.setdefault("metadata", {})["namespace"] = namespace
+    docs, _ = convert.to_trainjob(tfjob)
+    for rjob in docs[0]["spec"]["template"]["spec"]["replicatedJobs"]:
+        # Long enough for every pod to be seen running before it completes.
+        pod = rjob["template"]["spec"]["template"]
+        pod.setdefault("metadata", {}).setdefault("annotations", {})[RUN_DURATION] = "20s"
+    return docs
+
+
+def _claims(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
+    """The PersistentVolumeClaims the job's pods mount (examples/tfjobs/gpu-chief.yaml's
+    checkpoints), each bound to a PersistentVolume of its own (named after the namespace, and
+    deleted with it by the test), so that the scheduler places the pods."""
+    names = sorted(
+        {
+            volume["persistentVolumeClaim"]["claimName"]
+            for replica in model.replicas(tfjob)
+            for volume in replica.pod_spec.get("volumes") or []
+            if "persistentVolumeClaim" in volume
+        }
+    )
+    objects: list[dict[str, Any]] = []
+    for name in names:
+        volume = f"{namespace}-{name}"
+        size = {"storage": "1Gi"}
+        objects += [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": volume},
+                "spec": {
+                    "capacity": size,
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "hostPath": {"path": f"/srv/{volume}"},
+                    "claimRef": {"namespace": namespace, "name": name},
+                },
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "volumeName": volume,
+                    "resources": {"requests": size},
+                },
+            },
+        ]
+    return objects
+
+
+def _complete(cluster: Cluster, name: str, namespace: str) -> bool:
+    found = cluster.get("trainjob", name, "-n", namespace)
+    conditions = (found.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+
+
+def test_every_tfjob_runs_as_a_trainjob_with_the_tf_config_explain_gives(
+    trainer_cluster: Cluster,
+) -> None:
+    jobs = []
+    volumes: list[str] = []
+    for where, tfjob in tfjobs():
+        namespace = f"it-{uuid.uuid4().hex[:8]}"
+        trainer_cluster.kubectl("create", "namespace", namespace)
+        claims = _claims(tfjob, namespace)
+        volumes += [c["metadata"]["name"] for c in claims if c["kind"] == "PersistentVolume"]
+        if claims:
+            trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(claims))
+        docs = _converted(tfjob, namespace)
+        trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+        v1, _ = convert.to_v1(tfjob)
+        v1["metadata"]["namespace"] = namespace
+        jobs.append((where, v1, docs, namespace))
+    try:
+        running = _every_pod_running(trainer_cluster, jobs)
+        for where, v1, docs, namespace in jobs:
+            _check_tf_configs(where, v1, running[where])
+            name = docs[1]["metadata"]["name"]
+            trainer_cluster.wait_for(
+                f"{where}: TrainJob {name} Complete",
+                lambda: _complete(trainer_cluster, name, namespace),  # noqa: B023
+                namespace,
+                timeout=120,
+            )
+    finally:
+        for *_, namespace in jobs:
+            trainer_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        for volume in volumes:
+            trainer_cluster.kubectl("delete", "pv", volume, "--wait=false", check=False)
+
+
+Job = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # where, TFJob, converted, namespace
+
+
+def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
+    """Each job's pods, taken when all of them run (they run for RUN_DURATION): by job."""
+    seen: dict[str, list[dict[str, Any]]] = {}
+    deadline = time.monotonic() + 120
+    while len(seen) < len(jobs):
+        for where, v1, docs, namespace in jobs:
+            if where in seen:
+                continue
+            expected = sum(r.count for r in model.replicas(v1))
+            selector = f"jobset.sigs.k8s.io/jobset-name={docs[1]['metadata']['name']}"
+            pods = cluster.items("pods", "-n", namespace, "-l", selector)
+            running = [p for p in pods if p["status"].get("phase") == "Running"]
+            if len(running) == expected:
+                seen[where] = running
+        if time.monotonic() > deadline:
+            late = [(w, ns) for w, _, _, ns in jobs if w not in seen]
+            raise AssertionError(f"not every pod ran: {late}\n" + cluster.diagnostics(late[0][1]))
+        time.sleep(0.5)
+    return seen
+
+
+def _check_tf_configs(where: str, v1: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """Each pod's resolved TF_CONFIG against explain's for the TFJob's pod of the same type and
+    index: the same task, counts and keys, and each address the hostname and subdomain of the
+    pod it names."""
+    reps = [r for r in model.replicas(v1) if r.count > 0]
+    by_place = {
+        (
+            p["metadata"]["labels"][RJOB_LABEL],
+            int(p["metadata"]["annotations"][COMPLETION_INDEX_ANNOTATION]),
+        ): p
+        for p in pods
+    }
+    trainer = trainer_type(reps)
+    distributed = explain.is_distributed(reps)
+    for replica in reps:
+        rjob = replicated_job(replica, trainer)
+        container = NODE if rjob == NODE else model.CONTAINER_NAME
+        for index in range(replica.count):
+            pod = by_place[(rjob, index)]
+            ours = resolved_env(pod, container).get("TF_CONFIG")
+            theirs = explain.tf_config(v1, replica.type, index)
+            if not distributed:
+                assert ours is None and theirs is None, where
+                continue
+            assert ours is not None and theirs is not None, (where, rjob, index)
+            got, want = json.loads(ours), json.loads(theirs)
+            assert got["task"] == want["task"] == {"type": replica.lower, "index": index}, where
+            assert got["environment"] == want["environment"]
+            assert list(got["cluster"]) == list(want["cluster"]), where
+            for kind, addresses in got["cluster"].items():
+                assert len(addresses) == len(want["cluster"][kind]), (where, kind)
+                owner = next(r for r in reps if r.lower == kind)
+                for i, host in enumerate(addresses):
+                    peer = by_place[(replicated_job(owner, trainer), i)]["spec"]
+                    assert host == f"{peer['hostname']}.{peer['subdomain']}:{owner.port}", where
+
+
+def test_the_webhook_refuses_a_trainjob_whose_runtime_is_missing(
+    trainer_cluster: Cluster,
+) -> None:
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "lost", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "no-such-runtime", "kind": "TrainingRuntime"}},
+    }
+    proc = trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(job), check=False)
+    assert proc.returncode != 0
+    assert "validator.trainjob.trainer.kubeflow.org" in proc.stderr, proc.stderr
+    assert "no-such-runtime" in proc.stderr, proc.stderr
+    assert trainer_cluster.gone("trainjob", "lost", "default")
+
+
+@pytest.mark.parametrize(
+    ("verb", "resource", "allowed"),
+    [
+        ("create", "jobsets.jobset.x-k8s.io", "yes"),
+        ("update", "trainjobs.trainer.kubeflow.org/status", "yes"),
+        ("create", "podgroups.scheduling.volcano.sh", "yes"),
+        ("create", "pods", "no"),  # JobSet's Jobs create them
+        ("create", "jobs.batch", "no"),  # JobSet creates them
+        ("update", "validatingwebhookconfigurations/validator.trainer.kubeflow.org", "yes"),
+        (
+            "update",
+            "validatingwebhookconfigurations/jobset-validating-webhook-configuration",
+            "no",
+        ),
+        ("update", "leases.coordination.k8s.io/other", "no"),
+    ],
+)
+def test_the_controller_runs_with_the_charts_rules(
+    trainer_cluster: Cluster, verb: str, resource: str, allowed: str
+) -> None:
+    account = f"system:serviceaccount:{LOCAL_NAMESPACE}:{IDENTITIES[CONTROLLER.process]}"
+    proc = trainer_cluster.kubectl(
+        "auth", "can-i", verb, resource, "-n", LOCAL_NAMESPACE, f"--as={account}", check=False
+    )
+    assert proc.stdout.strip() == allowed, (verb, resource, proc.stdout, proc.stderr)
+
+
+def test_the_controller_listens_on_loopback_only(trainer_cluster: Cluster) -> None:
+    """Its webhook server and health probes: 127.0.0.1, the webhook on the port its
+    configurations call; metrics and the status server off."""
+    assert trainer_cluster.name
+    listeners = _listeners(trainer_cluster.name)[CONTROLLER.process]
+    assert listeners and all(address in LOOPBACK for address, _ in listeners), listeners
+    config = trainer_cluster.get("validatingwebhookconfiguration", "validator.trainer.kubeflow.org")
+    port = config["webhooks"][0]["clientConfig"]["service"]["port"]
+    assert ("127.0.0.1", port) in listeners
+    assert len(listeners) == 2, listeners  # the webhook and the health probes
+
+
+def test_the_readme_migration_walkthrough(trainer_cluster: Cluster, tmp_path: Path) -> None:
+    """The README's commands, after `cluster up --trainer` (this module's cluster), from the
+    checkout: the converted dist-mnist runs as a TrainJob to Complete."""
+    lines = block(
+        "test tests/integration/test_trainer.py::test_the_readme_migration_walkthrough"
+    ).splitlines()
+    assert lines[0] == "tfjob-kit cluster up --trainer"
+    script = "set -euo pipefail\n" + "\n".join(
+        line.replace("examples/", f"{ROOT}/examples/") for line in lines[1:]
+    )
+    environment = {**os.environ, "KUBECONFIG": str(trainer_cluster.kubeconfig)}
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", script],
+            cwd=tmp_path,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "trainjob.trainer.kubeflow.org/dist-mnist condition met" in proc.stdout
+        assert "[convert] dropped: runPolicy.cleanPodPolicy" in proc.stderr
+    finally:
+        for kind in ("trainjob", "trainingruntime"):
+            trainer_cluster.kubectl("delete", kind, "dist-mnist", "-n", "default", check=False)
