@@ -11,7 +11,6 @@ import copy
 import io
 import json
 import os
-import re
 import subprocess
 import time
 import uuid
@@ -23,7 +22,7 @@ import pytest
 import yaml
 
 from snippets import block
-from tfjob_kit import convert, explain, model
+from tfjob_kit import convert, explain, model, trainjob
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
@@ -86,32 +85,11 @@ def test_every_example_and_seed_tfjob_is_converted() -> None:
         assert why
 
 
-def _expand(value: str, known: dict[str, str]) -> str:
-    """Kubernetes' $(VAR) expansion of an env value: a variable defined earlier is replaced, $$
-    is a $, anything else stays as written."""
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return known.get(match.group(1), match.group(0))
-
-    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", one, value)
-
-
 def resolved_env(pod: dict[str, Any], container: str) -> dict[str, str]:
-    """The container's environment as the kubelet builds it: downward-API annotations read from
-    the pod, values expanded in order."""
+    """The container's environment as the kubelet builds it (``trainjob.resolve_env``, on the
+    real pod's spec and metadata)."""
     (spec,) = [c for c in pod["spec"]["containers"] if c["name"] == container]
-    known: dict[str, str] = {}
-    for item in spec.get("env") or []:
-        if "value" in item:
-            known[item["name"]] = _expand(item["value"], known)
-            continue
-        path = item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
-        match = re.fullmatch(r"metadata\.annotations\['(.+)'\]", path)
-        if match:
-            known[item["name"]] = pod["metadata"].get("annotations", {}).get(match.group(1), "")
-    return known
+    return trainjob.resolve_env(spec.get("env") or [], pod["metadata"])
 
 
 def _converted(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
@@ -196,6 +174,7 @@ def test_every_tfjob_runs_as_a_trainjob_with_the_tf_config_explain_gives(
         running = _every_pod_running(trainer_cluster, jobs)
         for where, v1, docs, namespace in jobs:
             _check_tf_configs(where, v1, running[where])
+            _check_explain(where, docs, running[where])
             name = docs[1]["metadata"]["name"]
             trainer_cluster.wait_for(
                 f"{where}: TrainJob {name} Complete",
@@ -232,6 +211,26 @@ def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict
             raise AssertionError(f"not every pod ran: {late}\n" + cluster.diagnostics(late[0][1]))
         time.sleep(0.5)
     return seen
+
+
+def _check_explain(where: str, docs: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    """`explain` of the TrainJob and its runtime, offline, says what the real pods are: the same
+    addresses, and each container's environment as the real pod spec resolves it."""
+    runtime, job = docs
+    planned = {(p.replicated_job, p.index): p for p in trainjob.pods(job, runtime)}
+    assert len(planned) == len(pods), where
+    for pod in pods:
+        place = (
+            pod["metadata"]["labels"][RJOB_LABEL],
+            int(pod["metadata"]["annotations"][COMPLETION_INDEX_ANNOTATION]),
+        )
+        plan = planned[place]
+        assert plan.address == f"{pod['spec']['hostname']}.{pod['spec']['subdomain']}", where
+        for container in pod["spec"]["containers"]:
+            real = resolved_env(pod, container["name"])
+            ours = plan.env[container["name"]]
+            # The Job controller appends JOB_COMPLETION_INDEX; nothing else may differ.
+            assert {k: v for k, v in real.items() if k != "JOB_COMPLETION_INDEX"} == ours, where
 
 
 def _check_tf_configs(where: str, v1: dict[str, Any], pods: list[dict[str, Any]]) -> None:
@@ -349,6 +348,7 @@ def test_the_readme_migration_walkthrough(trainer_cluster: Cluster, tmp_path: Pa
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "trainjob.trainer.kubeflow.org/dist-mnist condition met" in proc.stdout
+        assert "dist-mnist-node-0-1.dist-mnist\n    TF_CONFIG=" in proc.stdout  # explain
         assert "[convert] dropped: runPolicy.cleanPodPolicy" in proc.stderr
     finally:
         for kind in ("trainjob", "trainingruntime"):

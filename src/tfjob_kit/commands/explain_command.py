@@ -1,5 +1,6 @@
 """``tfjob-kit explain``: the pods and services the operator creates for a TFJob, and the exact
-TF_CONFIG each replica gets (``explain.py``)."""
+TF_CONFIG each replica gets (``explain.py``); for a Kubeflow Trainer v2 TrainJob, the pods JobSet
+creates on its runtime and the TF_CONFIG each gets (``trainjob.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tfjob_kit import explain, model
+from tfjob_kit import explain, model, trainjob
 from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 from tfjob_kit.commands.output import write
 from tfjob_kit.manifests import InputError, load_paths
@@ -22,7 +23,8 @@ def register(sub: Subparsers) -> None:
         "explain",
         help="show pods, services and the TF_CONFIG each replica gets",
         description="Show what the training-operator creates for a TFJob: pod and service "
-        "names, the exact TF_CONFIG per replica, who decides success, defaults.",
+        "names, the exact TF_CONFIG per replica, who decides success, defaults. For a "
+        "TrainJob (with its runtime in the same input), each pod's address and TF_CONFIG.",
     )
     parser.add_argument("path", metavar="FILE")
     parser.add_argument("--namespace", help="namespace (default: metadata.namespace or 'default')")
@@ -33,36 +35,100 @@ def register(sub: Subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _tfjobs(paths: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
-    """(source, document, v1 TFJob) for every TFJob-like document; others are ignored."""
+Loaded = tuple[list[tuple[str, int, dict[str, Any]]], list[tuple[str, int, dict[str, Any]]]]
+
+
+def _jobs(paths: list[str]) -> tuple[Loaded, list[dict[str, Any]]]:
+    """((TFJobs as v1, TrainJobs), every document): each job with its source and document
+    index; other documents are only read to find a TrainJob's runtime."""
     from tfjob_kit import convert
 
     try:
         docs = load_paths(paths)
     except InputError as exc:
         raise UsageError(str(exc)) from None
-    jobs = []
+    tfjobs, trainjobs, everything = [], [], []
     for doc in docs:
         if doc.error is not None:
             raise UsageError(f"{doc.source}:{doc.index}: {doc.error.message}")
+        everything.append(doc.content)
         if model.is_tfjob(doc.content) or doc.kind == convert.T9K_KIND:
             job, _ = convert.to_v1(doc.content)
-            jobs.append((doc.source, doc.index, job))
-    return jobs
+            tfjobs.append((doc.source, doc.index, job))
+        elif doc.kind == "TrainJob" and str(doc.content.get("apiVersion", "")).startswith(
+            trainjob.TRAINER_GROUP + "/"
+        ):
+            trainjobs.append((doc.source, doc.index, doc.content))
+    return (tfjobs, trainjobs), everything
+
+
+def _trainjob_plan(job: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    meta = job.get("metadata") or {}
+    return {
+        "trainJob": meta.get("name"),
+        "namespace": meta.get("namespace") or "default",
+        "runtime": {
+            "kind": runtime.get("kind"),
+            "name": (runtime.get("metadata") or {}).get("name"),
+        },
+        "pods": [
+            {
+                "replicatedJob": pod.replicated_job,
+                "jobIndex": pod.job_index,
+                "index": pod.index,
+                "address": pod.address,
+                "tfConfig": next(
+                    (env["TF_CONFIG"] for env in pod.env.values() if "TF_CONFIG" in env), None
+                ),
+            }
+            for pod in trainjob.pods(job, runtime)
+        ],
+    }
+
+
+def _trainjob_text(plan: dict[str, Any]) -> str:
+    runtime = plan["runtime"]
+    lines = [
+        f"TrainJob {plan['namespace']}/{plan['trainJob']} on {runtime['kind']} "
+        f"{runtime['name']}: {len(plan['pods'])} pods (JobSet's names)"
+    ]
+    for pod in plan["pods"]:
+        lines.append(
+            f"  {pod['replicatedJob']} job {pod['jobIndex']} index {pod['index']}: {pod['address']}"
+        )
+        if pod["tfConfig"] is not None:
+            lines.append(f"    TF_CONFIG={pod['tfConfig']}")
+    return "\n".join(lines) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
-    jobs = _tfjobs([args.path])
-    if not jobs:
-        raise UsageError(f"{args.path}: no TFJob found")
+    (jobs, trainjobs), documents = _jobs([args.path])
+    if not jobs and not trainjobs:
+        raise UsageError(f"{args.path}: no TFJob or TrainJob found")
     try:
         plans = [explain.plan(job, args.namespace, args.cluster_domain) for _, _, job in jobs]
     except explain.ExplainError as exc:
         print(f"tfjob-kit: error: {args.path}: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
+    trainjob_plans = []
+    for source, index, job in trainjobs:
+        runtime = trainjob.find_runtime(job, documents)
+        if runtime is None:
+            ref = (job.get("spec") or {}).get("runtimeRef") or {}
+            print(
+                f"tfjob-kit: error: {source}:{index}: the TrainJob's runtime "
+                f"{ref.get('kind') or 'ClusterTrainingRuntime'} {ref.get('name')!r} is not in "
+                "the input: give it in the same file (tfjob-kit convert --to trainjob writes both)",
+                file=sys.stderr,
+            )
+            return EXIT_FINDINGS
+        trainjob_plans.append(_trainjob_plan(job, runtime))
     if args.format == "json":
-        data: Any = [p.as_dict() for p in plans]
+        data: Any = [p.as_dict() for p in plans] + trainjob_plans
         write(json.dumps(data if len(data) > 1 else data[0], indent=2) + "\n", None)
     else:
-        write("\n".join(explain.render_text(p) for p in plans), None)
+        texts = [explain.render_text(p) for p in plans] + [
+            _trainjob_text(p) for p in trainjob_plans
+        ]
+        write("\n".join(texts), None)
     return EXIT_OK
