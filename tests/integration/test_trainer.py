@@ -353,3 +353,47 @@ def test_the_readme_migration_walkthrough(trainer_cluster: Cluster, tmp_path: Pa
     finally:
         for kind in ("trainjob", "trainingruntime"):
             trainer_cluster.kubectl("delete", kind, "dist-mnist", "-n", "default", check=False)
+
+
+def _scheduled(cluster: Cluster, name: str, namespace: str) -> tuple[int, int]:
+    """(pods placed on a node, pods) of the TrainJob ``name``."""
+    pods = cluster.items("pods", "-n", namespace, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
+    return sum(1 for p in pods if p["spec"].get("nodeName")), len(pods)
+
+
+def test_a_gang_trainjob_under_volcano_is_never_partly_placed(trainer_cluster: Cluster) -> None:
+    """examples/gang's two jobs, converted with --gang-scheduler volcano and grown to 10 workers
+    of 2 GPUs each: together they need 40 of the cluster's 32 GPUs. Volcano places one TrainJob
+    whole and the other not at all until the first is done; at no time is either partly placed,
+    and both complete. (Converted with --gang-scheduler none, the default scheduler places 7 of
+    one job's 11 pods: this test fails.)"""
+    namespace = f"it-{uuid.uuid4().hex[:8]}"
+    trainer_cluster.kubectl("create", "namespace", namespace)
+    names = []
+    try:
+        for path in sorted((ROOT / "examples" / "gang").glob("job-*.yaml")):
+            (doc,) = load_path(str(path))
+            tfjob = copy.deepcopy(doc.content)
+            tfjob["metadata"]["namespace"] = namespace
+            tfjob["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 10
+            docs, _ = convert.to_trainjob(tfjob, gang_scheduler="volcano")
+            assert docs[0]["spec"]["podGroupPolicy"] == {"volcano": {}}
+            trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+            names.append(docs[1]["metadata"]["name"])
+        seen_whole: set[str] = set()
+        deadline = time.monotonic() + 180
+        while not all(_complete(trainer_cluster, n, namespace) for n in names):
+            for name in names:
+                placed, total = _scheduled(trainer_cluster, name, namespace)
+                if _complete(trainer_cluster, name, namespace):
+                    continue
+                assert placed in (0, total), f"{name}: {placed} of {total} pods placed"
+                if total and placed == total:
+                    seen_whole.add(name)
+            assert time.monotonic() < deadline, trainer_cluster.diagnostics(namespace)
+            time.sleep(0.5)
+        assert seen_whole == set(names)
+        groups = trainer_cluster.items("podgroups.scheduling.volcano.sh", "-n", namespace)
+        assert sorted(g["spec"]["minMember"] for g in groups) == [11, 11]
+    finally:
+        trainer_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)

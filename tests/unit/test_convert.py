@@ -355,3 +355,15 @@ def test_trainjob_gang_under_volcano() -> None:
     (runtime, trainjob), notes = convert.to_trainjob(job)
     assert trainjob["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
     assert any(n.path.endswith("minAvailable") for n in notes)
+
+
+def test_trainjob_gang_scheduler_is_the_users_choice() -> None:
+    """The operator's --gang-scheduler-name does not show in a TFJob: the user says it."""
+    job = _dist_mnist()
+    (runtime, _), _ = convert.to_trainjob(job, gang_scheduler="volcano")
+    assert runtime["spec"]["podGroupPolicy"] == {"volcano": {}}
+    tfjob = seed("seed003-kube-batch-podgroup.yaml", "TFJob")
+    (runtime, _), _ = convert.to_trainjob(tfjob, gang_scheduler="none")
+    assert "podGroupPolicy" not in runtime["spec"]
+    with pytest.raises(ValueError, match="gang_scheduler"):
+        convert.to_trainjob(job, gang_scheduler="kube-batch")

@@ -4,6 +4,7 @@ Trainer v2 TrainJobs (``convert/``); what cannot be carried over is said on stde
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tfjob_kit import model
 from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 from tfjob_kit.commands.output import dump_yaml, write
+from tfjob_kit.convert.trainjob import GANG_CHOICES
 from tfjob_kit.findings import Severity
 from tfjob_kit.manifests import InputError, load_paths
 from tfjob_kit.validate import check_object
@@ -32,6 +34,13 @@ def register(sub: Subparsers) -> None:
     )
     parser.add_argument("paths", nargs="+", metavar="PATH")
     parser.add_argument("--to", choices=["tfjob", "volcano", "trainjob"], default="tfjob")
+    parser.add_argument(
+        "--gang-scheduler",
+        choices=GANG_CHOICES,
+        help="--to trainjob: gang the TrainJob's pods with Volcano (a PodGroup of every pod) or "
+        "not; the training-operator's --gang-scheduler-name, which a TFJob does not show "
+        "(default: the job decides: a schedulingPolicy, or pods naming volcano or kube-batch)",
+    )
     parser.add_argument("-o", "--output", metavar="FILE")
     parser.add_argument(
         "--strict", action="store_true", help="exit 1 when anything could not be carried over"
@@ -40,14 +49,15 @@ def register(sub: Subparsers) -> None:
 
 
 Converted = tuple[dict[str, Any], list["Note"]]
+ConvertedDocs = tuple[list[dict[str, Any]], list["Note"]]
 
 
 def _one(
     converter: Callable[[dict[str, Any]], Converted],
-) -> Callable[[dict[str, Any]], tuple[list[dict[str, Any]], list[Note]]]:
+) -> Callable[[dict[str, Any]], ConvertedDocs]:
     """A converter of one document to one, as one that returns a list."""
 
-    def wrapped(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Note]]:
+    def wrapped(document: dict[str, Any]) -> ConvertedDocs:
         converted, notes = converter(document)
         return [converted], notes
 
@@ -61,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
         docs = load_paths(args.paths)
     except InputError as exc:
         raise UsageError(str(exc)) from None
-    converter: Callable[[dict[str, Any]], tuple[list[dict[str, Any]], list[convert.Note]]]
-    converter = {
+    if args.gang_scheduler is not None and args.to != "trainjob":
+        raise UsageError("--gang-scheduler applies to --to trainjob only")
+    converters: dict[str, Callable[[dict[str, Any]], ConvertedDocs]] = {
         "tfjob": _one(convert.to_v1),
         "volcano": _one(convert.to_volcano),
-        "trainjob": convert.to_trainjob,
-    }[args.to]
+        "trainjob": functools.partial(convert.to_trainjob, gang_scheduler=args.gang_scheduler),
+    }
+    converter = converters[args.to]
     outputs: list[dict[str, Any]] = []
     dropped = failed = False
     for doc in docs:

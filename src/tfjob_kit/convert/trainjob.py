@@ -46,6 +46,8 @@ COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 # Pods naming one of these make a gang: Trainer's Volcano PodGroup (kube-batch became Volcano).
 GANG_SCHEDULERS = ("volcano", "kube-batch")
+# What `convert --gang-scheduler` takes: gang the pods with Volcano, or not at all.
+GANG_CHOICES = ("volcano", "none")
 # JobSet's webhook: a pod name <job>-<replicated job>-<job index>-<pod index> plus a five-letter
 # suffix must be a DNS-1035 label (63 characters, starting with a letter).
 NAME_LIMIT = 63
@@ -167,8 +169,15 @@ def _success_policy(
     return {"operator": "All", "targetReplicatedJobs": [decider]}
 
 
-def to_trainjob(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Note]]:
-    """A TFJob (or anything to_v1 accepts) as [TrainingRuntime, TrainJob]."""
+def to_trainjob(
+    document: dict[str, Any], gang_scheduler: str | None = None
+) -> tuple[list[dict[str, Any]], list[Note]]:
+    """A TFJob (or anything to_v1 accepts) as [TrainingRuntime, TrainJob]. ``gang_scheduler``:
+    what the training-operator ganged the job's pods with (its ``--gang-scheduler-name``, which the
+    TFJob itself does not show): ``volcano`` or ``none``; by default the job decides (a
+    schedulingPolicy, or pods naming volcano or kube-batch)."""
+    if gang_scheduler not in (None, *GANG_CHOICES):
+        raise ValueError(f"gang_scheduler must be one of {GANG_CHOICES}, not {gang_scheduler!r}")
     job, notes = to_v1(document)
     name = model.job_name(job)
     metadata = as_dict(job.get("metadata"))
@@ -180,7 +189,7 @@ def to_trainjob(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[No
     spec = as_dict(job.get("spec"))
     run_policy = as_dict(spec.get("runPolicy"))
     scheduling = as_dict(run_policy.get("schedulingPolicy"))
-    gang = _is_gang(reps, scheduling, notes)
+    gang = _is_gang(reps, scheduling, notes) if gang_scheduler is None else gang_scheduler != "none"
     cluster = cluster_spec(name, reps, trainer) if explain.is_distributed(reps) else None
     jobs = [_replicated_job(r, trainer, cluster, run_policy, gang, notes) for r in reps]
     nodes = next(r.count for r in reps if r.type == trainer)
