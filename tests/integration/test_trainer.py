@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from snippets import block
-from tfjob_kit import convert, explain, model, trainjob
+from tfjob_kit import convert, explain, model, runtimes, trainjob
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
@@ -41,7 +41,6 @@ from .test_cluster_security import LOOPBACK, _listeners
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "tests" / "data" / "seeds"
-RUN_DURATION = "tfjob-kit.dev/run-duration"
 RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 # Every TFJob of examples/ and the seeds, but those that cannot become a TrainJob, each with why.
 NOT_CONVERTIBLE = {
@@ -65,9 +64,10 @@ def trainer_cluster() -> Iterator[Cluster]:
     name = session_name("trainer")
     nodes = NodePlan(cpu_nodes=4, gpu_nodes=4, gpus_per_node=8)
     try:
-        kubeconfig = local.up(
-            local.UpOptions(name=name, nodes=nodes, trainer=True), out=io.StringIO()
-        )
+        # A JobSet's pods run 20 s (kwok's stages): long enough for every pod of every job to be
+        # seen running before it completes.
+        options = local.UpOptions(name=name, nodes=nodes, trainer=True, job_run_seconds=20.0)
+        kubeconfig = local.up(options, out=io.StringIO())
         yield Cluster(kubeconfig, name)
     finally:
         local.down(name, out=io.StringIO())
@@ -77,6 +77,7 @@ def test_every_example_and_seed_tfjob_is_converted() -> None:
     """The list the run below works on: each file's TFJobs, the ones left out named."""
     sources = {where.split(":")[0] for where, _ in tfjobs()}
     assert "examples/tfjobs/dist-mnist.yaml" in sources
+    assert "examples/tfjobs/multiworker.yaml" in sources  # on the runtime the toolkit ships
     assert "tests/data/seeds/seed004-t9k-tensorflowtrainingjob.yaml" in sources
     for name, why in NOT_CONVERTIBLE.items():
         (doc,) = [d.content for d in load_path(str(SEEDS / name)) if d.kind == model.KIND]
@@ -96,10 +97,6 @@ def _converted(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     tfjob = copy.deepcopy(tfjob)
     tfjob.setdefault("metadata", {})["namespace"] = namespace
     docs, _ = convert.to_trainjob(tfjob)
-    for rjob in docs[0]["spec"]["template"]["spec"]["replicatedJobs"]:
-        # Long enough for every pod to be seen running before it completes.
-        pod = rjob["template"]["spec"]["template"]
-        pod.setdefault("metadata", {}).setdefault("annotations", {})[RUN_DURATION] = "20s"
     return docs
 
 
@@ -175,7 +172,7 @@ def test_every_tfjob_runs_as_a_trainjob_with_the_tf_config_explain_gives(
         for where, v1, docs, namespace in jobs:
             _check_tf_configs(where, v1, running[where])
             _check_explain(where, docs, running[where])
-            name = docs[1]["metadata"]["name"]
+            name = docs[-1]["metadata"]["name"]
             trainer_cluster.wait_for(
                 f"{where}: TrainJob {name} Complete",
                 lambda: _complete(trainer_cluster, name, namespace),  # noqa: B023
@@ -193,7 +190,8 @@ Job = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # where, TFJob, con
 
 
 def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
-    """Each job's pods, taken when all of them run (they run for RUN_DURATION): by job."""
+    """Each job's pods, taken when all of them run (for 20 s, or their job's run-duration): by
+    job."""
     seen: dict[str, list[dict[str, Any]]] = {}
     deadline = time.monotonic() + 120
     while len(seen) < len(jobs):
@@ -201,7 +199,7 @@ def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict
             if where in seen:
                 continue
             expected = sum(r.count for r in model.replicas(v1))
-            selector = f"jobset.sigs.k8s.io/jobset-name={docs[1]['metadata']['name']}"
+            selector = f"jobset.sigs.k8s.io/jobset-name={docs[-1]['metadata']['name']}"
             pods = cluster.items("pods", "-n", namespace, "-l", selector)
             running = [p for p in pods if p["status"].get("phase") == "Running"]
             if len(running) == expected:
@@ -216,7 +214,9 @@ def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict
 def _check_explain(where: str, docs: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
     """`explain` of the TrainJob and its runtime, offline, says what the real pods are: the same
     addresses, and each container's environment as the real pod spec resolves it."""
-    runtime, job = docs
+    job = docs[-1]  # the TrainJob; its runtime is converted with it, or one the toolkit ships
+    runtime = trainjob.find_runtime(job, [*docs, *runtimes.shipped()])
+    assert runtime is not None, where
     planned = {(p.replicated_job, p.index): p for p in trainjob.pods(job, runtime)}
     assert len(planned) == len(pods), where
     for pod in pods:

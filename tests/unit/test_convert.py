@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shlex
@@ -367,3 +368,57 @@ def test_trainjob_gang_scheduler_is_the_users_choice() -> None:
     assert "podGroupPolicy" not in runtime["spec"]
     with pytest.raises(ValueError, match="gang_scheduler"):
         convert.to_trainjob(job, gang_scheduler="kube-batch")
+
+
+def _multiworker() -> dict[str, Any]:
+    path = Path(__file__).resolve().parents[2] / "examples/tfjobs/multiworker.yaml"
+    doc: dict[str, Any] = load_path(str(path))[0].content
+    return doc
+
+
+def test_workers_only_jobs_run_on_the_shipped_multiworker_runtime() -> None:
+    """A workers-only job whose pods need only the TrainJob's trainer fields is one TrainJob on
+    tensorflow-multiworker, its TF_CONFIG in trainer.env, after the user's env."""
+    (job,), notes = convert.to_trainjob(_multiworker())
+    assert job["spec"]["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "ClusterTrainingRuntime",
+        "name": "tensorflow-multiworker",
+    }
+    trainer = job["spec"]["trainer"]
+    assert trainer["numNodes"] == 3 and trainer["image"] == "tensorflow/tensorflow:2.15.0"
+    assert [e["name"] for e in trainer["env"]] == ["TF_CPP_MIN_LOG_LEVEL", "TF_CONFIG"]
+    assert "$(TFJOB_KIT_TASK_INDEX)" in trainer["env"][-1]["value"]
+    assert trainer["resourcesPerNode"]["limits"] == {"cpu": "2", "memory": "4Gi"}
+    assert any("tensorflow-multiworker" in n.message for n in notes)
+
+
+def _worker(job: dict[str, Any]) -> dict[str, Any]:
+    worker: dict[str, Any] = job["spec"]["tfReplicaSpecs"]["Worker"]
+    return worker
+
+
+CHANGES = {
+    "node-selector": lambda j: _worker(j)["template"]["spec"].update(nodeSelector={"gpu": "a"}),
+    "on-failure": lambda j: _worker(j).update(restartPolicy="OnFailure"),
+    "backoff-limit": lambda j: j["spec"].update(runPolicy={"backoffLimit": 2}),
+    "chief": lambda j: j["spec"]["tfReplicaSpecs"].update(Chief=copy.deepcopy(_worker(j))),
+    "port": lambda j: _worker(j)["template"]["spec"]["containers"][0].update(
+        ports=[{"name": "tfjob-port", "containerPort": 3333}]
+    ),
+    "pod-annotation": lambda j: _worker(j)["template"].update(metadata={"annotations": {"a": "b"}}),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
+def test_anything_more_gets_a_runtime_of_its_own(change: Any) -> None:
+    job = _multiworker()
+    change(job)
+    docs, _ = convert.to_trainjob(job)
+    assert [d["kind"] for d in docs] == ["TrainingRuntime", "TrainJob"]
+
+
+def test_a_gang_gets_a_runtime_of_its_own() -> None:
+    """The PodGroup policy is a runtime's."""
+    docs, _ = convert.to_trainjob(_multiworker(), gang_scheduler="volcano")
+    assert [d["kind"] for d in docs] == ["TrainingRuntime", "TrainJob"]

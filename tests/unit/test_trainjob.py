@@ -125,4 +125,12 @@ def test_explain_a_trainjob(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(_converted()[1]))  # the TrainJob alone
     proc = _explain(path)
     assert proc.returncode == 1
-    assert "runtime TrainingRuntime 'dist-mnist' is not in the input" in proc.stderr
+    assert "runtime TrainingRuntime 'dist-mnist' is neither in the input" in proc.stderr
+    # a TrainJob on the runtime the toolkit ships needs nothing else
+    (doc,) = load_path(str(ROOT / "examples" / "tfjobs" / "multiworker.yaml"))
+    (job,), _ = convert.to_trainjob(doc.content)
+    path.write_text(yaml.safe_dump(job))
+    proc = _explain(path)
+    assert proc.returncode == 0, proc.stderr
+    assert "on ClusterTrainingRuntime tensorflow-multiworker: 3 pods" in proc.stdout
+    assert '"task":{"type":"worker","index":2}' in proc.stdout

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from tfjob_kit import runtimes
 from tfjob_kit.cluster import build, jobset, trainer
 from tfjob_kit.cluster.addons import start_addons
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
@@ -190,6 +191,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         jobset.CONTROLLER.start(opts.name, versions.jobset, versions, kubectl, opts.timeout, out)
     if opts.trainer:
         trainer.CONTROLLER.start(opts.name, versions.trainer, versions, kubectl, opts.timeout, out)
+        kubectl.apply(runtimes.shipped())  # past the controller's webhook, now that it serves
     state["addons"] = opts.addons
     state["jobset"] = opts.runs_jobset
     state["trainer"] = opts.trainer

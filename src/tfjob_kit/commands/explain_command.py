@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tfjob_kit import explain, model, trainjob
+from tfjob_kit import explain, model, runtimes, trainjob
 from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 from tfjob_kit.commands.output import write
 from tfjob_kit.manifests import InputError, load_paths
@@ -24,7 +24,8 @@ def register(sub: Subparsers) -> None:
         help="show pods, services and the TF_CONFIG each replica gets",
         description="Show what the training-operator creates for a TFJob: pod and service "
         "names, the exact TF_CONFIG per replica, who decides success, defaults. For a "
-        "TrainJob (with its runtime in the same input), each pod's address and TF_CONFIG.",
+        "TrainJob (its runtime in the same input, or one tfjob-kit ships), each pod's address "
+        "and TF_CONFIG.",
     )
     parser.add_argument("path", metavar="FILE")
     parser.add_argument("--namespace", help="namespace (default: metadata.namespace or 'default')")
@@ -112,13 +113,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     trainjob_plans = []
     for source, index, job in trainjobs:
-        runtime = trainjob.find_runtime(job, documents)
+        runtime = trainjob.find_runtime(job, [*documents, *runtimes.shipped()])
         if runtime is None:
             ref = (job.get("spec") or {}).get("runtimeRef") or {}
             print(
                 f"tfjob-kit: error: {source}:{index}: the TrainJob's runtime "
-                f"{ref.get('kind') or 'ClusterTrainingRuntime'} {ref.get('name')!r} is not in "
-                "the input: give it in the same file (tfjob-kit convert --to trainjob writes both)",
+                f"{ref.get('kind') or 'ClusterTrainingRuntime'} {ref.get('name')!r} is neither in "
+                "the input nor one tfjob-kit ships: give it in the same file (tfjob-kit convert "
+                "--to trainjob writes both)",
                 file=sys.stderr,
             )
             return EXIT_FINDINGS

@@ -20,6 +20,11 @@ its own (named as the job, in its namespace) and a TrainJob that references it:
 * the JobSet succeeds when the replica type that decides a TFJob's success completes (the
   chief's, else the workers' Job), so parameter servers, which never exit, do not hold it open.
 
+A workers-only job whose pods need nothing but what a TrainJob's own trainer fields say (image,
+command, args, env, resources) runs instead on the ClusterTrainingRuntime tfjob-kit ships for
+MultiWorkerMirroredStrategy, with its TF_CONFIG in the TrainJob's ``trainer.env``
+(``multiworker.py``).
+
 What has no equivalent, or changes meaning, is returned as a :class:`Note`.
 """
 
@@ -30,10 +35,12 @@ import json
 from typing import Any
 
 from tfjob_kit import explain, model
+from tfjob_kit.convert import multiworker
 from tfjob_kit.convert.notes import ConversionError, Note
 from tfjob_kit.convert.v1 import to_v1
 from tfjob_kit.manifests import shorten
 from tfjob_kit.model import as_dict, as_list
+from tfjob_kit.runtimes import MULTIWORKER
 
 TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -191,6 +198,15 @@ def to_trainjob(
     scheduling = as_dict(run_policy.get("schedulingPolicy"))
     gang = _is_gang(reps, scheduling, notes) if gang_scheduler is None else gang_scheduler != "none"
     cluster = cluster_spec(name, reps, trainer) if explain.is_distributed(reps) else None
+    if multiworker.fits(reps, run_policy, gang):
+        (worker,) = reps
+        tf_config = None if cluster is None else tf_config_value(cluster, worker.lower)
+        _restart_policy(worker, notes)  # ExitCode: Never, as the runtime's
+        _success_policy(spec, reps, trainer, notes)
+        ref = {"apiGroup": TRAINER_GROUP, "kind": "ClusterTrainingRuntime", "name": MULTIWORKER}
+        notes += _not_carried_over(spec, run_policy, scheduling, reps, gang)
+        spec_trainer = multiworker.trainer(worker, tf_config, notes)
+        return [_trainjob(metadata, run_policy, gang, ref, spec_trainer)], notes
     jobs = [_replicated_job(r, trainer, cluster, run_policy, gang, notes) for r in reps]
     nodes = next(r.count for r in reps if r.type == trainer)
     runtime_spec: dict[str, Any] = {
@@ -212,13 +228,18 @@ def to_trainjob(
         "spec": runtime_spec,
     }
     notes += _not_carried_over(spec, run_policy, scheduling, reps, gang)
-    return [runtime, _trainjob(metadata, nodes, run_policy, gang)], notes
+    ref = {"apiGroup": TRAINER_GROUP, "kind": "TrainingRuntime", "name": name}
+    return [runtime, _trainjob(metadata, run_policy, gang, ref, {"numNodes": nodes})], notes
 
 
 def _trainjob(
-    metadata: dict[str, Any], nodes: int, run_policy: dict[str, Any], gang: bool
+    metadata: dict[str, Any],
+    run_policy: dict[str, Any],
+    gang: bool,
+    runtime_ref: dict[str, Any],
+    trainer: dict[str, Any],
 ) -> dict[str, Any]:
-    """The TrainJob on the job's own runtime: the TFJob's name, labels and annotations, its
+    """The TrainJob on ``runtime_ref``: the TFJob's name, labels and annotations, ``trainer``, its
     deadline and suspension, and the Volcano queue as Trainer reads it."""
     name = metadata["name"]
     meta: dict[str, Any] = {"name": name}
@@ -227,10 +248,7 @@ def _trainjob(
     for key in ("labels", "annotations"):
         if isinstance(metadata.get(key), dict) and metadata[key]:
             meta[key] = copy.deepcopy(metadata[key])
-    spec: dict[str, Any] = {
-        "runtimeRef": {"apiGroup": TRAINER_GROUP, "kind": "TrainingRuntime", "name": name},
-        "trainer": {"numNodes": nodes},
-    }
+    spec: dict[str, Any] = {"runtimeRef": runtime_ref, "trainer": trainer}
     for key in ("activeDeadlineSeconds", "suspend"):
         if key in run_policy:
             spec[key] = run_policy[key]
