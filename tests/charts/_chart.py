@@ -4,6 +4,7 @@ checks that every chart's tests make, each in one place."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,32 @@ SETUP = {
     "jobset": ("jobset", "jobset-system", KUBE),
     "trainer": ("trainer", "kubeflow-system", KUBE),
 }
+
+
+Triple = tuple[str, str, str]  # (API group, resource, verb) that a rule grants
+
+
+def rule_triples(rules: list[Doc]) -> set[Triple]:
+    """Every (group, resource, verb) the RBAC rules grant, names aside."""
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def go_json_tags(path: Path) -> set[str]:
+    """The JSON field names a Go source file's struct tags declare."""
+    return set(re.findall(r'json:"([A-Za-z]+)[,"]', path.read_text(encoding="utf-8")))
+
+
+def nested_keys(node: Any) -> set[str]:
+    """Every mapping key at any depth of ``node``."""
+    if isinstance(node, dict):
+        return set(node) | {k for value in node.values() for k in nested_keys(value)}
+    return set()
 
 
 def sets(*values: str) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -18,15 +17,24 @@ import yaml
 from tfjob_kit.cluster import build
 from tfjob_kit.versions import load_versions
 
-from ._chart import ROOT, Chart, Doc, Shared, of_kind, one, scenarios
+from ._chart import (
+    ROOT,
+    Chart,
+    Doc,
+    Shared,
+    go_json_tags,
+    nested_keys,
+    of_kind,
+    one,
+    rule_triples,
+    scenarios,
+)
 
 MODULE = "sigs.k8s.io/jobset"
 CONFIG_FILE = "controller_manager_config.yaml"
 VWC = "jobset-validating-webhook-configuration"
 MWC = "jobset-mutating-webhook-configuration"
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-
-Triple = tuple[str, str, str]
 
 
 @pytest.fixture(scope="module")
@@ -108,36 +116,19 @@ def test_the_configuration_names_the_charts_objects(jobset: Chart) -> None:
     assert config_hash(docs) != config_hash(other)
 
 
-def _json_tags(path: Path) -> set[str]:
-    return set(re.findall(r'json:"([A-Za-z]+)[,"]', path.read_text(encoding="utf-8")))
-
-
-def _keys(node: Any) -> set[str]:
-    if isinstance(node, dict):
-        return set(node) | {k for value in node.values() for k in _keys(value)}
-    return set()
-
-
 def test_every_configuration_field_is_one_the_controller_reads(jobset: Chart, module: Path) -> None:
     """The Configuration decodes strictly (serializer.EnableStrict): an unknown field stops the
     controller. Every field the chart writes, in every scenario, is a JSON field of the module's
     config API."""
-    known = _json_tags(module / "api" / "config" / "v1alpha1" / "configuration_types.go")
+    known = go_json_tags(module / "api" / "config" / "v1alpha1" / "configuration_types.go")
     known |= {"apiVersion", "kind", "leaderElect", "resourceName"}  # TypeMeta, component-base
     for args in SHARED.scenarios:
         config = _configuration(jobset.rendered(*args))
         features = set(config.get("featureGates") or {})
-        assert _keys(config) - features <= known, (args, _keys(config) - features - known)
-
-
-def _triples(rules: list[Doc]) -> set[Triple]:
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
+        assert nested_keys(config) - features <= known, (
+            args,
+            nested_keys(config) - features - known,
+        )
 
 
 def _upstream_rules(module: Path, name: str) -> list[Doc]:
@@ -154,25 +145,25 @@ def test_rbac_is_upstreams_with_the_webhook_configurations_named(
     (config/components/rbac/role.yaml), except that get and update of the webhook
     configurations are limited to the controller's own two; with metrics, the two reviews of
     upstream's metrics role (auth_proxy_role.yaml)."""
-    upstream = _triples(_upstream_rules(module, "role.yaml"))
+    upstream = rule_triples(_upstream_rules(module, "role.yaml"))
     docs = jobset.rendered()
     rules = one(docs, "ClusterRole")["rules"]
-    assert _triples(rules) == upstream
+    assert rule_triples(rules) == upstream
     for rule in rules:
         if "admissionregistration.k8s.io" in rule["apiGroups"] and "update" in rule["verbs"]:
             assert rule["resourceNames"] in ([MWC], [VWC]), rule
     with_metrics = one(jobset.rendered("--set", "metrics.enabled=true"), "ClusterRole")["rules"]
-    reviews = _triples(_upstream_rules(module, "auth_proxy_role.yaml"))
-    assert _triples(with_metrics) == upstream | reviews
+    reviews = rule_triples(_upstream_rules(module, "auth_proxy_role.yaml"))
+    assert rule_triples(with_metrics) == upstream | reviews
 
 
 def test_namespaced_rbac_is_the_secret_and_the_lease(jobset: Chart, module: Path) -> None:
     """Upstream's secrets role (manager_secrets_role.yaml) and leader election role, narrowed:
     the one Secret and the one Lease by name; no ConfigMaps (leader election uses a Lease)."""
     docs = jobset.rendered()
-    ours = _triples(one(docs, "Role")["rules"])
-    upstream = _triples(_upstream_rules(module, "manager_secrets_role.yaml"))
-    upstream |= _triples(_upstream_rules(module, "leader_election_role.yaml"))
+    ours = rule_triples(one(docs, "Role")["rules"])
+    upstream = rule_triples(_upstream_rules(module, "manager_secrets_role.yaml"))
+    upstream |= rule_triples(_upstream_rules(module, "leader_election_role.yaml"))
     assert ours <= upstream, ours - upstream
     named = {
         tuple(rule["resourceNames"])

@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +17,18 @@ import yaml
 from tfjob_kit.cluster import build
 from tfjob_kit.versions import load_versions
 
-from ._chart import ROOT, Chart, Doc, Shared, of_kind, one, scenarios
+from ._chart import (
+    ROOT,
+    Chart,
+    Doc,
+    Shared,
+    go_json_tags,
+    nested_keys,
+    of_kind,
+    one,
+    rule_triples,
+    scenarios,
+)
 
 MODULE = "github.com/kubeflow/trainer/v2"
 CONFIG_FILE = "controller_manager_config.yaml"
@@ -26,8 +36,6 @@ VWC = "validator.trainer.kubeflow.org"
 MWC = "defaulter.trainer.kubeflow.org"
 LEASE = "trainer.kubeflow.org"
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-
-Triple = tuple[str, str, str]
 
 
 @pytest.fixture(scope="module")
@@ -119,16 +127,6 @@ def test_the_configuration_names_the_charts_objects(trainer: Chart, module: Path
     assert config_hash(docs) != config_hash(other)
 
 
-def _json_tags(path: Path) -> set[str]:
-    return set(re.findall(r'json:"([A-Za-z]+)[,"]', path.read_text(encoding="utf-8")))
-
-
-def _keys(node: Any) -> set[str]:
-    if isinstance(node, dict):
-        return set(node) | {k for value in node.values() for k in _keys(value)}
-    return set()
-
-
 def test_every_configuration_field_is_one_the_controller_reads(
     trainer: Chart, module: Path
 ) -> None:
@@ -136,22 +134,15 @@ def test_every_configuration_field_is_one_the_controller_reads(
     chart writes, in every scenario, is a JSON field of the module's config API or of the
     component-base leader election it embeds."""
     types = module / "pkg" / "apis" / "config" / "v1alpha1" / "configuration_types.go"
-    known = _json_tags(types) | {"apiVersion", "kind"}
+    known = go_json_tags(types) | {"apiVersion", "kind"}
     known |= {"leaderElect", "resourceName", "leaseDuration", "renewDeadline", "retryPeriod"}
     for args in SHARED.scenarios:
         config = _configuration(trainer.rendered(*args))
         features = set(config.get("featureGates") or {})
-        assert _keys(config) - features <= known, (args, _keys(config) - features - known)
-
-
-def _triples(rules: list[Doc]) -> set[Triple]:
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
+        assert nested_keys(config) - features <= known, (
+            args,
+            nested_keys(config) - features - known,
+        )
 
 
 def _upstream_rules(module: Path) -> list[Doc]:
@@ -168,12 +159,12 @@ def test_rbac_is_upstreams_with_the_webhook_configurations_and_the_lease_named(
     for (manifests/base/rbac/role.yaml), except that get and update of the webhook configurations
     are limited to the controller's own two, and the Lease moves to the release namespace, by
     name (no list: leader election gets, creates and updates one Lease)."""
-    upstream = _triples(_upstream_rules(module))
+    upstream = rule_triples(_upstream_rules(module))
     docs = trainer.rendered()
     rules = one(docs, "ClusterRole")["rules"]
     leases = {t for t in upstream if t[1] == "leases"}
-    assert _triples(rules) == upstream - leases
-    assert _triples(one(docs, "Role")["rules"]) == leases - {
+    assert rule_triples(rules) == upstream - leases
+    assert rule_triples(one(docs, "Role")["rules"]) == leases - {
         ("coordination.k8s.io", "leases", "list")
     }
     for rule in rules:
@@ -184,7 +175,7 @@ def test_rbac_is_upstreams_with_the_webhook_configurations_and_the_lease_named(
         ("authentication.k8s.io", "tokenreviews", "create"),
         ("authorization.k8s.io", "subjectaccessreviews", "create"),
     }
-    assert _triples(with_metrics) == (upstream - leases) | reviews
+    assert rule_triples(with_metrics) == (upstream - leases) | reviews
 
 
 def _upstream_webhooks(module: Path) -> dict[str, Doc]:
