@@ -12,6 +12,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ import yaml
 
 from snippets import block
 from tfjob_kit import convert, explain, model, runtimes, trainjob
-from tfjob_kit.cluster import local
+from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.trainer import CONTROLLER
@@ -335,7 +336,18 @@ def test_the_readme_migration_walkthrough(trainer_cluster: Cluster, tmp_path: Pa
     script = "set -euo pipefail\n" + "\n".join(
         line.replace("examples/", f"{ROOT}/examples/") for line in lines[1:]
     )
-    environment = {**os.environ, "KUBECONFIG": str(trainer_cluster.kubeconfig)}
+    environment = {
+        **os.environ,
+        "KUBECONFIG": str(trainer_cluster.kubeconfig),
+        # the virtualenv's tfjob-kit and the cluster's kubectl, as the README's reader has them
+        "PATH": os.pathsep.join(
+            [
+                str(Path(sys.executable).parent),
+                str(Path(build.kubectl_path()).parent),
+                os.environ.get("PATH", ""),
+            ]
+        ),
+    }
     try:
         proc = subprocess.run(
             ["bash", "-c", script],
