@@ -22,16 +22,12 @@ from tfjob_kit.model import as_dict, as_int, as_list
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+# The trainer's replicated job and container, as plainML finds them.
 NODE = "node"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
-RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _ANNOTATION = re.compile(r"metadata\.annotations\['(.+)'\]")
 _LABEL = re.compile(r"metadata\.labels\['(.+)'\]")
-
-
-class TrainJobError(ValueError):
-    """The TrainJob's pods cannot be worked out (its runtime is missing)."""
 
 
 def expand(value: str, known: dict[str, str]) -> str:

@@ -23,6 +23,7 @@ from ._chart import (
     Doc,
     Shared,
     one,
+    rule_triples,
     scenarios,
     sets,
 )
@@ -284,20 +285,10 @@ def _rules(docs: list[Doc], kind: str) -> list[Doc]:
     return rules
 
 
-def _grants(rules: list[Doc]) -> set[tuple[str, str, str]]:
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
-
-
 def test_operator_rbac_least_privilege(operator: Chart) -> None:
     docs = operator.rendered()
     cluster_rules = _rules(docs, "ClusterRole")  # no wildcard: test_rbac_is_least_privilege
-    grants = _grants(cluster_rules)
+    grants = rule_triples(cluster_rules)
     kubeflow = {resource for group, resource, _ in grants if group == "kubeflow.org"}
     assert kubeflow == {"tfjobs", "tfjobs/status", "tfjobs/finalizers"}
     assert not {r for g, r, _ in grants if g == "" and r == "secrets"}, (
@@ -322,7 +313,7 @@ def test_operator_rbac_least_privilege(operator: Chart) -> None:
             "verbs": ["get", "update"],
         }
     ]
-    role_grants = _grants(_rules(docs, "Role"))
+    role_grants = rule_triples(_rules(docs, "Role"))
     assert ("coordination.k8s.io", "leases", "update") in role_grants
     assert ("", "events", "create") in role_grants
     assert {("", "secrets", v) for v in ("get", "list", "watch", "update")} <= role_grants
@@ -336,8 +327,8 @@ def test_operator_clusterrole_within_upstream(operator: Chart) -> None:
         for d in yaml.safe_load_all(upstream_path.read_text())
         if d and d.get("kind") == "ClusterRole"
     ]
-    allowed = _grants([r for d in upstream for r in d["rules"]])
-    extra = _grants(_rules(operator.rendered(), "ClusterRole")) - allowed
+    allowed = rule_triples([r for d in upstream for r in d["rules"]])
+    extra = rule_triples(_rules(operator.rendered(), "ClusterRole")) - allowed
     assert not extra, f"beyond the upstream role: {sorted(extra)}"
 
 

@@ -28,13 +28,9 @@ from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.trainer import CONTROLLER
-from tfjob_kit.convert.trainjob import (
-    COMPLETION_INDEX_ANNOTATION,
-    NODE,
-    replicated_job,
-    trainer_type,
-)
+from tfjob_kit.convert.trainjob import replicated_job, trainer_type
 from tfjob_kit.manifests import load_path
+from tfjob_kit.trainjob import COMPLETION_INDEX_ANNOTATION, NODE
 
 from ._cluster import Cluster
 from .conftest import session_name

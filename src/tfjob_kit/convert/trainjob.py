@@ -41,15 +41,11 @@ from tfjob_kit.convert.v1 import to_v1
 from tfjob_kit.manifests import shorten
 from tfjob_kit.model import as_dict, as_list
 from tfjob_kit.runtimes import MULTIWORKER
+from tfjob_kit.trainjob import ANCESTOR_LABEL, COMPLETION_INDEX_ANNOTATION, NODE, TRAINER_GROUP
 
 TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
-TRAINER_GROUP = "trainer.kubeflow.org"
-# The trainer's replicated job and container, as plainML finds them.
-NODE = "node"
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 INDEX_VARIABLE = "TFJOB_KIT_TASK_INDEX"
-COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 # Pods naming one of these make a gang: Trainer's Volcano PodGroup (kube-batch became Volcano).
 GANG_SCHEDULERS = ("volcano", "kube-batch")
