@@ -405,3 +405,31 @@ def test_a_gang_trainjob_under_volcano_is_never_partly_placed(trainer_cluster: C
         assert sorted(g["spec"]["minMember"] for g in groups) == [11, 11]
     finally:
         trainer_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+@pytest.mark.parametrize("length", [48, 49])
+def test_the_name_limit_is_jobsets_own(trainer_cluster: Cluster, length: int) -> None:
+    """convert's name limit against the real JobSet webhook (a server-side dry run of the JobSet
+    Trainer would make of dist-mnist's runtime): 48 characters fit, 49 do not, on both sides."""
+    (doc,) = load_path(str(ROOT / "examples" / "tfjobs" / "dist-mnist.yaml"))
+    tfjob = copy.deepcopy(doc.content)
+    name = "n" * length
+    tfjob["metadata"]["name"] = "n" * 48
+    (runtime, _), _ = convert.to_trainjob(tfjob)
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": runtime["spec"]["template"]["spec"],
+    }
+    proc = trainer_cluster.kubectl(
+        "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(jobset), check=False
+    )
+    tfjob["metadata"]["name"] = name
+    if length == 48:
+        assert proc.returncode == 0, proc.stderr
+        convert.to_trainjob(tfjob)
+    else:
+        assert "pod names generated for this JobSet will exceed 63" in proc.stderr, proc.stderr
+        with pytest.raises(convert.ConversionError, match="at most 48 characters"):
+            convert.to_trainjob(tfjob)
