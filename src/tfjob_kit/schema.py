@@ -1,9 +1,13 @@
-"""The TFJob JSON Schema: locate, bundle, validate.
+"""The JSON Schemas of the kinds tfjob-kit validates: locate, bundle, validate.
 
-`schemas/tfjob-v1.json` is the source; it refers to the generated Kubernetes PodTemplateSpec schema
-in `schemas/k8s/podtemplatespec.json`. :func:`bundled_schema` inlines the referenced definitions
-into one self-contained 2020-12 schema, which the validator, the CRD generator and
-`tfjob-kit schema json` all use.
+`schemas/tfjob-v1.json` is the TFJob's source; it refers to the generated Kubernetes
+PodTemplateSpec schema in `schemas/k8s/podtemplatespec.json`. :func:`bundled_schema` inlines the
+referenced definitions into one self-contained 2020-12 schema, which the validator, the CRD
+generator and `tfjob-kit schema json` all use.
+
+`schemas/trainer-v1alpha1.json` holds Kubeflow Trainer v2's TrainJob, TrainingRuntime and
+ClusterTrainingRuntime, generated from the CRDs charts/trainer ships
+(`tools/gen_trainer_schema.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import jsonschema_rs
 from tfjob_kit.findings import Finding, Severity, child_path
 
 TFJOB_SCHEMA = "tfjob-v1.json"
+TRAINER_SCHEMA = "trainer-v1alpha1.json"
+TFJOB = "TFJob"
+TRAINER_KINDS = ("TrainJob", "TrainingRuntime", "ClusterTrainingRuntime")
 K8S_SCHEMA = "k8s/podtemplatespec.json"
 QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 INT_OR_STRING_DEF = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
@@ -89,8 +96,19 @@ def bundled_schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator() -> Any:
-    return jsonschema_rs.Draft202012Validator(_bundle())
+def _root(kind: str) -> dict[str, Any]:
+    """The schema a ``kind`` is validated against: the TFJob bundle, or Trainer's file with a
+    ``$ref`` to the kind's definition."""
+    if kind == TFJOB:
+        return _bundle()
+    if kind not in TRAINER_KINDS:
+        raise ValueError(f"no schema for kind {kind!r}")
+    return {**_read(TRAINER_SCHEMA), "$ref": f"#/$defs/{kind}"}
+
+
+@functools.cache
+def _validator(kind: str) -> Any:
+    return jsonschema_rs.Draft202012Validator(_root(kind))
 
 
 _MISSING = "missing required field "
@@ -111,20 +129,32 @@ def _at_def(schema_path: list[Any], name: str) -> bool:
     return "$defs" in schema_path and name in schema_path
 
 
-def _describe(error: Any) -> tuple[str, str]:
+def _int_or_string(error: Any, kind: str) -> bool:
+    """An ``anyOf`` of an integer and a string (the CRDs' int-or-string and quantities)."""
+    node: Any = _root(kind)
+    for part in error.schema_path:
+        node = node[part]
+    return isinstance(node, list) and {_type(n) for n in node} == {"integer", "string"}
+
+
+def _type(node: Any) -> Any:
+    return node.get("type") if isinstance(node, dict) else None
+
+
+def _describe(error: Any, kind: str = TFJOB) -> tuple[str, str]:
     """(JSON path, message) for one jsonschema_rs error, pointing at the offending field."""
     path = "$"
     for part in error.instance_path:
         path = child_path(path, part)
-    kind = error.kind
-    kind_name = type(kind).__name__
+    detail = error.kind
+    kind_name = type(detail).__name__
     if kind_name == "AdditionalProperties":
-        unexpected = list(kind.unexpected)
+        unexpected = list(detail.unexpected)
         if len(unexpected) == 1:
             name = unexpected[0]
             import difflib  # only for an unknown field: not at every start
 
-            known = sorted(_properties_at(tuple(error.schema_path)))
+            known = sorted(_properties_at(kind, tuple(error.schema_path)))
             hint = difflib.get_close_matches(name, known, n=1)
             message = f"unknown field {name!r}"
             if hint:
@@ -134,7 +164,7 @@ def _describe(error: Any) -> tuple[str, str]:
             return child_path(path, name), message
         return path, "unknown fields " + ", ".join(repr(n) for n in unexpected)
     if kind_name == "Required":
-        return path, f"{_MISSING}{kind.property!r}"
+        return path, f"{_MISSING}{detail.property!r}"
     schema_path = list(error.schema_path)
     if kind_name == "OneOfNotValid" and _at_def(schema_path, QUANTITY_DEF):
         if not isinstance(error.instance, str):  # the CRD's int-or-string refuses 0.5, 1e20
@@ -153,32 +183,35 @@ def _describe(error: Any) -> tuple[str, str]:
         )
     if kind_name == "OneOfNotValid" and _at_def(schema_path, INT_OR_STRING_DEF):
         return path, f"{error.instance!r} must be an integer or a string"
+    if kind_name == "AnyOf" and _int_or_string(error, kind):
+        return path, f"{json.dumps(error.instance)} must be an integer or a string"
     if kind_name == "Enum":
-        options = ", ".join(json.dumps(option) for option in kind.options)
+        options = ", ".join(json.dumps(option) for option in detail.options)
         return path, f"{json.dumps(error.instance)} is not one of {options}"
     if kind_name == "Constant":
-        return path, f"must be {json.dumps(kind.expected_value)}, not {json.dumps(error.instance)}"
+        expected = json.dumps(detail.expected_value)
+        return path, f"must be {expected}, not {json.dumps(error.instance)}"
     return path, str(error.message)
 
 
 @functools.cache
-def _properties_at(schema_path: tuple[str | int, ...]) -> frozenset[str]:
+def _properties_at(kind: str, schema_path: tuple[str | int, ...]) -> frozenset[str]:
     """Property names of the schema object an additionalProperties error came from. jsonschema_rs
-    reports schema paths from the bundle root or from the `$defs` entry a `$ref` led to."""
-    node: Any = _bundle()
+    reports schema paths from the root or from the `$defs` entry a `$ref` led to."""
+    node: Any = _root(kind)
     for part in schema_path[:-1]:  # the last part is "additionalProperties"
         node = node[part]
     return frozenset(node.get("properties", {})) if isinstance(node, dict) else frozenset()
 
 
-def validate(content: dict[str, Any]) -> list[Finding]:
-    """Schema findings for one TFJob object (rule id 'schema', severity error)."""
-    validator = _validator()
+def validate(content: dict[str, Any], kind: str = TFJOB) -> list[Finding]:
+    """Schema findings for one object of ``kind`` (rule id 'schema', severity error)."""
+    validator = _validator(kind)
     if validator.is_valid(content):
         return []
     findings = []
     for error in validator.iter_errors(content):
-        path, message = _describe(error)
+        path, message = _describe(error, kind)
         findings.append(Finding("schema", Severity.ERROR, message, path))
     findings.sort(key=lambda f: f.path)
     return findings

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
 
-from tfjob_kit import model, redact, rules, schema
+from tfjob_kit import model, redact, rules, schema, validate_trainer
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.manifests import (
@@ -69,6 +70,15 @@ class Report:
         return sum(1 for r in self.results if r.skipped is None and r.loaded)
 
     @property
+    def checked_trainer(self) -> int:
+        """Of those checked, the TrainJobs and (Cluster)TrainingRuntimes."""
+        return sum(
+            1
+            for r in self.results
+            if r.skipped is None and r.loaded and r.kind in schema.TRAINER_KINDS
+        )
+
+    @property
     def unloadable(self) -> int:
         return sum(1 for r in self.results if not r.loaded)
 
@@ -103,7 +113,14 @@ def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> l
         typed = {f.path for f in schema_findings}
         typed.update(p for f in schema_findings if (p := schema.missing_path(f)) is not None)
         found = [f for f in found if not (rules.RULES[f.rule].defers and f.path in typed)]
-    configured = [c for f in (*schema_findings, *found) if (c := config.apply(f)) is not None]
+    return _configured(content, [*schema_findings, *found], config)
+
+
+def _configured(
+    content: dict[str, Any], findings: list[Finding], config: RuleConfig
+) -> list[Finding]:
+    """``findings`` with the rule configuration applied, sorted by path, secrets masked."""
+    configured = [c for f in findings if (c := config.apply(f)) is not None]
     configured.sort(key=_finding_order)
     # Messages may quote a value: secret env values and passwords in URLs are never shown.
     if configured:
@@ -118,7 +135,11 @@ def _finding_order(finding: Finding) -> tuple[str, int, str]:
     return finding.path, -finding.severity, finding.rule
 
 
-def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentResult:
+def check_document(
+    doc: Document, config: RuleConfig | None = None, documents: Sequence[Any] = ()
+) -> DocumentResult:
+    """One document's result; ``documents``: the contents of the input's documents (a TrainJob's
+    runtime may be among them)."""
     config = config or RuleConfig()
     content = doc.content if isinstance(doc.content, dict) else {}
     name = str(model.as_dict(content.get("metadata")).get("name") or "")
@@ -145,6 +166,12 @@ def check_document(doc: Document, config: RuleConfig | None = None) -> DocumentR
         applied = config.apply(finding)
         result.findings = [applied.at(doc.source, doc.index, doc.line)] if applied else []
         return result
+    if validate_trainer.is_trainer_object(content):
+        found = validate_trainer.check_trainer_object(content, documents)
+        result.findings = [
+            f.at(doc.source, doc.index, doc.line) for f in _configured(content, found, config)
+        ]
+        return result
     if not model.is_tfjob(content):
         kind = doc.kind or "(no kind)"
         hint = CONVERTIBLE_KINDS.get(doc.kind)
@@ -169,7 +196,7 @@ def _podgroups_by_hand(
     if not groups:
         return
     for doc, result in zip(docs, results, strict=True):
-        if result.skipped is not None or not result.loaded:
+        if result.skipped is not None or not result.loaded or not model.is_tfjob(doc.content):
             continue
         referenced = {result.name} | {
             str(
@@ -198,7 +225,8 @@ def _podgroups_by_hand(
 
 def validate_documents(docs: list[Document], config: RuleConfig | None = None) -> Report:
     config = config or RuleConfig()
-    results = [check_document(doc, config) for doc in docs]
+    contents = [doc.content for doc in docs if doc.ok]
+    results = [check_document(doc, config, contents) for doc in docs]
     _podgroups_by_hand(docs, results, config)
     return Report(results)
 

@@ -311,3 +311,18 @@ def test_the_configuration_is_json_whatever_the_values(trainer: Chart) -> None:
 SCENARIOS = scenarios("trainer")
 
 SHARED = Shared("trainer", "trainer", SCENARIOS)
+
+
+def test_the_trainer_schema_is_the_crds() -> None:
+    """schemas/trainer-v1alpha1.json, what validate checks Trainer's kinds against, is generated
+    from the CRDs above; it names the version they come from."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_trainer_schema.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    generated = json.loads((ROOT / "schemas" / "trainer-v1alpha1.json").read_text("utf-8"))
+    assert generated["x-tfjob-kit-trainer-version"] == load_versions(ROOT).trainer
+    assert {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"} <= set(generated["$defs"])

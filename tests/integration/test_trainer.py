@@ -23,13 +23,13 @@ import pytest
 import yaml
 
 from snippets import block
-from tfjob_kit import convert, explain, model, runtimes, trainjob
+from tfjob_kit import convert, explain, model, runtimes, trainjob, validate
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.trainer import CONTROLLER
 from tfjob_kit.convert.trainjob import replicated_job, trainer_type
-from tfjob_kit.manifests import load_path
+from tfjob_kit.manifests import load_path, load_text
 from tfjob_kit.trainjob import COMPLETION_INDEX_ANNOTATION, NODE
 
 from ._cluster import Cluster
@@ -426,10 +426,124 @@ def test_the_name_limit_is_jobsets_own(trainer_cluster: Cluster, length: int) ->
         "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(jobset), check=False
     )
     tfjob["metadata"]["name"] = name
+    # validate says the same of a TrainJob of that name on that runtime.
+    offline = trainjob.jobset_name_errors(trainjob.pods({"metadata": {"name": name}}, runtime))
     if length == 48:
         assert proc.returncode == 0, proc.stderr
         convert.to_trainjob(tfjob)
+        assert offline == []
     else:
         assert "pod names generated for this JobSet will exceed 63" in proc.stderr, proc.stderr
         with pytest.raises(convert.ConversionError, match="at most 48 characters"):
             convert.to_trainjob(tfjob)
+        assert offline and all("pod names generated" in e for e in offline)
+
+
+def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of ``document`` with the dotted ``path`` (list indexes as numbers) set to value;
+    missing mappings on the way are made."""
+    out = copy.deepcopy(document)
+    node: Any = out
+    parts = [int(p) if p.isdigit() else p for p in path.split(".")]
+    for part in parts[:-1]:
+        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
+    node[parts[-1]] = value
+    return out
+
+
+# Changes to a converted TrainJob and to its runtime, each a case of the CRDs' schemas or the
+# metadata rules; the base objects come first. The verdicts are compared, not these guesses.
+TRAINJOB_CASES: dict[str, tuple[str, Any] | None] = {
+    "converted": None,
+    "num-nodes-string": ("spec.trainer.numNodes", "2"),
+    "unknown-field": ("spec.trainer.numnodes", 2),
+    "deadline-zero": ("spec.activeDeadlineSeconds", 0),
+    "cpu-float": ("spec.trainer.resourcesPerNode.limits.cpu", 0.5),
+    "env-without-name": ("spec.trainer.env", [{"value": "1"}]),
+    "label-key": ("metadata.labels", {"a b": "c"}),
+    "upper-case-name": ("metadata.name", "Dist-mnist"),
+    "empty-runtime-name": ("spec.runtimeRef.name", ""),
+    "managed-by-long": ("spec.managedBy", "x" * 300),
+}
+RUNTIME_CASES: dict[str, tuple[str, Any] | None] = {
+    "converted": None,
+    "replicas-string": ("spec.template.spec.replicatedJobs.0.replicas", "1"),
+    "unknown-field": ("spec.template.spec.replicatedJob", []),
+    "num-nodes-negative": ("spec.mlPolicy.numNodes", -1),
+    "label-value": ("metadata.labels", {"a": "b c"}),
+}
+_REFUSING = {"schema", "server-rejects-metadata"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "case"),
+    [("TrainJob", c) for c in TRAINJOB_CASES] + [("TrainingRuntime", c) for c in RUNTIME_CASES],
+)
+def test_validate_agrees_with_the_api_server_on_trainer_objects(
+    trainer_cluster: Cluster, kind: str, case: str
+) -> None:
+    """validate's schema (generated from the CRDs) and metadata findings against the real API
+    server and Trainer's webhooks (server-side dry runs, kubectl's strict field validation): an
+    object validate passes is accepted, one it finds an error in is refused. The TrainJob's
+    runtime (dist-mnist's, a TrainingRuntime of its own) is applied first."""
+    namespace = "trainer-validate"
+    trainer_cluster.kubectl("create", "namespace", namespace, check=False)
+    (doc,) = load_path(str(ROOT / "examples" / "tfjobs" / "dist-mnist.yaml"))
+    runtime, job = _converted(doc.content, namespace)
+    trainer_cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(runtime))
+    change = (TRAINJOB_CASES if kind == "TrainJob" else RUNTIME_CASES)[case]
+    target = job if kind == "TrainJob" else runtime
+    if change is not None:
+        target = _set(target, *change)
+    findings = (
+        validate.validate_documents(
+            load_text(yaml.safe_dump_all([target, runtime] if kind == "TrainJob" else [target]))
+        )
+        .results[0]
+        .findings
+    )
+    offline = sorted(f"{f.rule} {f.path}: {f.message}" for f in findings if f.rule in _REFUSING)
+    proc = trainer_cluster.kubectl(
+        "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(target), check=False
+    )
+    if change is None:
+        assert findings == [] and proc.returncode == 0, (findings, proc.stderr)
+    else:
+        assert (proc.returncode != 0) == bool(offline), (offline, proc.stderr)
+
+
+def _planned_trainjobs() -> list[str]:
+    """The corpus TrainJobs JobSet would make pods of: on a runtime tfjob-kit ships, and not
+    refused themselves (the schema)."""
+    found = []
+    for path in sorted((ROOT / "tests" / "data" / "corpus").rglob("trainjob-*.yaml")):
+        (doc,) = load_path(str(path))
+        rules = {f.rule for f in validate.validate_documents([doc]).results[0].findings}
+        if trainjob.find_runtime(doc.content, runtimes.shipped()) and "schema" not in rules:
+            found.append(f"{path.parent.name}/{path.name}")
+    return found
+
+
+@pytest.mark.parametrize("case", _planned_trainjobs())
+def test_validate_agrees_with_the_api_server_on_a_trainjobs_pods(
+    trainer_cluster: Cluster, case: str
+) -> None:
+    """Each pod validate plans for a corpus TrainJob, dry-run on the real API server: every one
+    refused when validate reports server-rejects-pod for the TrainJob, none otherwise."""
+    (doc,) = load_path(str(ROOT / "tests" / "data" / "corpus" / case))
+    runtime = trainjob.find_runtime(doc.content, runtimes.shipped())
+    assert runtime is not None
+    rules = {f.rule for f in validate.validate_documents([doc]).results[0].findings}
+    verdicts = []
+    for plan in trainjob.pods(doc.content, runtime):
+        pod = copy.deepcopy(plan.pod)
+        pod["metadata"]["name"] = pod["metadata"]["name"].replace("xxxxx", "abcde")
+        proc = trainer_cluster.kubectl(
+            "create", "--dry-run=server", "-f", "-", stdin=json.dumps(pod), check=False
+        )
+        verdicts.append((plan.hostname, proc.returncode != 0, proc.stderr.strip()))
+    refused = [v for v in verdicts if v[1]]
+    if "server-rejects-pod" in rules:
+        assert len(refused) == len(verdicts), verdicts
+    else:
+        assert refused == [], verdicts

@@ -40,8 +40,15 @@ from tfjob_kit.convert.notes import ConversionError, Note
 from tfjob_kit.convert.v1 import to_v1
 from tfjob_kit.manifests import shorten
 from tfjob_kit.model import as_dict, as_list
+from tfjob_kit.podcheck import names
 from tfjob_kit.runtimes import MULTIWORKER
-from tfjob_kit.trainjob import ANCESTOR_LABEL, COMPLETION_INDEX_ANNOTATION, NODE, TRAINER_GROUP
+from tfjob_kit.trainjob import (
+    ANCESTOR_LABEL,
+    COMPLETION_INDEX_ANNOTATION,
+    NODE,
+    POD_SUFFIX,
+    TRAINER_GROUP,
+)
 
 TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
@@ -52,9 +59,8 @@ GANG_SCHEDULERS = ("volcano", "kube-batch")
 # What `convert --gang-scheduler` takes: gang the pods with Volcano, or not at all.
 GANG_CHOICES = ("volcano", "none")
 # JobSet's webhook: a pod name <job>-<replicated job>-<job index>-<pod index> plus a five-letter
-# suffix must be a DNS-1035 label (63 characters, starting with a letter).
-NAME_LIMIT = 63
-POD_SUFFIX = "-abcde"
+# suffix (trainjob.POD_SUFFIX) must be a DNS-1035 label (63 characters, starting with a letter).
+NAME_LIMIT = names.DNS1035_LABEL_MAX_LENGTH
 
 
 def replicated_job(replica: model.Replica, trainer: str) -> str:

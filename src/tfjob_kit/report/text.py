@@ -30,8 +30,11 @@ def summary_line(report: Report) -> str:
         report.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
     )
     unloadable = f", {report.unloadable} unreadable" if report.unloadable else ""
+    trainer = report.checked_trainer
+    trainer_part = f", {trainer} Trainer v2 objects checked" if trainer else ""
     return (
-        f"{len(report.results)} documents: {report.checked} TFJobs checked, "
+        f"{len(report.results)} documents: {report.checked - trainer} TFJobs checked"
+        f"{trainer_part}, "
         f"{report.skipped} skipped{unloadable}; {errors} errors, {warnings} warnings, "
         f"{infos} infos"
     )

@@ -32,10 +32,28 @@ BUILTIN = {
     "yaml-syntax": (Severity.ERROR, "The document is not valid YAML, or not JSON-compatible."),
     "input-limit": (Severity.ERROR, "The input exceeds a size, depth or alias-expansion limit."),
     "not-an-object": (Severity.ERROR, "The document is not a mapping (a Kubernetes object)."),
-    "schema": (Severity.ERROR, "The TFJob does not match the kubeflow.org/v1 JSON Schema."),
+    "schema": (
+        Severity.ERROR,
+        "The object does not match its JSON Schema (TFJob kubeflow.org/v1; TrainJob and "
+        "(Cluster)TrainingRuntime trainer.kubeflow.org/v1alpha1, from the CRDs).",
+    ),
     "podgroup-by-hand": (
         Severity.WARNING,
         "A PodGroup written next to a TFJob collides with the operator's.",
+    ),
+    "trainjob-runtime-not-found": (
+        Severity.WARNING,
+        "A TrainJob's runtime is neither in the input nor among the runtimes tfjob-kit ships, "
+        "so the pods it makes are not checked.",
+    ),
+    "jobset-rejects-name": (
+        Severity.ERROR,
+        "JobSet's webhook refuses a TrainJob's JobSet: the TrainJob's name makes a Job or pod "
+        "name over 63 characters.",
+    ),
+    "trainjob-tf-config": (
+        Severity.ERROR,
+        "A TrainJob's TF_CONFIG does not name its own pods (their addresses, each pod's task).",
     ),
 }
 

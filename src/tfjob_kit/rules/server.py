@@ -132,8 +132,8 @@ def field_json_path(replica: Replica, field: str) -> str:
 @rule(
     POD_RULE,
     Severity.ERROR,
-    "The API server rejects the pods the operator creates from a replica (Kubernetes' pod "
-    "validation).",
+    "The API server rejects the pods the operator creates from a replica, or JobSet from a "
+    "TrainJob (Kubernetes' pod validation).",
     defers=True,
 )
 def _pods_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
@@ -196,7 +196,7 @@ def validate_job_metadata(job: dict[str, Any]) -> list[FieldError]:
 @rule(
     METADATA_RULE,
     Severity.ERROR,
-    "The API server rejects the TFJob's metadata (labels, annotations, name, finalizers...).",
+    "The API server rejects the object's metadata (labels, annotations, name, finalizers...).",
     defers=True,
 )
 def _metadata_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
