@@ -124,7 +124,7 @@ def _pods_rejected(
     for plan in plans:
         pod = plan.pod
         for error in validate_pod(pod, namespace=pod["metadata"]["namespace"]):
-            path, where = _source(job, runtime, plan, error.path)
+            path, where = pod_source(job, runtime, plan, error.path)
             if (path, error.body) in seen:
                 continue
             seen.add((path, error.body))
@@ -137,7 +137,7 @@ def _pods_rejected(
             )
 
 
-def _source(
+def pod_source(
     job: dict[str, Any], runtime: dict[str, Any], plan: trainjob.PodPlan, path: Path
 ) -> tuple[str, str]:
     """(JSON path in the TrainJob, the words for where to fix it) of a pod's field."""

@@ -547,3 +547,66 @@ def test_validate_agrees_with_the_api_server_on_a_trainjobs_pods(
         assert len(refused) == len(verdicts), verdicts
     else:
         assert refused == [], verdicts
+
+
+def _validate_server(cluster: Cluster, text: str, tmp_path: Path) -> list[list[str]]:
+    """`tfjob-kit validate --server` of text: each document's findings, as `rule origin path`."""
+    path = tmp_path / "input.yaml"
+    path.write_text(text, encoding="utf-8")
+    command = str(Path(sys.executable).parent / "tfjob-kit")
+    proc = subprocess.run(
+        [command, "validate", "--server", "--format", "json", str(path)],
+        env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return [
+        sorted(f"{f['rule']} {f['origin']} {f['path']}" for f in doc["findings"])
+        for doc in json.loads(proc.stdout)["documents"]
+    ]
+
+
+def test_validate_server_asks_the_cluster_about_trainjobs(
+    trainer_cluster: Cluster, tmp_path: Path
+) -> None:
+    """`validate --server` of Trainer objects: a TrainJob whose runtime is only in the input is
+    not dry-run (Trainer's webhook would refuse it for that alone) and the finding says to apply
+    the runtime first; once it is applied, both pass. A field the CRD lacks is refused by the
+    server; a LimitRange only the cluster knows refuses the TrainJob's pods."""
+    namespace = "trainer-server"
+    trainer_cluster.kubectl("create", "namespace", namespace)
+    (doc,) = load_path(str(ROOT / "examples" / "tfjobs" / "dist-mnist.yaml"))
+    runtime, job = _converted(doc.content, namespace)
+    both = yaml.safe_dump_all([runtime, job])
+    incomplete = "preflight-incomplete server $.spec.runtimeRef.name"
+    assert _validate_server(trainer_cluster, both, tmp_path) == [[], [incomplete]]
+    trainer_cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(runtime))
+    assert _validate_server(trainer_cluster, both, tmp_path) == [[], []]
+    unknown = _set(job, "spec.trainer.numnodes", 2)
+    rejected = "server-rejects-trainer"
+    assert _validate_server(trainer_cluster, yaml.safe_dump(unknown), tmp_path) == [
+        ["schema offline $.spec.trainer.numnodes", f"{rejected} server $.spec.trainer.numnodes"]
+    ]
+    limits = {"type": "Container", "max": {"cpu": "100m"}}
+    trainer_cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": "small", "namespace": namespace},
+                "spec": {"limits": [limits]},
+            }
+        ),
+    )
+    # The job alone: its runtime is the cluster's. Each replicated job's pods are refused (the
+    # pod templates are the runtime's), once each.
+    assert _validate_server(trainer_cluster, yaml.safe_dump(job), tmp_path) == [
+        ["server-rejects-pod server $.spec.runtimeRef.name"]
+        * len(runtime["spec"]["template"]["spec"]["replicatedJobs"])
+    ]

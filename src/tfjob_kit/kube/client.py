@@ -246,18 +246,18 @@ class Client:
             return result
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object, or None when there is none (a cluster-scoped resource ignores
+        ``namespace``)."""
         from kubernetes.client.exceptions import ApiException
 
+        scope = (
+            (self._custom.get_namespaced_custom_object, resource.group, resource.version, namespace)
+            if resource.namespaced
+            else (self._custom.get_cluster_custom_object, resource.group, resource.version)
+        )
         with self.errors("reading", resource, namespace, name):
             try:
-                result: dict[str, Any] = self._json(
-                    self._custom.get_namespaced_custom_object,
-                    resource.group,
-                    resource.version,
-                    namespace,
-                    resource.plural,
-                    name,
-                )
+                result: dict[str, Any] = self._json(*scope, resource.plural, name)
             except ApiException as exc:
                 if exc.status == 404 and names_object(exc):
                     return None
@@ -425,16 +425,22 @@ class Client:
         return self._dry_run_answer(send)
 
     def dry_run_apply(
-        self, resource: Resource, body: dict[str, Any], *, field_manager: str
+        self, resource: Resource, body: dict[str, Any], *, field_manager: str, **extra: Any
     ) -> tuple[int, dict[str, Any]]:
-        """Server-side apply with dryRun=All of one custom object, answered as dry_run_create
-        answers: the HTTP status and the object or Status; only an unreachable server raises."""
+        """Server-side apply with dryRun=All of one custom object (namespaced or not), answered
+        as dry_run_create answers: the HTTP status and the object or Status; only an unreachable
+        server raises. ``extra``: more query parameters (``field_validation="Strict"``)."""
         metadata = body.get("metadata") or {}
+        scope = (
+            (self._custom.patch_namespaced_custom_object, metadata.get("namespace"))
+            if resource.namespaced
+            else (self._custom.patch_cluster_custom_object,)
+        )
         return self._dry_run_answer(
-            lambda: self._custom.patch_namespaced_custom_object(
+            lambda: scope[0](
                 resource.group,
                 resource.version,
-                metadata.get("namespace"),
+                *scope[1:],
                 resource.plural,
                 metadata.get("name"),
                 body,
@@ -443,6 +449,7 @@ class Client:
                 _content_type="application/apply-patch+yaml",
                 _preload_content=False,
                 _request_timeout=REQUEST_TIMEOUT,
+                **extra,
             )
         )
 

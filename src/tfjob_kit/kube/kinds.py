@@ -13,6 +13,7 @@ class Resource:
     kind: str
     installed_by: str  # what installs the CRD, named in the "not installed" error
     job_label: str  # the label its pods and services carry, valued with the job's name
+    namespaced: bool = True
 
     @property
     def api_version(self) -> str:
@@ -45,3 +46,24 @@ VOLCANO_JOB = Resource(
     "the tfjob.kit.volcano role (playbooks/site.yml with tfjob_kit_scheduler: volcano)",
     "volcano.sh/job-name",
 )
+
+_TRAINER = (
+    "Kubeflow Trainer v2 (charts/jobset and charts/trainer; `tfjob-kit cluster up --trainer`)"
+)
+_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+TRAINJOB = Resource(
+    "trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", _TRAINER, _JOBSET_NAME
+)
+TRAINING_RUNTIME = Resource(
+    "trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime", _TRAINER, ""
+)
+CLUSTER_TRAINING_RUNTIME = Resource(
+    "trainer.kubeflow.org",
+    "v1alpha1",
+    "clustertrainingruntimes",
+    "ClusterTrainingRuntime",
+    _TRAINER,
+    "",
+    namespaced=False,
+)
+TRAINER_KINDS = {r.kind: r for r in (TRAINJOB, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)}

@@ -80,6 +80,9 @@ _ADMISSION_MISSING = re.compile(
     r'serviceaccount "[^"]*" not found|no PriorityClass with name \S+ was found'
 )
 _DENIED_FIELD = re.compile(r"denied the request: (?P<field>(?:spec|metadata)[\w.\[\]/-]*): ")
+# Server-side apply's strict field validation: `failed to create typed patch object (ns/name;
+# group/version, Kind=K): .spec.trainer.numnodes: field not declared in schema`.
+_TYPED_PATCH_FIELD = re.compile(r"typed patch object \([^)]*\): \.(?P<field>[\w.\[\]/-]+): ")
 _KIND_WORDS = {
     "serviceaccounts": "ServiceAccount",
     "priorityclasses": "PriorityClass",
@@ -428,40 +431,46 @@ def _pod_findings(
 
 def _job_findings(target: Target, status: int, body: dict[str, Any]) -> Iterator[Finding]:
     """The server's verdict on the TFJob itself (CRD schema, metadata, the operator's webhook)."""
+    name = f"TFJob {target.namespace}/{target.name}"
+    grant = "patch on tfjobs.kubeflow.org in that namespace"
+    for incomplete, field_path, message in object_refusals(name, status, body, grant):
+        rule_id = INCOMPLETE_RULE if incomplete else JOB_RULE
+        yield _finding(target, rule_id, message, field_json_path(field_path))
+
+
+def field_json_path(field_path: str) -> str:
+    """A Kubernetes field path (spec.tfReplicaSpecs[Worker].template) as a JSON path."""
+    path = "$"
+    for part in _segments(field_path):
+        path = child_path(path, part)
+    return path
+
+
+def object_refusals(
+    name: str, status: int, body: dict[str, Any], grant: str
+) -> Iterator[tuple[bool, str, str]]:
+    """What a dry run of an object (``name``: its kind and name) answered: (the preflight could
+    not ask, the server's field path or "", the message) for each reason the server refused it,
+    none when it accepted. ``grant``: the permission that would let the preflight ask."""
     if status in (200, 201):
         return
-    name = f"TFJob {target.namespace}/{target.name}"
     message = str(body.get("message") or f"HTTP {status}")
     if status == 403 and (permission := _forbidden_by_rbac(message)):
-        yield _finding(
-            target,
-            INCOMPLETE_RULE,
-            f"the preflight cannot dry-run {name}: {permission}; grant patch on "
-            "tfjobs.kubeflow.org in that namespace",
-            "$",
-        )
+        yield True, "", f"the preflight cannot dry-run {name}: {permission}; grant {grant}"
         return
     causes = [c for c in as_list(as_dict(body.get("details")).get("causes")) if isinstance(c, dict)]
     if status == 422 and causes:
         for cause in causes:
             field_path = str(cause.get("field") or "")
-            path = "$"
-            for part in _segments(field_path):
-                path = child_path(path, part)
-            yield _finding(
-                target,
-                JOB_RULE,
-                f"the API server rejects {name}: {field_path}: {cause.get('message', '')}",
-                path,
+            reason = (
+                f"{field_path}: {cause.get('message', '')}" if field_path else cause.get("message")
             )
+            yield False, field_path, f"the API server rejects {name}: {reason}"
         return
     # A webhook's denial carries no causes; its message starts with the field, as in
     # `denied the request: spec.tfReplicaSpecs[Worker].template.spec.containers: Required ...`.
-    path = "$"
-    if match := _DENIED_FIELD.search(message):
-        for part in _segments(match["field"]):
-            path = child_path(path, part)
-    yield _finding(target, JOB_RULE, f"the API server rejects {name}: {message}", path)
+    match = _DENIED_FIELD.search(message) or _TYPED_PATCH_FIELD.search(message)
+    yield False, match["field"] if match else "", f"the API server rejects {name}: {message}"
 
 
 def _group_findings(job: _Job, status: int, body: dict[str, Any]) -> Iterator[Finding]:

@@ -65,6 +65,11 @@ PREFLIGHT = {
         Severity.ERROR,
         "The API server rejects the TFJob itself (dry run; `validate --server`).",
     ),
+    "server-rejects-trainer": (
+        Severity.ERROR,
+        "The API server or Trainer's webhook rejects a TrainJob or (Cluster)TrainingRuntime "
+        "(dry run; `validate --server`).",
+    ),
     "server-rejects-podgroup": (
         Severity.ERROR,
         "The API server rejects the PodGroup the operator creates for the gang (dry run).",
