@@ -54,8 +54,8 @@ options:
     elements: path
   definition:
     description:
-      - The TFJobs themselves, as a dictionary, a list of dictionaries, or YAML text (several
-        documents allowed).
+      - The TFJobs (or TrainJobs and TrainingRuntimes) themselves, as a dictionary, a list of
+        dictionaries, or YAML text (several documents allowed).
       - Mutually exclusive with O(src).
     type: raw
   state:
@@ -102,8 +102,17 @@ options:
       - V(kubeflow) applies TFJobs, which the training-operator runs.
       - V(volcano) converts each TFJob to a Volcano C(batch.volcano.sh/v1alpha1) Job and applies
         that. Its pods build C(TF_CONFIG) from Volcano's host files.
+      - V(trainer) converts each TFJob to a Kubeflow Trainer v2 C(TrainJob), as
+        C(tfjob-kit convert --to trainjob) does, with the C(TrainingRuntime) of its own it needs
+        (a workers-only job runs on the C(ClusterTrainingRuntime) C(tensorflow-multiworker) the
+        toolkit ships, which must be installed), and applies them, each pod's C(TF_CONFIG) an
+        env value. What the conversion changed or dropped is among the warnings.
+      - TrainJobs and TrainingRuntimes in the input are applied as they are, whatever the
+        backend. A TrainJob's runtime in the input is stored first, since Trainer's webhook
+        refuses a TrainJob whose runtime does not exist; when the TrainJob's dry run then fails,
+        the runtime just created is deleted again, and nothing is left applied.
     type: str
-    choices: [kubeflow, volcano]
+    choices: [kubeflow, volcano, trainer]
     default: kubeflow
   convert:
     description:
@@ -156,11 +165,12 @@ options:
     description:
       - The conditions that end the wait successfully; any one of them is enough.
       - For Volcano Jobs, C(Completed) also counts as V(Succeeded), and C(Aborted) and
-        C(Terminated) also count as V(Failed).
+        C(Terminated) also count as V(Failed). For TrainJobs, C(Complete) also counts as
+        V(Succeeded); a TrainJob is C(Created) until a pod of its JobSet runs, then C(Running).
     type: list
     elements: str
     choices: [Created, Suspended, Running, Restarting, Succeeded, Failed, Pending, Completed,
-              Aborted, Terminated]
+              Aborted, Terminated, Complete]
     default: [Succeeded]
   fail_on:
     description:
@@ -169,7 +179,7 @@ options:
     type: list
     elements: str
     choices: [Created, Suspended, Running, Restarting, Succeeded, Failed, Pending, Completed,
-              Aborted, Terminated]
+              Aborted, Terminated, Complete]
     default: [Failed]
   wait_timeout:
     description:
@@ -291,7 +301,7 @@ jobs:
   elements: dict
   contains:
     kind:
-      description: C(TFJob) or, with O(backend=volcano), the Volcano C(Job).
+      description: C(TFJob), with O(backend=volcano) the Volcano C(Job), and C(TrainJob).
       type: str
       sample: TFJob
     api_version:
@@ -460,6 +470,7 @@ CONDITIONS = [
     "Completed",
     "Aborted",
     "Terminated",
+    "Complete",
 ]
 
 
@@ -473,7 +484,11 @@ def argument_spec() -> dict[str, Any]:
         "force_conflicts": {"type": "bool", "default": False},
         "validate": {"type": "str", "choices": ["strict", "warn", "off"], "default": "strict"},
         "rules": {"type": "dict", "default": {}},
-        "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
+        "backend": {
+            "type": "str",
+            "choices": ["kubeflow", "volcano", "trainer"],
+            "default": "kubeflow",
+        },
         "convert": {"type": "bool", "default": False},
         "wait": {"type": "bool", "default": False},
         "wait_for": {

@@ -38,9 +38,11 @@ options:
     type: str
   backend:
     description:
-      - V(kubeflow) reads TFJobs; V(volcano) reads Volcano C(batch.volcano.sh) Jobs.
+      - V(kubeflow) reads TFJobs; V(volcano) reads Volcano C(batch.volcano.sh) Jobs; V(trainer)
+        reads Kubeflow Trainer v2 TrainJobs (their pods are their JobSet's, each pod's replica
+        type its replicated job, C(node) for the workers).
     type: str
-    choices: [kubeflow, volcano]
+    choices: [kubeflow, volcano, trainer]
     default: kubeflow
   events:
     description:
@@ -218,7 +220,11 @@ def argument_spec() -> dict[str, Any]:
         "name": {"type": "str"},
         "namespace": {"type": "str"},
         "label_selector": {"type": "str"},
-        "backend": {"type": "str", "choices": ["kubeflow", "volcano"], "default": "kubeflow"},
+        "backend": {
+            "type": "str",
+            "choices": ["kubeflow", "volcano", "trainer"],
+            "default": "kubeflow",
+        },
         "events": {"type": "int", "default": 10},
         "log_lines": {"type": "int", "default": 0},
         "unschedulable_grace": {"type": "int", "default": 60},

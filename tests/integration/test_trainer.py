@@ -32,6 +32,7 @@ from tfjob_kit.convert.trainjob import replicated_job, trainer_type
 from tfjob_kit.manifests import load_path, load_text
 from tfjob_kit.trainjob import COMPLETION_INDEX_ANNOTATION, NODE
 
+from ._ansible import run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
 from .test_cluster_security import LOOPBACK, _listeners
@@ -610,3 +611,81 @@ def test_validate_server_asks_the_cluster_about_trainjobs(
         ["server-rejects-pod server $.spec.runtimeRef.name"]
         * len(runtime["spec"]["template"]["spec"]["replicatedJobs"])
     ]
+
+
+def test_the_module_applies_and_waits_on_trainjobs(
+    trainer_cluster: Cluster, tmp_path: Path
+) -> None:
+    """tfjob.kit.tfjob with backend trainer (the README's task): dist-mnist's TFJob becomes its
+    TrainingRuntime and TrainJob, applied in that order and waited for to Succeeded (Complete); a
+    second run changes nothing; tfjob_info reads it. A TrainJob Trainer refuses (a managedBy its
+    CEL rule forbids, which the offline schema cannot see) leaves nothing behind, its runtime
+    deleted again. One that can never be scheduled ends the wait with the scheduler's words."""
+    (readme_task,) = yaml.safe_load(
+        block(
+            "test tests/integration/test_trainer.py::test_the_module_applies_and_waits_on_trainjobs"
+        )
+    )
+    task = readme_task["tfjob.kit.tfjob"]
+    assert task["backend"] == "trainer" and task["wait"] is True
+    task = {**task, "src": str(ROOT / task["src"]), "wait_timeout": 120}
+    namespace = "default"  # the example's
+    (doc,) = load_path(task["src"])
+    for other in ("trainer-refused", "trainer-huge"):
+        trainer_cluster.kubectl("create", "namespace", other)
+    runtime, job = _converted(doc.content, "trainer-refused")
+    refused = _set(job, "spec.managedBy", "example.com/other")
+    huge = _converted(doc.content, "trainer-huge")
+    many = {"cpu": "999"}
+    huge[1] = _set(huge[1], "spec.trainer.resourcesPerNode", {"requests": many, "limits": many})
+    absent = {"tfjob.kit.tfjob": {**task, "state": "absent", "wait": True}}
+    result = run_tasks(
+        tmp_path,
+        trainer_cluster.kubeconfig,
+        [
+            {"tfjob.kit.tfjob": task},
+            {"tfjob.kit.tfjob": task},
+            {"tfjob.kit.tfjob": {"definition": [runtime, refused]}},
+            {
+                "tfjob.kit.tfjob_info": {
+                    "backend": "trainer",
+                    "name": "dist-mnist",
+                    "namespace": namespace,
+                }
+            },
+            {
+                "tfjob.kit.tfjob": {
+                    "definition": huge,
+                    "wait": True,
+                    "unschedulable_grace": 5,
+                    "wait_timeout": 120,
+                }
+            },
+            absent,
+        ],
+    )
+    first, again, refusal, info, unschedulable, removed = result.results
+    assert not first.get("failed"), first
+    (trainjob_result,) = first["jobs"]
+    assert trainjob_result["kind"] == "TrainJob" and trainjob_result["phase"] == "Complete"
+    assert [o["kind"] for o in first["objects"]] == ["TrainingRuntime", "TrainJob"]
+    assert not again["changed"] and again["jobs"][0]["action"] == "unchanged"
+    (read,) = info["jobs"]
+    assert read["phase"] == "Complete"
+    assert sorted((p["replica_type"], p["replica_index"]) for p in read["pods"]) == [
+        ("node", "0"),
+        ("node", "1"),
+        ("ps", "0"),
+    ]
+    assert refusal.get("failed") and "ManagedBy must be" in refusal["msg"], refusal
+    assert "deleted again" in refusal["msg"]
+    gone = trainer_cluster.kubectl(
+        "get", "trainingruntime", "dist-mnist", "-n", "trainer-refused", check=False
+    )
+    assert "NotFound" in gone.stderr
+    assert unschedulable.get("failed"), unschedulable
+    assert "Insufficient cpu" in unschedulable["msg"], unschedulable["msg"]
+    # state absent removes what the task applied: the TrainJob and its runtime.
+    assert removed["changed"] and not removed.get("failed"), removed.get("msg")
+    for kind in ("trainjob", "trainingruntime"):
+        assert trainer_cluster.kubectl("get", kind, "-n", namespace, "-o", "name").stdout == ""

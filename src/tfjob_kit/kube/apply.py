@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,10 +21,13 @@ from tfjob_kit import redact
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.jobs import Item
+from tfjob_kit.kube.kinds import TRAINING_RUNTIME, TRAINJOB
 
 T = TypeVar("T")
 R = TypeVar("R")
 WORKERS = 8
+# Seconds a deletion waits for TrainJobs to go before it deletes their TrainingRuntime.
+RUNTIME_WAIT = 300.0
 # What this toolkit last applied, fingerprinted: a re-run whose body has the same fingerprint,
 # with every value still in place, is known unchanged without asking the server.
 DIGEST_ANNOTATION = "tfjob-kit.dev/applied-digest"
@@ -220,34 +224,36 @@ def apply_items(
         )
 
     pending = [i for i in items if id(i) not in settled]
+    # A TrainJob whose runtime this run creates is dry-run once that runtime is stored.
+    deferred = [i for i in pending if i.needs is not None and _key(i.needs) not in existing]
     try:
-        tried = attempt_all(dry_run, pending)
+        first = [i for i in pending if i not in deferred]
+        tried = attempt_all(dry_run, first)
         errors = [e for _, e in tried if e is not None]
         if errors:
             raise _first_error(errors, ".\nNothing was applied: the dry runs come first")
-        planned = {id(i): r for i, (r, _) in zip(pending, tried, strict=True)}
+        planned = {id(i): r for i, (r, _) in zip(first, tried, strict=True)}
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
     if checking is not None:
         checking.result()
-    outcomes = []
-    for item in items:
-        before = existing.get(_key(item))
-        after = planned.get(id(item), before)
-        if before is None:
-            action = "created"
-        elif after is not None and comparable(before) != comparable(after):
-            action = "updated"
-        else:
-            action = "unchanged"
-        outcomes.append(Outcome(item, before, after, action))
+    stored: dict[int, dict[str, Any]] = {}
+    if deferred and not check_mode:
+        stored, dried = _store_needed(client, deferred, dry_run, field_manager, force)
+        planned.update({**stored, **dried})
+    elif deferred:  # check mode: what the TrainJob would be, unverified by a dry run
+        planned.update({id(i): copy.deepcopy(i.body) for i in deferred})
+    outcomes = _outcomes(items, existing, planned)
     if check_mode:
         return outcomes
     # Apply what changes, and what this field manager does not own yet (so that a later
     # removal of a field from the manifest removes it from the object).
     todo = [
-        o for o in outcomes if o.changed or o.before is None or not _owns(o.before, field_manager)
+        o
+        for o in outcomes
+        if (o.changed or o.before is None or not _owns(o.before, field_manager))
+        and id(o.item) not in stored
     ]
 
     def really(outcome: Outcome) -> dict[str, Any]:
@@ -264,9 +270,71 @@ def apply_items(
     return outcomes
 
 
-def delete_items(client: Client, items: list[Item], *, check_mode: bool = False) -> list[Outcome]:
+def _outcomes(
+    items: list[Item],
+    existing: dict[tuple[str, str, str], dict[str, Any]],
+    planned: dict[int, dict[str, Any] | None],
+) -> list[Outcome]:
+    """Each item's outcome: what the server holds, what the dry run (or the store) returned."""
+    outcomes = []
+    for item in items:
+        before = existing.get(_key(item))
+        after = planned.get(id(item), before)
+        if before is None:
+            action = "created"
+        elif after is not None and comparable(before) != comparable(after):
+            action = "updated"
+        else:
+            action = "unchanged"
+        outcomes.append(Outcome(item, before, after, action))
+    return outcomes
+
+
+def _store_needed(
+    client: Client,
+    deferred: list[Item],
+    dry_run: Callable[[Item], dict[str, Any]],
+    field_manager: str,
+    force: bool,
+) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """Store the runtimes the deferred TrainJobs need (Trainer's webhook refuses a TrainJob whose
+    runtime does not exist), then dry-run the TrainJobs. When one is refused, the runtimes just
+    created are deleted again, and nothing is left applied. Returns the stored runtimes and the
+    TrainJobs' dry runs, by item."""
+    needed = list({id(i.needs): i.needs for i in deferred if i.needs is not None}.values())
+    stored = parallel(
+        lambda i: client.apply(i.resource, i.body, field_manager=field_manager, force=force),
+        needed,
+    )
+    tried = attempt_all(dry_run, deferred)
+    errors = [e for _, e in tried if e is not None]
+    if errors:
+        for runtime in needed:
+            client.delete(runtime.resource, runtime.namespace, runtime.name)
+        names = ", ".join(r.describe() for r in needed)
+        raise _first_error(
+            errors,
+            f".\nNothing was applied: {names}, stored for the TrainJobs' dry runs (Trainer "
+            "refuses a TrainJob whose runtime does not exist), "
+            f"{'was' if len(needed) == 1 else 'were'} deleted again",
+        )
+    dried = {id(i): r for i, (r, _) in zip(deferred, tried, strict=True) if r is not None}
+    return {id(i): obj for i, obj in zip(needed, stored, strict=True)}, dried
+
+
+def delete_items(
+    client: Client,
+    items: list[Item],
+    *,
+    check_mode: bool = False,
+    runtime_timeout: float = RUNTIME_WAIT,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[Outcome]:
     """Delete the items' objects; the garbage collector removes their pods and services
-    (foreground propagation: the job disappears after what it owns)."""
+    (foreground propagation: the job disappears after what it owns). A TrainingRuntime goes
+    last, once the TrainJobs deleted with it are gone: Trainer's webhook refuses every update of
+    a TrainJob whose runtime is missing, the garbage collector's removal of its
+    foregroundDeletion finalizer too, so a TrainJob whose runtime went first is never deleted."""
     existing = _existing(client, items)
     outcomes = [
         Outcome(i, existing.get(_key(i)), None, "deleted" if _key(i) in existing else "absent")
@@ -280,7 +348,36 @@ def delete_items(client: Client, items: list[Item], *, check_mode: bool = False)
         return client.delete(item.resource, item.namespace, item.name)
 
     todo = [o for o in outcomes if o.action == "deleted"]
-    for outcome, was_there in zip(todo, parallel(remove, todo), strict=True):
+    runtimes = [o for o in todo if o.item.resource is TRAINING_RUNTIME]
+    first = [o for o in todo if o.item.resource is not TRAINING_RUNTIME]
+    for outcome, was_there in zip(first, parallel(remove, first), strict=True):
+        if not was_there:
+            outcome.action = "absent"
+    if runtimes:
+        _until_gone(
+            client, [o.item for o in first if o.item.resource is TRAINJOB], runtime_timeout, sleep
+        )
+    for outcome, was_there in zip(runtimes, parallel(remove, runtimes), strict=True):
         if not was_there:
             outcome.action = "absent"
     return outcomes
+
+
+def _until_gone(
+    client: Client, trainjobs: list[Item], timeout: float, sleep: Callable[[float], None]
+) -> None:
+    """Until the TrainJobs are gone; a KubeError naming those left when ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [i for i in trainjobs if client.get(i.resource, i.namespace, i.name) is not None]
+        if not left:
+            return
+        if time.monotonic() >= deadline:
+            raise KubeError(
+                f"{', '.join(i.describe() for i in left)} still being deleted after {timeout:g}s; "
+                "its TrainingRuntime was left in place so that the deletion can finish (Trainer's "
+                "webhook refuses every update of a TrainJob whose runtime is gone); run the task "
+                "again once it is gone",
+                "timeout",
+            )
+        sleep(1.0)

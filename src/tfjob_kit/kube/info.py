@@ -11,12 +11,18 @@ from tfjob_kit.kube import diagnose, follow, status
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, VOLCANO_JOB, Resource
 
-# Pod labels (TFJob) or annotations (Volcano) naming a pod's replica type and index.
+# Pod labels (TFJob, TrainJob) or annotations (Volcano) naming a pod's replica type and index:
+# a TrainJob's are its replicated job (the workers' is `node`) and the Job's completion index.
 _REPLICA_KEYS = {
-    TFJOB.kind: ("training.kubeflow.org/replica-type", "training.kubeflow.org/replica-index")
+    TFJOB.kind: ("training.kubeflow.org/replica-type", "training.kubeflow.org/replica-index"),
+    TRAINJOB.kind: (
+        "jobset.sigs.k8s.io/replicatedjob-name",
+        "batch.kubernetes.io/job-completion-index",
+    ),
 }
+BACKENDS = {"kubeflow": TFJOB, "volcano": VOLCANO_JOB, "trainer": TRAINJOB}
 _VOLCANO_KEYS = ("volcano.sh/task-spec", "volcano.sh/task-index")
 
 
@@ -25,7 +31,7 @@ class Query:
     name: str | None = None
     namespace: str | None = None  # None: all namespaces (only without a name)
     label_selector: str | None = None
-    backend: str = "kubeflow"  # kubeflow: TFJobs; volcano: Volcano Jobs
+    backend: str = "kubeflow"  # kubeflow: TFJobs; volcano: Volcano Jobs; trainer: TrainJobs
     events: int = 10  # most recent events per job (0: none)
     log_lines: int = 0  # the chief's (else worker-0's) log tail (0: none)
     unschedulable_grace: float = diagnose.DEFAULT_UNSCHEDULABLE_GRACE
@@ -79,14 +85,14 @@ def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
 
 
 def _log_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The chief (or master), else worker 0, else the first pod."""
+    """The chief (or master), else worker 0 (a TrainJob's node 0), else the first pod."""
 
     def rank(pod: dict[str, Any]) -> tuple[int, str]:
         kind = str(pod.get("replica_type") or "").lower()
         index = str(pod.get("replica_index") or "0")
         if kind in ("chief", "master") and index == "0":
             return 0, ""
-        if kind == "worker" and index == "0":
+        if kind in ("worker", "node") and index == "0":
             return 1, ""
         return 2, str(pod.get("name"))
 
@@ -175,6 +181,6 @@ def jobs(client: Client, resource: Resource, query: Query) -> list[dict[str, Any
 
 def read(conn: Connection, query: Query) -> list[dict[str, Any]]:
     """The query's jobs, described. Raises KubeError."""
-    resource = VOLCANO_JOB if query.backend == "volcano" else TFJOB
+    resource = BACKENDS[query.backend]
     with Client(conn) as client:
         return jobs(client, resource, query)

@@ -10,10 +10,18 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tfjob_kit import convert, explain, model, redact
+from tfjob_kit import convert, explain, model, redact, trainjob, validate_trainer
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
-from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import (
+    CLUSTER_TRAINING_RUNTIME,
+    TFJOB,
+    TRAINER_KINDS,
+    TRAINING_RUNTIME,
+    TRAINJOB,
+    VOLCANO_JOB,
+    Resource,
+)
 from tfjob_kit.manifests import (
     Document,
     InputError,
@@ -24,7 +32,9 @@ from tfjob_kit.manifests import (
 )
 from tfjob_kit.validate import validate_documents
 
-Backend = Literal["kubeflow", "volcano"]
+Backend = Literal["kubeflow", "volcano", "trainer"]
+# The kinds whose objects are jobs: waited for, their pods followed (a TrainingRuntime is not).
+JOB_KINDS = (TFJOB, VOLCANO_JOB, TRAINJOB)
 ValidateMode = Literal["strict", "warn", "off"]
 
 
@@ -49,9 +59,16 @@ class Item:
     document: int
     resource: Resource
     body: dict[str, Any]
-    tfjob: dict[str, Any]  # the v1 TFJob (before any Volcano conversion)
+    tfjob: dict[str, Any]  # the v1 TFJob (before any conversion); {} for a Trainer object
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A TrainJob's runtime among the items (Trainer's webhook refuses a TrainJob whose runtime
+    # does not exist: apply.py stores it first).
+    needs: Item | None = None
+
+    @property
+    def is_job(self) -> bool:
+        return self.resource in JOB_KINDS
 
     @property
     def namespace(self) -> str:
@@ -180,16 +197,7 @@ def prepare(
     none (the API server still has the last word); off skips validation. Unreadable YAML and
     documents that are not TFJobs always fail. With for_delete only names matter."""
     problems: list[str] = []
-    loaded = []
-    for doc in docs:
-        if not doc.ok:
-            assert doc.error is not None
-            line = f" (line {doc.error.line})" if doc.error.line else ""
-            where = f": {doc.error.path}" if doc.error.path != "$" else ""
-            problems.append(f"{doc.source}: document {doc.index}{line}{where}: {doc.error.message}")
-        elif doc.content is not None:
-            loaded.append(doc)
-    converted = _converted(loaded, allow_convert or for_delete, problems)
+    converted = _converted(_loaded(docs, problems), allow_convert or for_delete, problems)
     items: list[Item] = []
     report = None
     if validate != "off" and not for_delete:
@@ -198,13 +206,11 @@ def prepare(
     for position, doc in enumerate(converted):
         where = f"{doc.source}: document {doc.index}"
         content = doc.content
-        if not isinstance(content, dict) or not model.is_tfjob(content):
-            kind = f"{doc.api_version} {doc.kind}".strip() or "an object without kind"
-            problems.append(
-                f"{where}: {kind} is not a TFJob; this module applies TFJobs only "
-                "(use kubernetes.core.k8s for other objects)"
-            )
+        if (problem := _kind_problem(doc)) is not None:
+            problems.append(f"{where}: {problem}")
             continue
+        assert isinstance(content, dict)
+        trainer = validate_trainer.is_trainer_object(content)
         metadata = model.as_dict(content.get("metadata"))
         own_namespace = metadata.get("namespace")
         if namespace and own_namespace and own_namespace != namespace:
@@ -229,27 +235,113 @@ def prepare(
         body.setdefault("metadata", {})["namespace"] = (
             own_namespace or namespace or default_namespace
         )
-        items.append(Item(doc.source, doc.index, TFJOB, body, body, findings=list(doc_findings)))
+        resource = TRAINER_KINDS[content["kind"]] if trainer else TFJOB
+        items.append(
+            Item(
+                doc.source,
+                doc.index,
+                resource,
+                body,
+                {} if trainer else body,
+                findings=list(doc_findings),
+            )
+        )
+    if backend == "trainer" and not problems:
+        items = _as_trainjobs(items, problems)
     problems.extend(_duplicates(items))
     if problems:
         raise InvalidInputError(problems, findings)
+    _link_runtimes(items)
     if backend == "volcano":
-        for item in items:
-            try:
-                job, notes = convert.to_volcano(item.tfjob)
-            except convert.ConversionError as exc:
-                raise InvalidInputError([f"{item.where}: {exc}"], findings) from None
-            job.setdefault("metadata", {})["namespace"] = item.namespace
-            item.resource, item.body = VOLCANO_JOB, job
-            item.notes = [f"{item.where}: {n.path}: {n.kind}: {n.message}" for n in notes]
+        _as_volcano_jobs(items, findings)
     return items
 
 
+def _loaded(docs: list[Document], problems: list[str]) -> list[Document]:
+    """The documents that loaded; each one that did not is a problem, located."""
+    loaded = []
+    for doc in docs:
+        if not doc.ok:
+            assert doc.error is not None
+            line = f" (line {doc.error.line})" if doc.error.line else ""
+            where = f": {doc.error.path}" if doc.error.path != "$" else ""
+            problems.append(f"{doc.source}: document {doc.index}{line}{where}: {doc.error.message}")
+        elif doc.content is not None:
+            loaded.append(doc)
+    return loaded
+
+
+def _kind_problem(doc: Document) -> str | None:
+    """Why the module cannot apply the document's kind, or None."""
+    content = doc.content
+    trainer = validate_trainer.is_trainer_object(content)
+    if not isinstance(content, dict) or not (model.is_tfjob(content) or trainer):
+        kind = f"{doc.api_version} {doc.kind}".strip() or "an object without kind"
+        return (
+            f"{kind} is not a TFJob; this module applies TFJobs, TrainJobs and "
+            "TrainingRuntimes only (use kubernetes.core.k8s for other objects)"
+        )
+    if trainer and TRAINER_KINDS[content["kind"]] is CLUSTER_TRAINING_RUNTIME:
+        return (
+            "a ClusterTrainingRuntime is cluster-wide: install it with the cluster (kubectl "
+            "apply --server-side, or kubernetes.core.k8s); this module applies the TrainJobs "
+            "that use it"
+        )
+    return None
+
+
+def _as_volcano_jobs(items: list[Item], findings: list[Finding]) -> None:
+    """backend volcano: each TFJob item becomes the Volcano Job `convert --to volcano` makes."""
+    for item in items:
+        if item.resource is not TFJOB:
+            continue
+        try:
+            job, notes = convert.to_volcano(item.tfjob)
+        except convert.ConversionError as exc:
+            raise InvalidInputError([f"{item.where}: {exc}"], findings) from None
+        job.setdefault("metadata", {})["namespace"] = item.namespace
+        item.resource, item.body = VOLCANO_JOB, job
+        item.notes = [f"{item.where}: {n.path}: {n.kind}: {n.message}" for n in notes]
+
+
+def _as_trainjobs(items: list[Item], problems: list[str]) -> list[Item]:
+    """backend trainer: each TFJob as `convert --to trainjob` makes it, its TrainingRuntime (when
+    it needs one of its own) before it; Trainer objects of the input as they are."""
+    out: list[Item] = []
+    for item in items:
+        if item.resource is not TFJOB:
+            out.append(item)
+            continue
+        try:
+            documents, notes = convert.to_trainjob(item.tfjob)
+        except convert.ConversionError as exc:
+            problems.append(f"{item.where}: {exc}")
+            continue
+        for document in documents:
+            resource = TRAINER_KINDS[document["kind"]]
+            document.setdefault("metadata", {})["namespace"] = item.namespace
+            converted = Item(item.source, item.document, resource, document, item.tfjob)
+            if resource is TRAINJOB:  # the TFJob's findings and what converting it changed
+                converted.findings = item.findings
+                converted.notes = [f"{item.where}: {n.path}: {n.kind}: {n.message}" for n in notes]
+            out.append(converted)
+    return out
+
+
+def _link_runtimes(items: list[Item]) -> None:
+    """Each TrainJob's runtime, where it is among the items."""
+    runtimes = [i for i in items if i.resource is TRAINING_RUNTIME]
+    for item in items:
+        if item.resource is TRAINJOB:
+            found = trainjob.find_runtime(item.body, [r.body for r in runtimes])
+            item.needs = next((r for r in runtimes if r.body is found), None)
+
+
 def _duplicates(items: list[Item]) -> list[str]:
-    seen: dict[tuple[str, str], Item] = {}
+    seen: dict[tuple[str, str, str], Item] = {}
     problems = []
     for item in items:
-        key = (item.namespace, item.name)
+        key = (item.resource.kind, item.namespace, item.name)
         if key in seen:
             problems.append(f"{item.where}: {item.describe()} is also defined in {seen[key].where}")
         seen[key] = item

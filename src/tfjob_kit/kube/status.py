@@ -18,7 +18,7 @@ from typing import Any
 from tfjob_kit.kube import diagnose, follow
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.kinds import TFJOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, Resource
 
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
 # Volcano phases after which the job's pods do not run again.
@@ -32,10 +32,16 @@ VOLCANO_ALIASES = {
     "Aborting": "Failed",
     "Terminating": "Failed",
 }
-# What wait_for and fail_on may name: the TFJob conditions, and the Volcano phases a job rests in
-# (Pending, and the finished ones) under their own names. The tfjob.kit.tfjob module's
-# wait_for/fail_on choices are a copy that tests/unit/test_drift.py holds equal.
-WAIT_CONDITIONS = tuple(dict.fromkeys((*CONDITION_ORDER, "Pending", *VOLCANO_FINISHED)))
+# A TrainJob's conditions (Trainer v2.3), in the order a job goes through them; Complete is also
+# Succeeded, so that one wait_for serves TFJobs and TrainJobs.
+TRAINJOB_ORDER = ("Suspended", "Complete", "Failed")
+# What wait_for and fail_on may name: the TFJob conditions, the Volcano phases a job rests in
+# (Pending, and the finished ones) and the TrainJob conditions, under their own names. The
+# tfjob.kit.tfjob module's wait_for/fail_on choices are a copy that tests/unit/test_drift.py
+# holds equal.
+WAIT_CONDITIONS = tuple(
+    dict.fromkeys((*CONDITION_ORDER, "Pending", *VOLCANO_FINISHED, *TRAINJOB_ORDER))
+)
 
 
 Key = tuple[Resource, str, str]
@@ -82,6 +88,8 @@ def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
         return JobStatus("Absent", frozenset())
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     assert isinstance(status, dict)
+    if resource is TRAINJOB:
+        return _trainjob_status(status)
     if resource is TFJOB:
         conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
         true = [c for c in conditions if c.get("status") == "True"]
@@ -122,6 +130,36 @@ def job_status(resource: Resource, obj: dict[str, Any] | None) -> JobStatus:
         replica_statuses={"tasks": dict(status.get("taskStatusCount") or {}), **counts},
         start_time=running[0] if running else None,
         completion_time=state.get("lastTransitionTime") if phase in VOLCANO_FINISHED else None,
+    )
+
+
+def _trainjob_status(status: dict[str, Any]) -> JobStatus:
+    """A TrainJob's: its latest true condition, else Running once a Job of its JobSet has
+    active pods (``jobsStatus``), else Created; the Jobs' counts by replicated job."""
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    true = [c for c in conditions if c.get("status") == "True" and c.get("type") in TRAINJOB_ORDER]
+    latest = max(true, key=lambda c: TRAINJOB_ORDER.index(c["type"]), default=None)
+    jobs = {
+        str(j.get("name")): {k: v for k, v in j.items() if k != "name" and v}
+        for j in status.get("jobsStatus") or []
+        if isinstance(j, dict)
+    }
+    phase = (
+        str(latest["type"])
+        if latest
+        else ("Running" if any(j.get("active") for j in jobs.values()) else "Created")
+    )
+    names = {phase} | ({"Succeeded"} if phase == "Complete" else set())
+    return JobStatus(
+        phase=phase,
+        true=frozenset(names),
+        reason=str(latest.get("reason", "")) if latest else "",
+        message=str(latest.get("message", "")) if latest else "",
+        conditions=conditions,
+        replica_statuses=jobs,
+        completion_time=latest.get("lastTransitionTime")
+        if phase == "Complete" and latest
+        else None,
     )
 
 
@@ -626,7 +664,8 @@ def wait_gone(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
-    """Until the jobs, their pods and their services are gone."""
+    """Until the jobs (and the runtimes deleted with them), their pods and their services are
+    gone."""
     deadline = clock() + timeout
     while True:
         left = []
@@ -634,6 +673,8 @@ def wait_gone(
             what = resource.describe(namespace, name)
             if client.get(resource, namespace, name) is not None:
                 left.append(what)
+            if not resource.job_label:
+                continue  # not a job (a TrainingRuntime): nothing runs under it
             selector = resource.selector(name)
             pods = client.pods(namespace, selector)
             services = client.services(namespace, selector)

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from tfjob_kit import redact
 from tfjob_kit.config import ConfigError, RuleConfig, from_settings
-from tfjob_kit.findings import Severity
-from tfjob_kit.kube import apply, jobs, preflight, status
+from tfjob_kit.findings import Finding, Severity
+from tfjob_kit.kube import apply, jobs, preflight, status, trainer_preflight
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.kinds import TFJOB
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB
 
 DEFAULT_FIELD_MANAGER = "tfjob-kit"
 
@@ -96,9 +96,13 @@ def _preflight(
             for i, exists in changing
             if i.resource is TFJOB
         ]
-        if not targets:
+        trainjobs = [i for i, _ in changing if i.resource is TRAINJOB]
+        if not targets and not trainjobs:
             return
-        found = preflight.check(client, targets, _rule_config(request.rules))
+        config = _rule_config(request.rules)
+        found = preflight.check(client, targets, config) if targets else []
+        for item in trainjobs:
+            found += _trainjob_pods(client, item, config)
         result["findings"].extend(f.as_dict() for f in found)
         result["warnings"].extend(
             f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
@@ -115,6 +119,21 @@ def _preflight(
             )
 
     return gate
+
+
+def _trainjob_pods(client: Client, item: jobs.Item, config: RuleConfig) -> list[Finding]:
+    """The pods of a TrainJob, dry-run on the runtime it will run on (the one applied with it,
+    else the cluster's)."""
+    target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
+    runtime = (
+        item.needs.body
+        if item.needs is not None
+        else trainer_preflight.runtime_of(client, target, [])
+    )
+    if runtime is None:
+        return []  # the TrainJob's own dry run says the runtime is missing
+    found = trainer_preflight.pod_findings(client, target, runtime)
+    return [c for f in found if (c := config.apply(f)) is not None]
 
 
 def run(request: Request) -> dict[str, Any]:
@@ -160,7 +179,7 @@ def run(request: Request) -> dict[str, Any]:
     result["findings"] = [f.as_dict() for i in items for f in i.findings]
     result["warnings"] = _warnings(items, request.validate)
     if not items:
-        raise failed("nothing to apply: the input holds no TFJob")
+        raise failed("nothing to apply: the input holds no TFJob or TrainJob")
     try:
         with Client(request.connection) as client:
             applied_at = 0.0  # when the jobs were applied (state present)
@@ -181,9 +200,13 @@ def run(request: Request) -> dict[str, Any]:
             if request.diff:
                 result["diff"] = [o.diff() for o in outcomes if o.changed]
             result["objects"] = [o.after for o in outcomes if o.after is not None]
-            result["jobs"] = [_job_result(o, None) for o in outcomes]
+            # The jobs (a TrainingRuntime applied beside its TrainJob is in objects only).
+            job_outcomes = [o for o in outcomes if o.item.is_job]
+            result["jobs"] = [_job_result(o, None) for o in job_outcomes]
             if request.wait and not request.check_mode:
-                _wait(client, request, outcomes, applied_at, result)
+                # Deleting waits for every object; applying, for the jobs' conditions.
+                waited = outcomes if request.state == "absent" else job_outcomes
+                _wait(client, request, waited, applied_at, result)
     except KubeError as exc:
         raise failed(str(exc)) from None
     result["duration"] = round(time.monotonic() - started, 3)
@@ -216,7 +239,9 @@ def _wait(
     if request.state == "absent":
         status.wait_gone(client, keys, timeout=request.wait_timeout)
         result["jobs"] = [
-            _job_result(o, status.job_status(o.item.resource, None)) for o in outcomes
+            _job_result(o, status.job_status(o.item.resource, None))
+            for o in outcomes
+            if o.item.is_job
         ]
     else:
         # An updated job's older events are about its earlier spec.

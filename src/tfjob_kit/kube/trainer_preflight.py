@@ -109,7 +109,16 @@ def _judge(
         rule_id = INCOMPLETE_RULE if incomplete else TRAINER_RULE
         yield target.finding(rule_id, message, field_json_path(field))
     if runtime is not None and status in (200, 201):
-        yield from _pods(client, target, runtime)
+        yield from pod_findings(client, target, runtime)
+
+
+def runtime_of(
+    client: Client, target: TrainerTarget, contents: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The runtime a TrainJob will run on: the cluster's, else the one in ``contents``."""
+    return _server_runtime(client, target.content) or trainjob.find_runtime(
+        target.content, contents
+    )
 
 
 def _server_runtime(client: Client, job: dict[str, Any]) -> dict[str, Any] | None:
@@ -125,7 +134,9 @@ def _server_runtime(client: Client, job: dict[str, Any]) -> dict[str, Any] | Non
     return found
 
 
-def _pods(client: Client, target: TrainerTarget, runtime: dict[str, Any]) -> Iterator[Finding]:
+def pod_findings(
+    client: Client, target: TrainerTarget, runtime: dict[str, Any]
+) -> Iterator[Finding]:
     """Each planned pod dry-run created; a reason common to the pods of a replicated job is
     said once."""
     plans = trainjob.pods(target.content, runtime)
