@@ -61,6 +61,8 @@ UPSTREAM = {
     "kube_batch": {"docker.io/kubesigs/kube-batch:v0.5"},
     "nvidia_device_plugin": {"nvcr.io/nvidia/k8s-device-plugin:v0.17.2"},
     "tfjob_smoke": {"docker.io/tensorflow/tensorflow:2.16.1"},
+    "jobset": {"registry.k8s.io/jobset/jobset:v0.12.0"},
+    "trainer": {"ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"},
 }
 # Role variables that turn on every image a role can deploy (the webhooks are on by default).
 EVERYTHING_ON: dict[str, dict[str, Any]] = {
@@ -118,14 +120,6 @@ def outside_the_mirror(docs: list[Doc], upstream: set[str], mirror: str) -> list
 ROLES = sorted(UPSTREAM)
 
 
-# Charts that no role of site.yml installs yet, with what will: `tfjob-kit images` cannot list
-# their images until then (their own digest and mirror checks below still run).
-NO_ROLE_YET = {
-    "jobset",
-    "trainer",
-}  # issue 21: the Trainer v2 role that installs JobSet and Trainer
-
-
 def test_every_role_that_deploys_images_is_checked() -> None:
     """A role deploys images when it composes chart values or owns a manifest; each of them
     is here, and together they install every chart but the user's tfjob chart (checked
@@ -145,9 +139,7 @@ def test_every_role_that_deploys_images_is_checked() -> None:
         assert deployment is not None
         if deployment.chart is not None:
             installed.add(deployment.chart.name)
-    assert installed | {"tfjob"} | NO_ROLE_YET == {
-        p.parent.name for p in CHARTS.glob("*/Chart.yaml")
-    }
+    assert installed | {"tfjob"} == {p.parent.name for p in CHARTS.glob("*/Chart.yaml")}
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -35,6 +35,7 @@ from tfjob_kit.trainjob import COMPLETION_INDEX_ANNOTATION, NODE
 from ._ansible import run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
+from .test_bootstrap import playbook, recap_changed
 from .test_cluster_security import LOOPBACK, _listeners
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -689,3 +690,55 @@ def test_the_module_applies_and_waits_on_trainjobs(
     assert removed["changed"] and not removed.get("failed"), removed.get("msg")
     for kind in ("trainjob", "trainingruntime"):
         assert trainer_cluster.kubectl("get", kind, "-n", namespace, "-o", "name").stdout == ""
+
+
+def test_site_yml_installs_trainer_beside_the_operator(trainer_cluster: Cluster) -> None:
+    """playbooks/site.yml with tfjob_kit_trainer: true on a local cluster that runs the real
+    JobSet and Trainer controllers: the jobset and trainer roles install their charts beside the
+    training-operator (the charts' webhooks left to the local processes, as the local inventory
+    says); a second run changes nothing; a converted TrainJob still runs; teardown.yml removes
+    what the roles installed and keeps what was there before them (the CRDs and the runtime the
+    local cluster applied), so the controllers still work after it."""
+    before = {kind: _names(trainer_cluster, kind) for kind in TOUCHED}
+    first = playbook(trainer_cluster, "site.yml", "-e", "tfjob_kit_trainer=true")
+    second = playbook(trainer_cluster, "site.yml", "-e", "tfjob_kit_trainer=true")
+    assert recap_changed(first) > 0
+    assert recap_changed(second) == 0, second[-3000:]
+    deployments = trainer_cluster.items("deployments", "-n", "kubeflow-system")
+    assert [d["metadata"]["name"] for d in deployments] == ["trainer"]
+    assert trainer_cluster.items("deployments", "-n", "jobset-system")
+    runtime = trainer_cluster.get("clustertrainingruntime", runtimes.MULTIWORKER)
+    assert "tfjob-kit.io/created-by" not in (runtime["metadata"].get("annotations") or {})
+    teardown = playbook(trainer_cluster, "teardown.yml", "-e", "tfjob_kit_trainer=true")
+    assert "nothing the toolkit installed is left" in teardown
+    after = {kind: _names(trainer_cluster, kind) for kind in TOUCHED}
+    assert after == before
+    # The local controllers still serve: a TrainJob still runs to Complete.
+    (doc,) = load_path(str(ROOT / "examples" / "tfjobs" / "multiworker.yaml"))
+    docs = _converted(doc.content, "default")
+    trainer_cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(docs))
+    name = docs[-1]["metadata"]["name"]
+    try:
+        trainer_cluster.kubectl(
+            "wait", f"trainjob/{name}", "--for=condition=Complete", "--timeout=120s", timeout=150
+        )
+    finally:
+        trainer_cluster.kubectl("delete", "trainjob", name, check=False)
+
+
+TOUCHED = (
+    "customresourcedefinitions",
+    "clustertrainingruntimes",
+    "validatingwebhookconfigurations",
+    "mutatingwebhookconfigurations",
+    "clusterroles",
+    "namespaces",
+)
+
+
+def _names(cluster: Cluster, kind: str) -> set[str]:
+    return {
+        o["metadata"]["name"]
+        for o in cluster.items(kind)
+        if not (kind == "namespaces" and o["metadata"]["name"].startswith("trainer-"))
+    }

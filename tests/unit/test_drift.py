@@ -317,7 +317,8 @@ def test_the_library_runs_this_checkouts_gpu_module_utils() -> None:
 def _helm_release_uses(role: Path) -> dict[str, list[str]]:
     """What each task file of the role does with Helm releases, in order: "install" (a
     kubernetes.core.helm task with a chart), "uninstall" (one with state absent), or the
-    helm_release task file it includes ("prepare.yml", "absent.yml")."""
+    helm_release task file it includes ("prepare.yml", "absent.yml"; "controller.yml" is both
+    "prepare.yml" and "install", in that order)."""
     found: dict[str, list[str]] = {}
     for tasks in sorted((role / "tasks").glob("*.yml")):
         steps = []
@@ -327,7 +328,9 @@ def _helm_release_uses(role: Path) -> dict[str, list[str]]:
                 steps.append("uninstall" if helm.get("state") == "absent" else "install")
             include = task.get("ansible.builtin.include_role") or {}
             if include.get("name") == "tfjob.kit.helm_release":
-                steps.append(include["tasks_from"])
+                # controller.yml prepares, then installs (a controller's chart: jobset, trainer).
+                uses = include["tasks_from"]
+                steps.extend(["prepare.yml", "install"] if uses == "controller.yml" else [uses])
         found[tasks.name] = steps
     return found
 
@@ -342,7 +345,14 @@ def test_every_chart_role_installs_and_uninstalls_through_helm_release() -> None
         uses = _helm_release_uses(role)
         if any("install" in steps for steps in uses.values()):
             roles[role.name] = uses
-    assert set(roles) == {"kube_batch", "nvidia_device_plugin", "training_operator", "volcano"}
+    assert set(roles) == {
+        "jobset",
+        "kube_batch",
+        "nvidia_device_plugin",
+        "trainer",
+        "training_operator",
+        "volcano",
+    }
     for name, uses in roles.items():
         steps = [step for file in uses.values() for step in file]
         assert "uninstall" not in steps and "absent.yml" in steps, (name, uses)

@@ -44,6 +44,12 @@ def register(sub: Subparsers) -> None:
         help="leave out the smoke TFJob's image (tfjob_kit_smoke_test: false)",
     )
     parser.add_argument(
+        "--trainer",
+        action="store_true",
+        default=None,
+        help="with JobSet and Kubeflow Trainer v2 (tfjob_kit_trainer: true)",
+    )
+    parser.add_argument(
         "--registry",
         metavar="HOST[:PORT][/PATH]",
         help="the mirror (tfjob_kit_image_registry): list the images as the cluster pulls them",
@@ -101,6 +107,8 @@ def _options(args: argparse.Namespace) -> images.Options:
     variables.setdefault("tfjob_kit_scheduler", images.DEFAULT_SCHEDULER)
     if args.smoke_test is not None:
         variables["tfjob_kit_smoke_test"] = args.smoke_test
+    if args.trainer:
+        variables["tfjob_kit_trainer"] = True
     if args.registry is not None:
         variables["tfjob_kit_image_registry"] = args.registry.rstrip("/")
     return images.Options(variables, args.gpu)
