@@ -2,11 +2,12 @@
 
 1. build (or reuse) the local cluster's binaries, with their progress;
 2. bring the cluster up and bootstrap it: `ansible-playbook -i inventories/local
-   playbooks/site.yml` (gang scheduler, TFJob CRD and operator, device plugin, smoke job);
+   playbooks/site.yml -e tfjob_kit_trainer=true` (gang scheduler, TFJob CRD and operator,
+   JobSet and Kubeflow Trainer v2, device plugin, smoke job);
 3. submit the seeds' jobs with tfjob.kit.tfjob (examples/playbooks/demo.yml) and wait for each:
    the PS/Worker dist-mnist TFJob, a GPU Chief job, the v1beta1 MASTER job and the T9k
-   TensorFlowTrainingJob (both converted), and dist-mnist again as a Volcano Job; print a
-   summary and the TF_CONFIG one worker received;
+   TensorFlowTrainingJob (both converted), and dist-mnist again as a Volcano Job and as a
+   TrainJob; print a summary and the TF_CONFIG worker 0 received, as a TFJob and as a TrainJob;
 4. seed 003's story, measured (examples/gang_story.py): two jobs that together need more GPUs
    than exist, without and with gang scheduling.
 
@@ -29,16 +30,20 @@ from typing import Any
 
 import gang_story
 
-from tfjob_kit import model
+from tfjob_kit import model, trainjob
 from tfjob_kit.cluster import local
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.kinds import TFJOB
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 NAMESPACE = "tfjob-kit-demo"  # examples/playbooks/demo.yml
 TF_CONFIG_OF = "dist-mnist-worker-0"
+TRAINJOB_NAME = "dist-mnist-trainjob"  # examples/playbooks/demo.yml
+TRAINJOB_TF_CONFIG_OF = f"{TRAINJOB_NAME}-node-0-0"  # its worker 0's hostname
+BACKENDS = {"TFJob": "kubeflow", "Job": "volcano", "TrainJob": "trainer"}
+SUCCEEDED = ("Succeeded", "Completed", "Complete")
 
 
 class DemoError(Exception):
@@ -78,9 +83,14 @@ def _time(stamp: str | None) -> datetime | None:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
 
 
-def _replicas(obj: dict[str, Any]) -> str:
+def _replicas(obj: dict[str, Any], objects: list[dict[str, Any]]) -> str:
     if obj.get("kind") == "TFJob":
         groups = {r.key: r.count for r in model.replicas(obj)}
+    elif obj.get("kind") == "TrainJob":  # its pods on its runtime, by replicated job
+        runtime = trainjob.find_runtime(obj, objects) or {}
+        groups = {}
+        for pod in trainjob.pods(obj, runtime):
+            groups[pod.replicated_job] = groups.get(pod.replicated_job, 0) + 1
     else:
         groups = {t.get("name", "?"): t.get("replicas", 1) for t in obj["spec"].get("tasks", [])}
     return " ".join(f"{k}:{v}" for k, v in groups.items())
@@ -89,17 +99,17 @@ def _replicas(obj: dict[str, Any]) -> str:
 def summary(report: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for item in report:
-        job, obj = item["jobs"][0], item["objects"][0]
+        job = item["jobs"][0]
+        obj = next(o for o in item["objects"] if o.get("kind") == job["kind"])
         created = _time(obj["metadata"].get("creationTimestamp"))
         done = _time(job.get("completion_time"))
         took = f"{(done - created).total_seconds():.0f}s" if created and done else "-"
-        backend = "kubeflow" if job["kind"] == "TFJob" else "volcano"
         rows.append(
             [
                 item["item"]["label"],
                 f"{job['kind']} {job['name']}",
-                backend,
-                _replicas(obj),
+                BACKENDS[job["kind"]],
+                _replicas(obj, item["objects"]),
                 job["phase"],
                 took,
             ]
@@ -107,17 +117,27 @@ def summary(report: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def received_tf_config(kubeconfig: Path) -> str:
-    """TF_CONFIG as the worker's pod got it from the operator (read back from the cluster)."""
+def received_tf_config(kubeconfig: Path) -> tuple[str, str]:
+    """TF_CONFIG as worker 0 got it: from the operator (the TFJob's pod), and from its pod spec
+    as the kubelet resolves it (the TrainJob's pod; read back from the cluster)."""
+    found: dict[str, str] = {}
     with Client(Connection(kubeconfig=str(kubeconfig))) as client:
-        for pod in client.pods(NAMESPACE, TFJOB.selector("dist-mnist")):
-            if pod["metadata"]["name"] != TF_CONFIG_OF:
+        pods = [
+            *client.pods(NAMESPACE, TFJOB.selector("dist-mnist")),
+            *client.pods(NAMESPACE, TRAINJOB.selector(TRAINJOB_NAME)),
+        ]
+        for pod in pods:
+            name = pod["spec"].get("hostname") or pod["metadata"]["name"]
+            if name not in (TF_CONFIG_OF, TRAINJOB_TF_CONFIG_OF):
                 continue
             for container in pod["spec"]["containers"]:
-                for env in container.get("env") or []:
-                    if env.get("name") == "TF_CONFIG":
-                        return str(env.get("value"))
-    raise DemoError(f"pod {NAMESPACE}/{TF_CONFIG_OF} has no TF_CONFIG")
+                env = trainjob.resolve_env(container.get("env") or [], pod["metadata"])
+                if "TF_CONFIG" in env:
+                    found[name] = env["TF_CONFIG"]
+    missing = [n for n in (TF_CONFIG_OF, TRAINJOB_TF_CONFIG_OF) if n not in found]
+    if missing:
+        raise DemoError(f"no TF_CONFIG in the pods of {', '.join(missing)}")
+    return found[TF_CONFIG_OF], found[TRAINJOB_TF_CONFIG_OF]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,7 +156,11 @@ def main(argv: list[str] | None = None) -> int:
 
         section("2/4 Bring the local cluster up and bootstrap it (playbooks/site.yml)")
         run(
-            [str(BIN / "ansible-playbook"), "-i", "inventories/local", "playbooks/site.yml", *extra]
+            [
+                str(BIN / "ansible-playbook"),
+                *("-i", "inventories/local", "playbooks/site.yml", *extra),
+                *("-e", "tfjob_kit_trainer=true"),
+            ]
         )
 
         section("3/4 The seeds' jobs through tfjob.kit.tfjob (examples/playbooks/demo.yml)")
@@ -156,10 +180,12 @@ def main(argv: list[str] | None = None) -> int:
             report = json.loads(report_path.read_text("utf-8"))
         rows = summary(report)
         print("\n" + table(["job", "object", "backend", "replicas", "result", "duration"], rows))
-        if any(r[4] not in ("Succeeded", "Completed") for r in rows):
+        if any(r[4] not in SUCCEEDED for r in rows):
             raise DemoError("a job did not succeed")
         kubeconfig = local.kubeconfig_path(args.cluster)
-        print(f"\nTF_CONFIG that {TF_CONFIG_OF} received:\n{received_tf_config(kubeconfig)}")
+        tfjob_config, trainjob_config = received_tf_config(kubeconfig)
+        print(f"\nTF_CONFIG that {TF_CONFIG_OF} received:\n{tfjob_config}")
+        print(f"\nTF_CONFIG that {TRAINJOB_TF_CONFIG_OF} received:\n{trainjob_config}")
 
         section(
             "4/4 Seed 003: two jobs that together need more GPUs than exist "

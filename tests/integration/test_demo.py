@@ -43,6 +43,12 @@ JOBS = {
         "ps:1 worker:2",
         "Completed",
     ),
+    "dist-mnist as a Trainer v2 TrainJob": (
+        "TrainJob dist-mnist-trainjob",
+        "trainer",
+        "ps:1 node:2",
+        "Complete",
+    ),
 }
 
 
@@ -94,6 +100,17 @@ def check_summary(output: str) -> None:
             "dist-mnist-worker-1.tfjob-kit-demo.svc:2222",
         ],
     }
+    # The TrainJob's worker 0: the same roles, counts and task, with JobSet's addresses.
+    heading = "TF_CONFIG that dist-mnist-trainjob-node-0-0 received:\n"
+    converted = json.loads(output.split(heading)[1].splitlines()[0])
+    assert converted["task"] == {"type": "worker", "index": 0}
+    assert converted["cluster"] == {
+        "ps": ["dist-mnist-trainjob-ps-0-0.dist-mnist-trainjob:2222"],
+        "worker": [
+            "dist-mnist-trainjob-node-0-0.dist-mnist-trainjob:2222",
+            "dist-mnist-trainjob-node-0-1.dist-mnist-trainjob:2222",
+        ],
+    }
 
 
 def story_rows(output: str, heading: str) -> dict[str, list[str]]:
@@ -134,8 +151,8 @@ def check_story(output: str) -> None:
 def check_readme_sample(output: str) -> None:
     """The README shows what `make demo` prints: the same rows, up to the measured times."""
     sample = block("demo-output")
-    tf_config = sample.split("received:\n")[1].splitlines()[0]
-    assert f"received:\n{tf_config}\n" in output
+    for shown in sample.split("received:\n")[1:]:
+        assert f"received:\n{shown.splitlines()[0]}\n" in output
     for heading, stable in (
         ("", range(5)),
         ("default scheduler (no gang):", (0, 1, 5)),

@@ -65,6 +65,7 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
         "tfjob-kit-tfjob-pod-succeed",
         "tfjob-kit-volcano-pod-succeed",
         "tfjob-kit-job-pod-finish",
+        "tfjob-kit-jobset-pod-finish",
         "tfjob-kit-kubelet-err-image-pull",
         "tfjob-kit-kubelet-image-pull-back-off",
         "tfjob-kit-kubelet-invalid-image-name",
@@ -79,7 +80,11 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
     ):
         assert names[training]["spec"]["delay"]["durationMilliseconds"] == 7500
     # TensorFlow pods succeed only once the rendezvous stand-in saw all of their peers run
-    for succeed in ("tfjob-kit-tfjob-pod-succeed", "tfjob-kit-volcano-pod-succeed"):
+    for succeed in (
+        "tfjob-kit-tfjob-pod-succeed",
+        "tfjob-kit-volcano-pod-succeed",
+        "tfjob-kit-jobset-pod-finish",
+    ):
         keys = {
             e["key"]: e["operator"] for e in names[succeed]["spec"]["selector"]["matchExpressions"]
         }
@@ -93,7 +98,8 @@ def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
             assert keys[failure]["operator"] == "In", name
         elif name not in ("tfjob-kit-pod-delete", "tfjob-kit-job-pod-finish"):
             assert keys[failure]["operator"] == "DoesNotExist", name
-    assert names["tfjob-kit-job-pod-finish"]["spec"]["delay"]["durationMilliseconds"] == 1000
+    for job in ("tfjob-kit-job-pod-finish", "tfjob-kit-jobset-pod-finish"):
+        assert names[job]["spec"]["delay"]["durationMilliseconds"] == 1000
     assert names["tfjob-kit-pod-delete"]["spec"]["next"] == {
         "finalizers": {"empty": True},
         "delete": True,

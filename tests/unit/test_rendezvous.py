@@ -6,7 +6,14 @@ from __future__ import annotations
 import queue
 from typing import Any
 
-from tfjob_kit.cluster.rendezvous import PEERS_ANNOTATION, members, serve, to_release
+from tfjob_kit.cluster.rendezvous import (
+    PEERS_ANNOTATION,
+    jobset_to_release,
+    members,
+    serve,
+    tf_members,
+    to_release,
+)
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.follow import Broken, Change, Reset, Source
 from tfjob_kit.kube.kinds import TFJOB, VOLCANO_JOB
@@ -91,3 +98,28 @@ def test_a_source_that_breaks_for_a_while_does_not_end_serve() -> None:
     client = _Client(follower, then=lost)
     serve(client, follower, interval=0.0, resync=0.05)  # type: ignore[arg-type]
     assert client.sweeps == 2
+
+
+def _jobset_pod(name: str, phase: str, tf_config: str | None) -> dict[str, Any]:
+    found = pod(name, phase)
+    env = [] if tf_config is None else [{"name": "TF_CONFIG", "value": tf_config}]
+    found["spec"] = {"containers": [{"name": "node", "env": env}]}
+    return found
+
+
+def test_a_trainjobs_tensorflow_pods_wait_for_every_peer_their_tf_config_lists() -> None:
+    """A JobSet pod with a TF_CONFIG (a converted TrainJob's: its task index a reference) waits
+    for as many started pods as the TF_CONFIG lists; one without waits for nobody."""
+    config = (
+        '{"cluster":{"ps":["j-ps-0-0.j:2222"],"worker":["j-node-0-0.j:2222","j-node-0-1.j:2222"]},'
+        '"task":{"type":"worker","index":$(TFJOB_KIT_TASK_INDEX)},"environment":"cloud"}'
+    )
+    assert tf_members(_jobset_pod("a", "Running", config)) == 3
+    assert tf_members(_jobset_pod("a", "Running", None)) is None
+    assert tf_members(_jobset_pod("a", "Running", "not json")) is None
+    two = [_jobset_pod("ps", "Running", config), _jobset_pod("w0", "Running", config)]
+    assert jobset_to_release(two) == []
+    three = [*two, _jobset_pod("w1", "Succeeded", config)]  # one finished: it met its peers
+    assert [p["metadata"]["name"] for p in jobset_to_release(three)] == ["ps", "w0"]
+    plain = [_jobset_pod("x", "Running", None), _jobset_pod("y", "Pending", None)]
+    assert [p["metadata"]["name"] for p in jobset_to_release(plain)] == ["x"]

@@ -37,6 +37,8 @@ from tfjob_kit.cluster.training_operator import (
 from tfjob_kit.installs.training_operator import CREATED_BY
 from tfjob_kit.versions import Versions, repo_root
 
+RENDEZVOUS = "tf-rendezvous"
+
 PORTS = (
     "vc_scheduler_metrics",
     "vc_scheduler_healthz",
@@ -201,13 +203,23 @@ def start_addons(
         ],
     )
 
+    start_rendezvous(name, kubectl, out)
+    start_operator(opts, versions, kubectl, state, out)
+    _wait_volcano(opts, kubectl, state)
+
+
+def start_rendezvous(name: str, kubectl: Kubectl, out: TextIO) -> None:
+    """Start the TensorFlow rendezvous stand-in (with the addons, or beside JobSet alone: a
+    JobSet's pods finish only once it released them), unless it runs already."""
+    if any(r.name == RENDEZVOUS and r.alive() for r in records(name)):
+        return
     say(out, "[up] starting the TensorFlow rendezvous stand-in (pods finish once peers run)")
     # Imported here: the process runs this module with -m, which must not find it imported.
     from tfjob_kit.cluster import rendezvous
 
-    rendezvous_kubeconfig = identity_kubeconfig(name, kubectl, "tf-rendezvous", rendezvous.GRANTS)
+    rendezvous_kubeconfig = identity_kubeconfig(name, kubectl, RENDEZVOUS, rendezvous.GRANTS)
     spawn(
-        "tf-rendezvous",
+        RENDEZVOUS,
         name,
         [
             sys.executable,
@@ -216,5 +228,3 @@ def start_addons(
             f"--kubeconfig={rendezvous_kubeconfig}",
         ],
     )
-    start_operator(opts, versions, kubectl, state, out)
-    _wait_volcano(opts, kubectl, state)

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 
 from tfjob_kit import runtimes
 from tfjob_kit.cluster import build, jobset, trainer
-from tfjob_kit.cluster.addons import start_addons
+from tfjob_kit.cluster.addons import start_addons, start_rendezvous
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.kwok import (
@@ -189,6 +189,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         start_addons(opts, versions, kubectl, state, out)
     if opts.runs_jobset:
         jobset.CONTROLLER.start(opts.name, versions.jobset, versions, kubectl, opts.timeout, out)
+        start_rendezvous(opts.name, kubectl, out)  # running already with the addons
     if opts.trainer:
         trainer.CONTROLLER.start(opts.name, versions.trainer, versions, kubectl, opts.timeout, out)
         kubectl.apply(runtimes.shipped())  # past the controller's webhook, now that it serves

@@ -4,10 +4,12 @@ A distributed TensorFlow task does no training until every task listed in its TF
 reachable: a job whose pods are only partly placed holds its resources and makes no progress.
 That is the failure gang scheduling exists for, so the local cluster must show it. kwok plays
 the kubelet; this process plays the part of TensorFlow that waits for peers. When every replica
-of a TFJob (or every task pod of a Volcano Job) is running, it annotates the job's running pods
-with ``tfjob-kit.dev/peers-running``; kwok's finish stage (``components/kwok/pod-stages.yaml``)
-only lets an annotated pod complete successfully. A pod told to fail (annotation
-``tfjob-kit.dev/exit-code``) crashes whether or not its peers are there, as a real one can.
+of a TFJob (or every task pod of a Volcano Job, or every pod a JobSet pod's TF_CONFIG lists: a
+TrainJob's) is running, it annotates the job's running pods with
+``tfjob-kit.dev/peers-running``; kwok's finish stages (``components/kwok/pod-stages.yaml``) only
+let an annotated pod complete successfully. A JobSet pod without a TF_CONFIG waits for nobody: it
+is annotated once it runs. A pod told to fail (annotation ``tfjob-kit.dev/exit-code``) crashes
+whether or not its peers are there, as a real one can.
 
 Run by ``tfjob-kit cluster up`` as ``python -m tfjob_kit.cluster.rendezvous --kubeconfig K``
 with a ServiceAccount that may only read jobs and pods and patch pods (``GRANTS``).
@@ -21,7 +23,9 @@ eight pod lists a second (about a tenth of a core, its API server's and its own)
 from __future__ import annotations
 
 import argparse
+import json
 import queue
+import re
 import sys
 import time
 from collections import defaultdict
@@ -59,12 +63,12 @@ def members(resource: Resource, job: dict[str, Any]) -> int:
 
 def to_release(pods: Iterable[dict[str, Any]], expected: int) -> list[dict[str, Any]]:
     """The pods of one job to annotate: its running, not yet annotated pods, once all of the
-    job's `expected` tasks have started."""
+    job's `expected` tasks have started (-1: at once)."""
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
     started = {
         p["metadata"]["name"] for p in live if (p.get("status") or {}).get("phase") in _STARTED
     }
-    if expected <= 0 or len(started) < expected:
+    if expected == 0 or len(started) < expected:  # -1: nobody to wait for
         return []
     return [
         p
@@ -72,6 +76,35 @@ def to_release(pods: Iterable[dict[str, Any]], expected: int) -> list[dict[str, 
         if (p.get("status") or {}).get("phase") == "Running"
         and PEERS_ANNOTATION not in (p["metadata"].get("annotations") or {})
     ]
+
+
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+_REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
+
+
+def tf_members(pod: dict[str, Any]) -> int | None:
+    """How many tasks the TF_CONFIG in the pod's spec lists (its ``$(VAR)`` references, the task
+    index, read as 0), or None when no container has one (not a TensorFlow pod)."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for env in container.get("env") or []:
+            if env.get("name") == "TF_CONFIG" and isinstance(env.get("value"), str):
+                try:
+                    config = json.loads(_REFERENCE.sub("0", env["value"]))
+                except ValueError:
+                    return None
+                cluster = config.get("cluster") if isinstance(config, dict) else None
+                if isinstance(cluster, dict):
+                    return sum(len(v) for v in cluster.values() if isinstance(v, list))
+    return None
+
+
+def jobset_to_release(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods of one JobSet to annotate: each running one without a TF_CONFIG, and the
+    TensorFlow ones once as many have started as their TF_CONFIG lists."""
+    plain = [p for p in pods if tf_members(p) is None]
+    tensorflow = [p for p in pods if tf_members(p) is not None]
+    expected = max((tf_members(p) or 0 for p in tensorflow), default=0)
+    return to_release(plain, 0 if not plain else -1) + to_release(tensorflow, expected)
 
 
 def _jobs(client: Client, resource: Resource) -> dict[tuple[str, str], int]:
@@ -96,15 +129,28 @@ def sweep(client: Client) -> int:
             continue  # no such pods: the jobs need not be read (an idle cluster, 4 times a second)
         expected = _jobs(client, resource)
         for key, pods in by_job.items():
-            for pod in to_release(pods, expected.get(key, 0)):
-                stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-                client.annotate_pod(key[0], pod["metadata"]["name"], {PEERS_ANNOTATION: stamp})
-                released += 1
+            released += _annotate(client, key[0], to_release(pods, expected.get(key, 0)))
+    by_jobset: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for pod in client.pods_everywhere(JOBSET_LABEL):
+        meta = pod["metadata"]
+        by_jobset[(meta["namespace"], meta["labels"][JOBSET_LABEL])].append(pod)
+    for (namespace, _), pods in by_jobset.items():
+        released += _annotate(client, namespace, jobset_to_release(pods))
     return released
 
 
+def _annotate(client: Client, namespace: str, pods: list[dict[str, Any]]) -> int:
+    for pod in pods:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        client.annotate_pod(namespace, pod["metadata"]["name"], {PEERS_ANNOTATION: stamp})
+    return len(pods)
+
+
 # The pods a sweep looks at, followed in every namespace.
-SOURCES = [Source("pods", "", label_selector=r.job_label) for r in (TFJOB, VOLCANO_JOB)]
+SOURCES = [
+    Source("pods", "", label_selector=label)
+    for label in (TFJOB.job_label, VOLCANO_JOB.job_label, JOBSET_LABEL)
+]
 
 
 def serve(client: Client, follower: Follower, interval: float, resync: float) -> None:
