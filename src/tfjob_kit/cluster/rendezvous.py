@@ -101,10 +101,11 @@ def tf_members(pod: dict[str, Any]) -> int | None:
 def jobset_to_release(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The pods of one JobSet to annotate: each running one without a TF_CONFIG, and the
     TensorFlow ones once as many have started as their TF_CONFIG lists."""
-    plain = [p for p in pods if tf_members(p) is None]
-    tensorflow = [p for p in pods if tf_members(p) is not None]
-    expected = max((tf_members(p) or 0 for p in tensorflow), default=0)
-    return to_release(plain, 0 if not plain else -1) + to_release(tensorflow, expected)
+    members = [tf_members(p) for p in pods]  # each pod's TF_CONFIG parsed once
+    plain = [p for p, m in zip(pods, members, strict=True) if m is None]
+    tensorflow = [p for p, m in zip(pods, members, strict=True) if m is not None]
+    expected = max((m for m in members if m is not None), default=0)
+    return to_release(plain, -1) + to_release(tensorflow, expected)
 
 
 def _jobs(client: Client, resource: Resource) -> dict[tuple[str, str], int]:
