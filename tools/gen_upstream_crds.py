@@ -13,6 +13,13 @@ are copied verbatim, in a fixed order, into one file of its crds/:
   informers for both unconditionally and waits for them to sync, so they must exist even when
   unused).
 * charts/jobset (sigs.k8s.io/jobset, [jobset] version, config/components/crd/bases/): jobsets.
+* charts/trainer (github.com/kubeflow/trainer/v2, [trainer] version, manifests/base/crds/):
+  trainjobs, trainingruntimes, clustertrainingruntimes.
+* charts/kueue (sigs.k8s.io/kueue, [kueue] version, config/components/crd/bases/): every Kueue CRD
+  (the controller-manager watches them all). Five of them are served in two versions and converted
+  by Kueue's webhook: the module's own kustomize patches (config/components/crd/patches, those its
+  kustomization.yaml applies) add `spec.conversion`, here as in upstream's release manifests, naming
+  the Service `kueue-webhook-service` in `kueue-system` (the kueue role points them at its release).
 
 Every other CRD in a source folder must be listed in that source's `excluded` with the reason, so
 a bump that adds a CRD fails here until someone decides where it belongs.
@@ -49,6 +56,10 @@ class Source:
     # file in bases/ -> CRD name it must define; output order is this order.
     included: dict[str, str]
     excluded: dict[str, str] = field(default_factory=dict)
+    # Kustomize patches in the module that add a conversion webhook (the module's kustomization
+    # lists the ones it applies), and the Service they name: (namespace, name).
+    conversion_patches: Path | None = None
+    conversion_service: tuple[str, str] = ("", "")
 
 
 SOURCES: dict[str, Source] = {
@@ -101,6 +112,31 @@ SOURCES: dict[str, Source] = {
         },
         {"kustomization.yaml": "not a CRD: kustomize's list of this folder"},
     ),
+    "kueue": Source(
+        "sigs.k8s.io/kueue",
+        "kueue",
+        Path("config") / "components" / "crd" / "bases",
+        Path("charts") / "kueue" / "crds" / "kueue-crds.yaml",
+        "Kueue",
+        {
+            f"kueue.x-k8s.io_{plural}.yaml": f"{plural}.kueue.x-k8s.io"
+            for plural in (
+                "admissionchecks",
+                "clusterqueues",
+                "cohorts",
+                "localqueues",
+                "multikueueclusters",
+                "multikueueconfigs",
+                "provisioningrequestconfigs",
+                "resourceflavors",
+                "topologies",
+                "workloadpriorityclasses",
+                "workloads",
+            )
+        },
+        conversion_patches=Path("config") / "components" / "crd",
+        conversion_service=("kueue-system", "kueue-webhook-service"),
+    ),
 }
 
 
@@ -139,6 +175,34 @@ def _body(path: Path, expected_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _conversions(source: Source, folder: Path) -> dict[str, str]:
+    """CRD name -> the YAML lines of its `conversion:` (indented under `spec:`), from the patches
+    the module's kustomization applies, with the Service upstream's release names."""
+    if source.conversion_patches is None:
+        return {}
+    root = folder / source.conversion_patches
+    kustomization = yaml.safe_load((root / "kustomization.yaml").read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for entry in kustomization.get("patches") or []:
+        patch = yaml.safe_load((root / entry["path"]).read_text(encoding="utf-8"))
+        conversion = patch["spec"]["conversion"]
+        if set(patch["spec"]) != {"conversion"}:
+            raise SystemExit(f"{root / entry['path']}: a patch of more than spec.conversion")
+        namespace, name = source.conversion_service
+        conversion["webhook"]["clientConfig"]["service"].update(namespace=namespace, name=name)
+        text = yaml.safe_dump({"conversion": conversion}, sort_keys=False)
+        found[patch["metadata"]["name"]] = "".join(f"  {line}\n" for line in text.splitlines())
+    return found
+
+
+def _with_conversion(body: str, conversion: str, path: Path) -> str:
+    """The CRD text with `conversion` inserted as the first field of its spec."""
+    marker = "\nspec:\n"
+    if body.count(marker) != 1:
+        raise SystemExit(f"{path}: expected one top-level `spec:` line")
+    return body.replace(marker, marker + conversion, 1)
+
+
 def render(source: Source, version: str, folder: Path) -> str:
     bases = folder / source.bases
     present = sorted(p.name for p in bases.glob("*.yaml"))
@@ -161,9 +225,23 @@ def render(source: Source, version: str, folder: Path) -> str:
     if source.excluded:
         header.append("# Left out on purpose:")
         header.extend(f"#   {name}: {reason}" for name, reason in source.excluded.items())
+    conversions = _conversions(source, folder)
+    if conversions:
+        namespace, service = source.conversion_service
+        header.append(
+            f"# spec.conversion added to {len(conversions)} of them from "
+            f"{source.conversion_patches.as_posix() if source.conversion_patches else ''}"
+            f"/patches (its kustomization's), naming the Service {namespace}/{service}."
+        )
+    unknown_patched = set(conversions) - set(source.included.values())
+    if unknown_patched:
+        raise SystemExit(f"conversion patches for CRDs not included: {sorted(unknown_patched)}")
     parts = ["\n".join(header) + "\n"]
     for name, crd_name in source.included.items():
-        parts.append(f"---\n# {source.bases.as_posix()}/{name}\n" + _body(bases / name, crd_name))
+        body = _body(bases / name, crd_name)
+        if crd_name in conversions:
+            body = _with_conversion(body, conversions[crd_name], bases / name)
+        parts.append(f"---\n# {source.bases.as_posix()}/{name}\n" + body)
     return "".join(parts)
 
 

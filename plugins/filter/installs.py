@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The roles' decisions about installs already on a cluster, as filters: the logic lives,
 unit-tested, in tfjob_kit.installs (training_operator, operator_upgrade, volcano,
-device_plugin); each filter's
+device_plugin, kueue); each filter's
 documentation is the YAML file of its name beside this one."""
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 try:
-    from tfjob_kit.installs import device_plugin, operator_upgrade, training_operator, volcano
+    from tfjob_kit.installs import (
+        device_plugin,
+        kueue,
+        operator_upgrade,
+        training_operator,
+        volcano,
+    )
 except ImportError as exc:  # the collection without its library
     IMPORT_ERROR: ImportError | None = exc
 else:
@@ -93,8 +99,26 @@ def nvidia_device_plugin_without_gpus(nodes: list[dict[str, Any]]) -> list[str]:
     return device_plugin.without_gpus(nodes)
 
 
+def kueue_crds(chart: str, service: str, namespace: str, conversion: bool) -> list[Any]:
+    _library()
+    return kueue.crds(chart, service, namespace, conversion)
+
+
+def kueue_queue_objects(
+    flavors: list[dict[str, Any]],
+    cluster_queues: list[dict[str, Any]],
+    local_queues: list[dict[str, Any]],
+    priority_classes: list[dict[str, Any]],
+    existing_cluster_queues: list[str],
+) -> dict[str, Any]:
+    _library()
+    return kueue.queue_objects(
+        flavors, cluster_queues, local_queues, priority_classes, existing_cluster_queues
+    )
+
+
 class FilterModule:
-    """tfjob.kit.training_operator_*, volcano_* and nvidia_device_plugin_* filters."""
+    """tfjob.kit.training_operator_*, volcano_*, nvidia_device_plugin_* and kueue_* filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
@@ -109,5 +133,7 @@ class FilterModule:
                 nvidia_device_plugin_node_queries,
                 nvidia_device_plugin_gpu_nodes,
                 nvidia_device_plugin_without_gpus,
+                kueue_crds,
+                kueue_queue_objects,
             )
         }

@@ -59,6 +59,7 @@ class Versions:
     training_operator_upgrade_from: str = ""
     jobset: str = ""
     trainer: str = ""
+    kueue: str = ""
 
     @property
     def kube_minor(self) -> tuple[str, str]:
@@ -92,6 +93,7 @@ def load_versions(root: Path | None = None) -> Versions:
         training_operator_upgrade_from=_section_version(data, "training-operator", "upgrade_from"),
         jobset=_section_version(data, "jobset"),
         trainer=_section_version(data, "trainer"),
+        kueue=_section_version(data, "kueue"),
     )
 
 

@@ -35,6 +35,7 @@ SETUP = {
     "nvidia-device-plugin": ("rel", "gpu", KUBE),
     "jobset": ("jobset", "jobset-system", KUBE),
     "trainer": ("trainer", "kubeflow-system", KUBE),
+    "kueue": ("kueue", "kueue-system", KUBE),
 }
 
 

@@ -45,3 +45,8 @@ def jobset(helm: str) -> Chart:
 @pytest.fixture(scope="session")
 def trainer(helm: str) -> Chart:
     return Chart.named("trainer", helm)
+
+
+@pytest.fixture(scope="session")
+def kueue(helm: str) -> Chart:
+    return Chart.named("kueue", helm)

@@ -10,6 +10,7 @@ import pytest
 from . import (
     test_jobset,
     test_kube_batch,
+    test_kueue,
     test_nvidia_device_plugin,
     test_tfjob,
     test_trainer,
@@ -36,6 +37,7 @@ EVERY_CHART = [
     for module in (
         test_jobset,
         test_kube_batch,
+        test_kueue,
         test_nvidia_device_plugin,
         test_tfjob,
         test_trainer,

@@ -63,6 +63,7 @@ UPSTREAM = {
     "tfjob_smoke": {"docker.io/tensorflow/tensorflow:2.16.1"},
     "jobset": {"registry.k8s.io/jobset/jobset:v0.12.0"},
     "trainer": {"ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"},
+    "kueue": {"registry.k8s.io/kueue/kueue:v0.19.2"},
 }
 # Role variables that turn on every image a role can deploy (the webhooks are on by default).
 EVERYTHING_ON: dict[str, dict[str, Any]] = {
@@ -337,7 +338,8 @@ def test_readme_mirror_script(helm: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     copies = log.read_text().splitlines()
-    upstream = set().union(*(UPSTREAM[r] for r in ROLES if r != "kube_batch"))
+    # The other schedulers' (tfjob_kit_scheduler chooses one) are not there.
+    upstream = set().union(*(UPSTREAM[r] for r in ROLES if r not in ("kube_batch", "kueue")))
     assert {line.split()[-2].removeprefix("docker://") for line in copies} == upstream
     for line in copies:
         assert line.split()[-1].startswith("docker://mirror.example.com:5000/"), line
@@ -362,6 +364,7 @@ FAKE_DIGESTS = ["sha256:" + c * 64 for c in "abcdef"]
 CHART_IMAGES: dict[str, dict[tuple[str, ...], str]] = {
     "jobset": {("image",): "registry.k8s.io/jobset/jobset"},
     "trainer": {("image",): "ghcr.io/kubeflow/trainer/trainer-controller-manager"},
+    "kueue": {("image",): "registry.k8s.io/kueue/kueue"},
     "kube-batch": {("image",): "docker.io/kubesigs/kube-batch"},
     "nvidia-device-plugin": {("image",): "nvcr.io/nvidia/k8s-device-plugin"},
     "tfjob": {
@@ -543,6 +546,7 @@ README_ROLE_VARS = {
     "kube-batch": ["kube_batch_image"],
     "jobset": [],  # no role installs it yet
     "trainer": [],  # no role installs it yet
+    "kueue": ["kueue_image"],
     "nvidia-device-plugin": ["nvidia_device_plugin_image"],
     "tfjob": ["tfjob_smoke_image"],
     "training-operator": ["training_operator_image"],

@@ -60,6 +60,18 @@ EVERYTHING: dict[str, dict[str, Any]] = {
         "nodeSelector": {"pool": "system"},
         "tolerations": [{"key": "k", "operator": "Exists"}],
     },
+    "kueue": {
+        "imagePullSecrets": [{"name": "regcred"}],
+        "featureGates": {"PartialAdmission": True},
+        "metrics": {"enabled": True, "serviceAnnotations": {"a": "b"}},
+        "extraEnv": [{"name": "MODE", "value": "x"}],
+        "serviceAccount": {"annotations": {"a": "b"}},
+        "podAnnotations": {"a": "b"},
+        "podLabels": {"team": "ml"},
+        "priorityClassName": "high",
+        "nodeSelector": {"pool": "system"},
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    },
     "kube-batch": {
         "replicas": 2,
         "leaderElect": True,
@@ -135,6 +147,7 @@ TOGETHER: dict[str, list[tuple[Path_, Path_]]] = {
 REFUSED: dict[str, set[Path_]] = {
     "jobset": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
     "trainer": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
+    "kueue": {("metrics", "enabled")},  # not a boolean: the Configuration cannot choose
     "kube-batch": {("schedulerConfig", "tiers", 0, "plugins", 1, "name")},  # no `gang` plugin left
     "nvidia-device-plugin": {
         ("config", "migStrategy"),  # MPS needs migStrategy none

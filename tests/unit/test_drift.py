@@ -163,6 +163,13 @@ def test_the_trainer_charts_need_trainers_minimum(chart: str) -> None:
     assert _chart(chart)["kubeVersion"] == f">={minimum}.0-0"
 
 
+def test_the_kueue_chart_needs_kueues_minimum() -> None:
+    """Kueue v0.19 needs a newer Kubernetes than the toolkit's floor."""
+    minimum = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["kueue_minimum"]
+    assert _version(minimum) > _version(_minimum())
+    assert _chart("kueue")["kubeVersion"] == f">={minimum}.0-0"
+
+
 @pytest.mark.parametrize("chart", ["volcano", "nvidia-device-plugin"])
 def test_the_other_charts_run_on_the_minimum(chart: str) -> None:
     """Their own floors (the upstream components') are no higher than the toolkit's."""
@@ -328,7 +335,8 @@ def _helm_release_uses(role: Path) -> dict[str, list[str]]:
                 steps.append("uninstall" if helm.get("state") == "absent" else "install")
             include = task.get("ansible.builtin.include_role") or {}
             if include.get("name") == "tfjob.kit.helm_release":
-                # controller.yml prepares, then installs (a controller's chart: jobset, trainer).
+                # controller.yml prepares, then installs (a controller's chart: jobset, trainer,
+                # kueue).
                 uses = include["tasks_from"]
                 steps.extend(["prepare.yml", "install"] if uses == "controller.yml" else [uses])
         found[tasks.name] = steps
@@ -348,6 +356,7 @@ def test_every_chart_role_installs_and_uninstalls_through_helm_release() -> None
     assert set(roles) == {
         "jobset",
         "kube_batch",
+        "kueue",
         "nvidia_device_plugin",
         "trainer",
         "training_operator",

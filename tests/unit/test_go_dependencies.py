@@ -51,9 +51,15 @@ def test_replace_wins_over_require() -> None:
 
 def test_every_wrapper_has_requirements() -> None:
     wrappers = {p.parent.name for p in REQUIREMENTS}
-    assert wrappers == {"etcd", "jobset", "kube", "trainer", "training-operator", "volcano"}, (
-        wrappers
-    )
+    assert wrappers == {
+        "etcd",
+        "jobset",
+        "kube",
+        "kueue",
+        "trainer",
+        "training-operator",
+        "volcano",
+    }, wrappers
     assert any(p.name == "upgrade-from.mod" for p in REQUIREMENTS)
 
 

@@ -27,6 +27,7 @@ ROLE_OPTIONS: dict[str, Any] = {
     "local_cluster_addons": UP.addons,
     "local_cluster_jobset": UP.jobset,
     "local_cluster_trainer": UP.trainer,
+    "local_cluster_kueue": UP.kueue,
     "local_cluster_tfjob_run_seconds": UP.tfjob_run_seconds,
     "local_cluster_operator_threads": UP.operator_threads,
     "local_cluster_operator_qps": UP.operator_qps,
@@ -80,6 +81,7 @@ def test_cli_defaults_are_up_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert args.webhook is UP.webhook
     assert args.jobset is UP.jobset
     assert args.trainer is UP.trainer
+    assert args.kueue is UP.kueue
     assert args.tfjob_run_seconds == UP.tfjob_run_seconds
     assert args.gang_scheduler == UP.gang_scheduler
     assert args.timeout == UP.timeout

@@ -389,6 +389,12 @@ def _build_trainer(c: Component, out: Path, b: Builder) -> None:
     _go_build(b, "trainer", out / "trainer", package, _ldflags(), b.module_dir(c))
 
 
+def _build_kueue(c: Component, out: Path, b: Builder) -> None:
+    b.check_requires(c, {"sigs.k8s.io/kueue": c.version})
+    flags = _ldflags(("sigs.k8s.io/kueue/pkg/version.GitVersion", c.version))
+    _go_build(b, "kueue", out / "kueue", "sigs.k8s.io/kueue/cmd/kueue", flags, b.module_dir(c))
+
+
 def components(versions: Versions) -> dict[str, Component]:
     v = versions
     items = [
@@ -438,6 +444,14 @@ def components(versions: Versions) -> dict[str, Component]:
             "trainer",
             "Kubeflow Trainer v2 controller-manager (wrapper)",
         ),
+        Component(
+            "kueue",
+            v.kueue,
+            ("kueue",),
+            _build_kueue,
+            "kueue",
+            "Kueue controller-manager (wrapper)",
+        ),
         Component("kubectl", v.kubectl, ("kubectl",), _build_kubectl, "kube", "kubectl"),
     ]
     # Built on demand (the upgrade tests), into training-operator-<upgrade_from>/.
@@ -456,7 +470,7 @@ def components(versions: Versions) -> dict[str, Component]:
 
 CORE = ("etcd", "kube", "kwok")
 ADDONS = ("training-operator", "volcano")
-DEFAULT = (*CORE, *ADDONS, "helm", "jobset", "trainer")
+DEFAULT = (*CORE, *ADDONS, "helm", "jobset", "trainer", "kueue")
 
 
 def wanted(names: Sequence[str] | None, with_kubectl: bool | None) -> list[str]:

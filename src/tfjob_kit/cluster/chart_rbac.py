@@ -42,6 +42,7 @@ COMPONENTS = {
     "vc-webhook-manager": Component("volcano", "volcano"),
     "jobset-controller": Component("jobset", "jobset"),
     "trainer-controller-manager": Component("trainer", "trainer"),
+    "kueue-controller-manager": Component("kueue", "kueue"),
 }
 
 

@@ -35,11 +35,16 @@ IDENTITIES = {
     "tf-rendezvous": "tfjob-kit-local-rendezvous",
     "jobset-controller": "tfjob-kit-local-jobset",
     "trainer-controller-manager": "tfjob-kit-local-trainer",
+    "kueue-controller-manager": "tfjob-kit-local-kueue",
 }
 # The processes of Kubeflow Trainer v2 (`up --jobset`, `up --trainer`), not addons.
 TRAINER_PROCESSES = ("jobset-controller", "trainer-controller-manager")
+# Kueue's (`up --kueue`), not an addon either.
+KUEUE_PROCESSES = ("kueue-controller-manager",)
 # The addons (`up` without --no-addons).
-ADDON_PROCESSES = tuple(process for process in IDENTITIES if process not in TRAINER_PROCESSES)
+ADDON_PROCESSES = tuple(
+    process for process in IDENTITIES if process not in (*TRAINER_PROCESSES, *KUEUE_PROCESSES)
+)
 
 
 def identity_kubeconfig(name: str, kubectl: Kubectl, process: str, rbac: Grants) -> Path:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tfjob_kit import runtimes
-from tfjob_kit.cluster import build, jobset, trainer
+from tfjob_kit.cluster import build, jobset, kueue, trainer
 from tfjob_kit.cluster.addons import start_addons, start_rendezvous
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kubectl import Kubectl
@@ -103,6 +103,7 @@ def _marker(opts: UpOptions, versions: Versions) -> dict[str, Any]:
         "gang-scheduler": opts.gang_scheduler if opts.addons else "",
         "jobset": versions.jobset if opts.runs_jobset else "",
         "trainer": versions.trainer if opts.trainer else "",
+        "kueue": versions.kueue if opts.kueue else "",
     }
     return {
         "apiVersion": "v1",
@@ -142,6 +143,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         *(build.ADDONS if opts.addons else ()),
         *(["jobset"] if opts.runs_jobset else []),
         *(["trainer"] if opts.trainer else []),
+        *(["kueue"] if opts.kueue else []),
     ]
     build.build_all(needed, with_kubectl=None, out=out)
 
@@ -187,15 +189,19 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     )
     if opts.addons:
         start_addons(opts, versions, kubectl, state, out)
+        save_state(opts.name, state)  # their ports, for an `up` after a later step failed
     if opts.runs_jobset:
         jobset.CONTROLLER.start(opts.name, versions.jobset, versions, kubectl, opts.timeout, out)
         start_rendezvous(opts.name, kubectl, out)  # running already with the addons
     if opts.trainer:
         trainer.CONTROLLER.start(opts.name, versions.trainer, versions, kubectl, opts.timeout, out)
         kubectl.apply(runtimes.shipped())  # past the controller's webhook, now that it serves
+    if opts.kueue:  # last: it manages the TFJobs and TrainJobs of the CRDs above
+        kueue.CONTROLLER.start(opts.name, versions.kueue, versions, kubectl, opts.timeout, out)
     state["addons"] = opts.addons
     state["jobset"] = opts.runs_jobset
     state["trainer"] = opts.trainer
+    state["kueue"] = opts.kueue
     kubectl.apply([_marker(opts, versions)])
     save_state(opts.name, state)
     say(out, f"[up] ready in {time.monotonic() - started:.0f}s; export KUBECONFIG={kc}")

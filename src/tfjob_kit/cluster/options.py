@@ -35,6 +35,8 @@ class UpOptions:
     jobset: bool = False
     # Run the real Kubeflow Trainer v2 controller-manager with its webhooks (and JobSet's).
     trainer: bool = False
+    # Run the real Kueue controller-manager with its webhooks (TFJobs and TrainJobs queued).
+    kueue: bool = False
     # How long a simulated TFJob pod runs before it exits (kwok's pod stages).
     tfjob_run_seconds: float = 5.0
     # How long a simulated pod of any other job runs.

@@ -49,6 +49,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         webhook=args.webhook,
         jobset=args.jobset,
         trainer=args.trainer,
+        kueue=args.kueue,
         tfjob_run_seconds=args.tfjob_run_seconds,
         timeout=args.timeout,
         gang_scheduler=args.gang_scheduler,
@@ -217,7 +218,8 @@ def _on_off(value: bool) -> str:
 
 
 def _component_arguments(p: argparse.ArgumentParser, up: UpOptions) -> None:
-    """What runs on the cluster besides Kubernetes: `cluster up --addons/--jobset/--trainer`."""
+    """What runs on the cluster besides Kubernetes: `cluster up --addons/--jobset/--trainer/
+    --kueue`."""
     p.add_argument(
         "--addons",
         action=argparse.BooleanOptionalAction,
@@ -236,6 +238,13 @@ def _component_arguments(p: argparse.ArgumentParser, up: UpOptions) -> None:
         default=up.trainer,
         help="run the Kubeflow Trainer v2 controller-manager and its webhooks, and JobSet's "
         f"(default: {_on_off(up.trainer)})",
+    )
+    p.add_argument(
+        "--kueue",
+        action=argparse.BooleanOptionalAction,
+        default=up.kueue,
+        help="run the Kueue controller-manager and its webhooks, managing TFJobs and TrainJobs "
+        f"(default: {_on_off(up.kueue)})",
     )
     p.add_argument(
         "--webhook",

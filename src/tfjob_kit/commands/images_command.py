@@ -26,7 +26,7 @@ def register(sub: Subparsers) -> None:
     )
     parser.add_argument(
         "--scheduler",
-        choices=["volcano", "kube-batch", "none"],
+        choices=["volcano", "kube-batch", "kueue", "none"],
         help="the gang scheduler (tfjob_kit_scheduler; default: the variables', else volcano)",
     )
     parser.add_argument(

@@ -1,0 +1,67 @@
+"""The local Kueue controller-manager (``tfjob-kit cluster up --kueue``): the real controller,
+built from the Go module pinned in versions.toml ([kueue]), as a local process with the kueue
+chart's CRDs (their conversion webhooks pointed at it too), webhooks and identity
+(``local_controller``), and the chart's integrations: TFJobs and TrainJobs only.
+
+Its own certificate rotator stays on, as in the chart (without it Kueue insists on a metrics
+certificate at a fixed path, /etc/kueue/metrics/certs): it writes the webhook certificate into
+the cluster's private directory (the Configuration's webhook.certDir) and the chart's Secret, and
+injects the CA into the webhook configurations and the CRDs' conversion webhooks, with exactly
+the chart's rules.
+
+Its visibility API stays off, as in the chart: an APIService cannot reach a process on the host's
+loopback interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tfjob_kit.cluster.local_controller import LocalController
+from tfjob_kit.cluster.paths import LOOPBACK, state_dir
+
+
+def cert_dir(name: str) -> Path:
+    return state_dir(name) / "kueue-certs"
+
+
+def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:
+    """The chart's Configuration, made local: loopback ports, the certificate in the cluster's
+    directory, no leader election, no metrics."""
+    config = CONTROLLER.chart_configuration()
+    config["webhook"] = {
+        "port": ports[CONTROLLER.webhook_port],
+        "host": LOOPBACK,
+        "certDir": str(cert_dir(name)),
+    }
+    config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[CONTROLLER.health_port]}"}
+    config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
+    config["metrics"] = {"bindAddress": "0"}
+    return config
+
+
+CONTROLLER = LocalController(
+    process="kueue-controller-manager",
+    chart="kueue",
+    label="Kueue",
+    crds=tuple(
+        f"{plural}.kueue.x-k8s.io"
+        for plural in (
+            "admissionchecks",
+            "clusterqueues",
+            "cohorts",
+            "localqueues",
+            "multikueueclusters",
+            "multikueueconfigs",
+            "provisioningrequestconfigs",
+            "resourceflavors",
+            "topologies",
+            "workloadpriorityclasses",
+            "workloads",
+        )
+    ),
+    configure=configuration,
+    cert_dir=cert_dir,
+    rotates_certificate=True,
+)

@@ -1,0 +1,194 @@
+"""What the kueue role decides: the CRDs as its release needs them (their conversion webhooks
+pointed at the release's Service), and the queues its variables describe as Kueue objects, with
+what is wrong in them said before anything is applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tfjob_kit import quantity
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+# Where the toolkit records that it created an object (teardown removes only those).
+CREATED_BY = {"tfjob-kit.io/created-by": "tfjob-kit"}
+
+Obj = dict[str, Any]
+
+
+def crds(chart: str, service: str, namespace: str, conversion: bool) -> list[Obj]:
+    """The chart's CRDs (charts/kueue/crds) whose conversion webhooks call the release's
+    Service ``namespace/service``; without ``conversion`` (another copy of Kueue serves the
+    webhooks, as on the local cluster) the CRDs name no conversion, so applying them leaves the
+    one in place."""
+    found: list[Obj] = []
+    for path in sorted((Path(chart) / "crds").glob("*.yaml")):
+        with path.open(encoding="utf-8") as stream:
+            found += [d for d in yaml.load_all(stream, Loader=yaml.CSafeLoader) if d]
+    for crd in found:
+        webhook = (crd["spec"].get("conversion") or {}).get("webhook")
+        if webhook is None:
+            continue
+        if conversion:
+            webhook["clientConfig"]["service"].update(namespace=namespace, name=service)
+        else:
+            del crd["spec"]["conversion"]
+    return found
+
+
+def _meta(name: str, namespace: str | None = None) -> Obj:
+    meta: Obj = {"name": name, "annotations": dict(CREATED_BY)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _flavor(item: Obj) -> Obj:
+    spec: Obj = {}
+    if item.get("node_labels"):
+        spec["nodeLabels"] = dict(item["node_labels"])
+    if item.get("tolerations"):
+        spec["tolerations"] = list(item["tolerations"])
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(item["name"]),
+        "spec": spec,
+    }
+
+
+def _quantity(value: Any) -> Any:
+    """A quantity as the API server writes it back (canonical text): Kueue's defaulting webhook
+    re-encodes a ClusterQueue it creates, so a quota given as 8 is stored as "8", and applying 8
+    again would change it (and every run would report a change). Left as given when it is not
+    a quantity (the problems say so)."""
+    parsed = quantity.decode(value)
+    return value if parsed is None else quantity.canonical(parsed.value, parsed.format)
+
+
+def _resource_groups(queue: Obj) -> list[Obj]:
+    """Kueue's resourceGroups from ``quotas`` ({flavor: {resource: nominal}}): the flavors that
+    cover the same resources form one group (Kueue requires each flavor of a group to list the
+    group's resources, in its order), in the order the flavors are given."""
+    groups: dict[tuple[str, ...], list[Obj]] = {}
+    borrowing = queue.get("borrowing_limits") or {}
+    for flavor, quotas in (queue.get("quotas") or {}).items():
+        covered = tuple(sorted(quotas))
+        resources = []
+        for resource in covered:
+            entry: Obj = {"name": resource, "nominalQuota": _quantity(quotas[resource])}
+            limit = (borrowing.get(flavor) or {}).get(resource)
+            if limit is not None:
+                entry["borrowingLimit"] = _quantity(limit)
+            resources.append(entry)
+        groups.setdefault(covered, []).append({"name": flavor, "resources": resources})
+    return [{"coveredResources": list(c), "flavors": f} for c, f in groups.items()]
+
+
+def _cluster_queue(item: Obj) -> Obj:
+    spec: Obj = {
+        "namespaceSelector": item.get("namespace_selector") or {},
+        "resourceGroups": _resource_groups(item),
+    }
+    if item.get("cohort"):
+        spec["cohortName"] = item["cohort"]
+    if item.get("preemption"):
+        spec["preemption"] = dict(item["preemption"])
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": _meta(item["name"]),
+        "spec": spec,
+    }
+
+
+def _local_queue(item: Obj) -> Obj:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": _meta(item["name"], item["namespace"]),
+        "spec": {"clusterQueue": item["cluster_queue"]},
+    }
+
+
+def _priority_class(item: Obj) -> Obj:
+    obj: Obj = {
+        "apiVersion": API_VERSION,
+        "kind": "WorkloadPriorityClass",
+        "metadata": _meta(item["name"]),
+        "value": item["value"],
+    }
+    if item.get("description"):
+        obj["description"] = item["description"]
+    return obj
+
+
+def _problems(
+    flavors: list[Obj], cluster_queues: list[Obj], local_queues: list[Obj], existing: list[str]
+) -> list[str]:
+    """What is wrong with the variables, each naming the variable and the item."""
+    problems = []
+    flavor_names = {f["name"] for f in flavors}
+    queue_names = {q["name"] for q in cluster_queues}
+    for queue in cluster_queues:
+        where = f"kueue_cluster_queues: {queue['name']}"
+        quotas = queue.get("quotas") or {}
+        if not quotas:
+            problems.append(f"{where} has no quotas: it could admit no job")
+        for flavor, amounts in quotas.items():
+            if flavor not in flavor_names:
+                problems.append(
+                    f"{where} gives quota in flavor {flavor!r}, which kueue_resource_flavors "
+                    "does not define"
+                )
+            for resource, amount in (amounts or {}).items():
+                if quantity.decode(amount) is None:
+                    problems.append(
+                        f"{where} gives {resource} a quota of {amount!r} in flavor {flavor!r}, "
+                        "which is not a quantity (such as 8, 500m or 64Gi)"
+                    )
+        for flavor, limits in (queue.get("borrowing_limits") or {}).items():
+            if not queue.get("cohort"):
+                problems.append(
+                    f"{where} has borrowing_limits but no cohort: a queue borrows only from "
+                    "the other queues of its cohort (Kueue refuses the limit without one)"
+                )
+                break
+            for resource in limits or {}:
+                if resource not in (quotas.get(flavor) or {}):
+                    problems.append(
+                        f"{where} limits borrowing of {resource} in flavor {flavor!r}, which "
+                        "its quotas do not cover"
+                    )
+    for local in local_queues:
+        target = local["cluster_queue"]
+        if target not in queue_names and target not in existing:
+            problems.append(
+                f"kueue_local_queues: {local['namespace']}/{local['name']} points at the "
+                f"ClusterQueue {target!r}, which kueue_cluster_queues does not define and the "
+                "cluster does not have: its jobs would wait for ever"
+            )
+    return problems
+
+
+def queue_objects(
+    flavors: list[Obj],
+    cluster_queues: list[Obj],
+    local_queues: list[Obj],
+    priority_classes: list[Obj],
+    existing_cluster_queues: list[str],
+) -> dict[str, Any]:
+    """The Kueue objects the role's variables describe, in the order to apply them (flavors and
+    priority classes, then ClusterQueues, then LocalQueues), each annotated as the toolkit's,
+    and the problems that stop the role before it applies any (``existing_cluster_queues``:
+    the ClusterQueues the cluster has already, which LocalQueues may name)."""
+    problems = _problems(flavors, cluster_queues, local_queues, existing_cluster_queues)
+    objects = [
+        *(_flavor(f) for f in flavors),
+        *(_priority_class(p) for p in priority_classes),
+        *(_cluster_queue(q) for q in cluster_queues),
+        *(_local_queue(q) for q in local_queues),
+    ]
+    return {"objects": [] if problems else objects, "problems": problems}

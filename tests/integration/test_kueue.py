@@ -1,0 +1,320 @@
+"""The real Kueue controller-manager on the local cluster (`tfjob-kit cluster up --kueue`), beside
+the real training-operator, JobSet and Kubeflow Trainer: its webhooks, its CRDs' conversion
+webhooks and its identity are the kueue chart's, and it admits, holds and releases TFJobs and
+TrainJobs by the quota of their ClusterQueue."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from tfjob_kit import convert
+from tfjob_kit.cluster import local
+from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
+from tfjob_kit.cluster.kueue import CONTROLLER
+from tfjob_kit.cluster.nodes import NodePlan
+
+from ._cluster import Cluster
+from .conftest import session_name
+from .test_bootstrap import playbook, recap_changed
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+GPU = "nvidia.com/gpu"
+
+
+@pytest.fixture(scope="module")
+def kueue_cluster() -> Iterator[Cluster]:
+    name = session_name("kueue")
+    nodes = NodePlan(cpu_nodes=2, gpu_nodes=2, gpus_per_node=4)
+    try:
+        # Kueue admits whole jobs by quota: the operator places their pods without a gang.
+        options = local.UpOptions(
+            name=name, nodes=nodes, trainer=True, kueue=True, gang_scheduler="none"
+        )
+        kubeconfig = local.up(options, out=io.StringIO())
+        yield Cluster(kubeconfig, name)
+    finally:
+        local.down(name, out=io.StringIO())
+
+
+@pytest.fixture
+def team(kueue_cluster: Cluster) -> Iterator[str]:
+    """A namespace with a LocalQueue of its own whose ClusterQueue has 4 GPUs (one GPU node's)."""
+    namespace = f"team-{uuid.uuid4().hex[:6]}"
+    kueue_cluster.kubectl("create", "namespace", namespace)
+    kueue_cluster.kubectl("apply", "--server-side", "-f", "-", stdin=_queues(namespace, gpus=4))
+    try:
+        yield namespace
+    finally:
+        kueue_cluster.kubectl("delete", "namespace", namespace, "--wait=true", timeout=180)
+        kueue_cluster.kubectl(
+            "delete", "clusterqueue", namespace, "--ignore-not-found", "--wait=true", timeout=120
+        )
+
+
+def _queues(namespace: str, gpus: int) -> str:
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "default-flavor"},
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": namespace},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", GPU],
+                        "flavors": [
+                            {
+                                "name": "default-flavor",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": 64},
+                                    {"name": "memory", "nominalQuota": "64Gi"},
+                                    {"name": GPU, "nominalQuota": gpus},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "ml", "namespace": namespace},
+            "spec": {"clusterQueue": namespace},
+        },
+    ]
+    return yaml.safe_dump_all(objects)
+
+
+def _tfjob(name: str, namespace: str, queue: str | None, seconds: int = 8) -> dict[str, Any]:
+    """Two workers of 2 GPUs each, running ``seconds`` once both run."""
+    labels = {QUEUE_LABEL: queue} if queue else {}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 2,
+                    "restartPolicy": "Never",
+                    "template": {
+                        "metadata": {"annotations": {"tfjob-kit.dev/run-duration": f"{seconds}s"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "tensorflow/tensorflow:2.15.0",
+                                    "resources": {"limits": {GPU: 2, "cpu": "1", "memory": "1Gi"}},
+                                }
+                            ]
+                        },
+                    },
+                }
+            }
+        },
+    }
+
+
+def _workload(cluster: Cluster, namespace: str, owner: str) -> dict[str, Any] | None:
+    for workload in cluster.items("workloads.kueue.x-k8s.io", "-n", namespace):
+        if any(o["name"] == owner for o in workload["metadata"].get("ownerReferences") or []):
+            return workload
+    return None
+
+
+def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for condition in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if condition["type"] == kind:
+            return dict(condition)
+    return {}
+
+
+def _job_state(cluster: Cluster, kind: str, name: str, namespace: str, state: str) -> bool:
+    job = cluster.get(kind, name, "-n", namespace)
+    return _condition(job, state).get("status") == "True"
+
+
+def test_quota_is_held_then_released(kueue_cluster: Cluster, team: str) -> None:
+    """Two TFJobs of 4 GPUs each on a queue of 4: Kueue admits one and holds the other suspended,
+    no pod made, with its reason; when the first ends, the second is admitted and runs."""
+    cluster = kueue_cluster
+    for name in ("first", "second"):
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(_tfjob(name, team, "ml")))
+
+    def admitted_and_held() -> tuple[str, dict[str, Any]] | None:
+        workloads = {n: _workload(cluster, team, n) for n in ("first", "second")}
+        admitted = [
+            n for n, w in workloads.items() if _condition(w, "Admitted").get("status") == "True"
+        ]
+        if len(admitted) != 1:
+            return None
+        (held,) = [n for n in workloads if n not in admitted]
+        reason = _condition(workloads[held], "QuotaReserved")
+        return (held, reason) if reason.get("status") == "False" else None
+
+    held, reason = cluster.wait_for("one job admitted, one held", admitted_and_held, team)
+    assert f"insufficient unused quota for {GPU}" in reason["message"], reason
+    job = cluster.get("tfjob", held, "-n", team)
+    assert job["spec"]["runPolicy"]["suspend"] is True
+    pods = cluster.items("pods", "-n", team, "-l", f"training.kubeflow.org/job-name={held}")
+    assert pods == []
+    other = "first" if held == "second" else "second"
+    cluster.wait_for(
+        f"{other} to succeed",
+        lambda: _job_state(cluster, "tfjob", other, team, "Succeeded"),
+        team,
+        timeout=120,
+    )
+    cluster.wait_for(
+        f"{held} to be admitted and succeed once the quota is free",
+        lambda: _job_state(cluster, "tfjob", held, team, "Succeeded"),
+        team,
+        timeout=120,
+    )
+    workload = _workload(cluster, team, held)
+    assert _condition(workload, "Finished").get("status") == "True"
+
+
+def test_a_trainjob_is_queued_by_its_label(kueue_cluster: Cluster, team: str) -> None:
+    """`convert --to trainjob` keeps the queue label: Kueue admits the TrainJob (its Workload
+    counts its pods' GPUs) and Trainer runs it to Complete."""
+    cluster = kueue_cluster
+    objects, _ = convert.to_trainjob(_tfjob("tj", team, "ml"))
+    (trainjob,) = [o for o in objects if o["kind"] == "TrainJob"]
+    assert trainjob["metadata"]["labels"][QUEUE_LABEL] == "ml"
+    cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects))
+    workload = cluster.wait_for(
+        "the TrainJob's Workload", lambda: _workload(cluster, team, "tj"), team
+    )
+    (podset,) = workload["spec"]["podSets"]
+    assert podset["count"] == 2
+    cluster.wait_for(
+        "the TrainJob to complete",
+        lambda: _job_state(cluster, "trainjob", "tj", team, "Complete"),
+        team,
+        timeout=120,
+    )
+
+
+def test_a_job_without_the_queue_label_is_left_alone(kueue_cluster: Cluster, team: str) -> None:
+    cluster = kueue_cluster
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(_tfjob("free", team, None, seconds=1)))
+    cluster.wait_for(
+        "the unqueued TFJob to succeed",
+        lambda: _job_state(cluster, "tfjob", "free", team, "Succeeded"),
+        team,
+        timeout=120,
+    )
+    assert _workload(cluster, team, "free") is None
+
+
+def test_the_crds_convert_through_kueues_webhook(kueue_cluster: Cluster, team: str) -> None:
+    """A ClusterQueue stored as v1beta2 read as v1beta1: the API server calls the conversion
+    webhook of the local process, trusting the CA Kueue's own rotator injected into the CRD."""
+    old = kueue_cluster.get(f"clusterqueues.v1beta1.kueue.x-k8s.io/{team}")
+    assert old["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    crd = kueue_cluster.get("crd", "clusterqueues.kueue.x-k8s.io")
+    config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
+    assert config["service"]["namespace"] == LOCAL_NAMESPACE
+    assert config["caBundle"]
+
+
+def test_kueue_runs_with_the_charts_rules_and_webhooks(kueue_cluster: Cluster) -> None:
+    """The process is the chart's: its webhook configurations (only Kueue's kinds, TFJobs and
+    TrainJobs) call it, and the chart's rules denied it nothing."""
+    cluster = kueue_cluster
+    hooks = [
+        hook
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
+        for config in cluster.items(kind)
+        if config["metadata"]["name"].startswith("kueue-")
+        for hook in config["webhooks"]
+    ]
+    assert len(hooks) == 11
+    assert {h["clientConfig"]["service"]["namespace"] for h in hooks} == {LOCAL_NAMESPACE}
+    assert cluster.name is not None
+    log = local.cluster_dir(cluster.name) / "logs" / f"{CONTROLLER.process}.log"
+    # An RBAC denial reads `... is forbidden: User "system:serviceaccount:..." cannot ...` (a
+    # namespace being deleted also answers "forbidden", to Kueue's writes into it: not a rule).
+    denied = [line for line in log.read_text().splitlines() if "forbidden: User" in line]
+    assert denied == []
+
+
+# What site.yml's kueue role makes of the local inventory plus these: a GPU flavor of the fake
+# GPU nodes, one ClusterQueue of their 8 GPUs, a LocalQueue in default.
+SITE_QUEUES = {
+    "kueue_resource_flavors": [{"name": "site-gpu", "node_labels": {"type": "kwok"}}],
+    "kueue_cluster_queues": [
+        {
+            "name": "site-ml",
+            "quotas": {"site-gpu": {"cpu": 32, "memory": "64Gi", GPU: 8}},
+            "preemption": {"withinClusterQueue": "LowerPriority"},
+        }
+    ],
+    "kueue_local_queues": [{"name": "site-ml", "namespace": "default", "cluster_queue": "site-ml"}],
+}
+TOUCHED = (
+    "customresourcedefinitions",
+    "validatingwebhookconfigurations",
+    "mutatingwebhookconfigurations",
+    "clusterroles",
+    "namespaces",
+    "clusterqueues.kueue.x-k8s.io",
+    "resourceflavors.kueue.x-k8s.io",
+)
+
+
+def _names(cluster: Cluster, kind: str) -> set[str]:
+    return {
+        o["metadata"]["name"]
+        for o in cluster.items(kind)
+        if not (kind == "namespaces" and o["metadata"]["name"].startswith("team-"))
+    }
+
+
+def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster) -> None:
+    """playbooks/site.yml with tfjob_kit_scheduler: kueue on a local cluster that runs the real
+    Kueue: the kueue role installs its chart (its webhooks and conversion left to the local
+    process, as the local inventory says) and the queues; a second run changes nothing; a TFJob
+    on the role's LocalQueue is admitted and succeeds; teardown.yml removes what the role made and
+    keeps what was there before (the CRDs the local cluster applied), so Kueue still works."""
+    cluster = kueue_cluster
+    extra = ("-e", "tfjob_kit_scheduler=kueue", "-e", json.dumps(SITE_QUEUES))
+    before = {kind: _names(cluster, kind) for kind in TOUCHED}
+    first = playbook(cluster, "site.yml", *extra)
+    second = playbook(cluster, "site.yml", *extra)
+    assert recap_changed(first) > 0
+    assert recap_changed(second) == 0, second[-3000:]
+    assert [d["metadata"]["name"] for d in cluster.items("deployments", "-n", "kueue-system")] == [
+        "kueue"
+    ]
+    local_queue = cluster.get("localqueue", "site-ml", "-n", "default")
+    assert local_queue["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
+    job = _tfjob("site-queued", "default", "site-ml", seconds=1)
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(job))
+    try:
+        cluster.wait_for(
+            "the queued TFJob to succeed",
+            lambda: _job_state(cluster, "tfjob", "site-queued", "default", "Succeeded"),
+            "default",
+            timeout=120,
+        )
+        assert _condition(_workload(cluster, "default", "site-queued"), "Admitted")["status"]
+    finally:
+        cluster.kubectl("delete", "tfjob", "site-queued", "-n", "default", "--wait=true")
+    teardown = playbook(cluster, "teardown.yml", *extra)
+    assert "nothing the toolkit installed is left" in teardown
+    assert {kind: _names(cluster, kind) for kind in TOUCHED} == before
