@@ -114,6 +114,19 @@ options:
     type: str
     choices: [kubeflow, volcano, trainer]
     default: kubeflow
+  queue:
+    description:
+      - The Kueue C(LocalQueue) of the jobs' namespace to submit them to, set as each TFJob's and
+        TrainJob's label C(kueue.x-k8s.io/queue-name). Kueue then creates them suspended and
+        starts each once its C(ClusterQueue) can admit all of it. A document whose label names
+        another queue fails the task. Not with O(backend=volcano) (Kueue does not manage
+        Volcano Jobs).
+      - The preflight checks that the C(LocalQueue) exists, that its C(ClusterQueue) is active and
+        can ever admit the job (its quota plus what it may borrow), and that Kueue took the job
+        (its webhook suspended the dry run; otherwise Kueue is not installed, or the job's
+        integration, C(kubeflow.org/tfjob) or C(trainer.kubeflow.org/trainjob), is not enabled).
+      - Jobs that already carry the label are checked the same way without this option.
+    type: str
   convert:
     description:
       - Convert legacy TFJobs (C(kubeflow.org/v1alpha1), C(v1alpha2), C(v1beta1), C(v1beta2)) and
@@ -153,6 +166,12 @@ options:
         pod condition or a PodGroup event) has reported it unschedulable for 10 seconds with no
         scale-up under way. Or its PodGroup's C(minResources) exceed its Volcano queue's
         C(capability), quoting Volcano's C(queue resource quota insufficient).
+      - A job submitted to Kueue (O(queue)) that Kueue will never admit as things stand, in the
+        words of its Workload, which the wait then watches too (C(workloads.kueue.x-k8s.io)).
+        Its C(LocalQueue) or C(ClusterQueue) does not exist, the C(ClusterQueue) is inactive, or
+        the job asks for more than the queue's maximum capacity. Waiting for quota, and an
+        eviction (preempted, or pods not ready in time, and requeued by Kueue), are listed, not
+        fatal, and RV(jobs[].queue) says where the job stands.
       - Transient states do not fail the wait. Pods Pending while nodes scale up or start, a
         PodGroup Pending or Inqueue that could fit, C(ContainerCreating), a crash loop of a
         replica that does not decide success. Reading nodes and queues needs cluster-wide
@@ -403,7 +422,8 @@ jobs:
           description: The object's C(NAMESPACE/NAME).
           type: str
         reason:
-          description: The server's reason (an event's, a container status', a pod condition's),
+          description: The server's reason (an event's, a container status', a pod condition's,
+            a Kueue Workload condition's such as C(Pending), C(Inadmissible) or C(Preempted)),
             or C(NeverFits) and C(QueueCapability) for a job bigger than the cluster or its queue.
           type: str
         message:
@@ -420,6 +440,37 @@ jobs:
           message: 'Error creating: Pod "mnist-worker-0" is invalid:
             spec.containers[0].volumeMounts[0].name: Not found: "ckpt"'
           fatal: true
+    queue:
+      description:
+        - Where a job submitted to Kueue (its label C(kueue.x-k8s.io/queue-name)) stands, from its
+          Workload, once Kueue made one; null for the others and without O(wait).
+        - While it waits for quota the wait goes on, and the Workload's reason and message are also
+          among the RV(jobs[].problems); a missing C(LocalQueue) or C(ClusterQueue), an inactive one, or a
+          job larger than the queue can ever admit ends the wait at once. An eviction (preempted by
+          a job of higher priority, or pods not ready in time) is reported; Kueue requeues the job.
+      type: dict
+      contains:
+        workload:
+          description: The Workload's name.
+          type: str
+        state:
+          description: C(Admitted), C(Waiting), C(Evicted) or C(Finished).
+          type: str
+        cluster_queue:
+          description: The ClusterQueue that admitted it (empty before).
+          type: str
+        reason:
+          description: Kueue's reason (C(Pending), C(Inadmissible), C(Preempted), ...).
+          type: str
+        message:
+          description: Kueue's message, as is.
+          type: str
+      sample:
+        workload: tfjob-mnist-1a2b3
+        state: Waiting
+        cluster_queue: ""
+        reason: Pending
+        message: "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more needed"
 objects:
   description:
     - The objects as the API server holds them after the apply (or would hold them, in check mode).
@@ -489,6 +540,7 @@ def argument_spec() -> dict[str, Any]:
             "choices": ["kubeflow", "volcano", "trainer"],
             "default": "kubeflow",
         },
+        "queue": {"type": "str"},
         "convert": {"type": "bool", "default": False},
         "wait": {"type": "bool", "default": False},
         "wait_for": {

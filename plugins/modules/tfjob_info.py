@@ -177,7 +177,8 @@ jobs:
         reason:
           description:
             - The server's reason (an event's, a container status', a pod condition's, such as
-              C(DeletionByPodGC) on a pod whose node is gone), or C(NeverFits) and
+              C(DeletionByPodGC) on a pod whose node is gone; a Kueue Workload condition's, such
+              as C(Pending), C(Inadmissible) or C(Preempted)), or C(NeverFits) and
               C(QueueCapability) for a job bigger than the cluster or its queue.
             - C(NodeDeleted) (not fatal) for a pod of the job that was lost with its node, as
               the scheduler's events show (an earlier pod of that name, another uid, on a node
@@ -198,6 +199,31 @@ jobs:
           reason: ImagePullBackOff
           message: 'container tensorflow: Back-off pulling image "registry.example.com/mnist:1.0"'
           fatal: true
+    queue:
+      description:
+        - Where a job submitted to Kueue (its label C(kueue.x-k8s.io/queue-name)) stands, from the
+          Workload Kueue made for it (the namespace's Workloads are read only for such a job);
+          null for the others and before Kueue made one. While it waits, or after an eviction,
+          the Workload's reason and message are among the RV(jobs[].problems) too, fatal where it can
+          never be admitted as things stand (its LocalQueue or ClusterQueue missing or inactive,
+          more than the queue's maximum capacity asked for).
+      type: dict
+      contains:
+        workload:
+          description: The Workload's name.
+          type: str
+        state:
+          description: C(Admitted), C(Waiting), C(Evicted) or C(Finished).
+          type: str
+        cluster_queue:
+          description: The ClusterQueue that admitted it (empty before).
+          type: str
+        reason:
+          description: Kueue's reason (C(Pending), C(Inadmissible), C(Preempted), ...).
+          type: str
+        message:
+          description: Kueue's message, as is.
+          type: str
     log:
       description: The chosen pod's name and the last lines of its log.
       type: dict

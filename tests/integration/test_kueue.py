@@ -9,6 +9,7 @@ import io
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kueue import CONTROLLER
 from tfjob_kit.cluster.nodes import NodePlan
 
+from ._ansible import run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
 from .test_bootstrap import playbook, recap_changed
@@ -98,8 +100,10 @@ def _queues(namespace: str, gpus: int) -> str:
     return yaml.safe_dump_all(objects)
 
 
-def _tfjob(name: str, namespace: str, queue: str | None, seconds: int = 8) -> dict[str, Any]:
-    """Two workers of 2 GPUs each, running ``seconds`` once both run."""
+def _tfjob(
+    name: str, namespace: str, queue: str | None, seconds: int = 8, workers: int = 2
+) -> dict[str, Any]:
+    """Workers (two by default) of 2 GPUs each, running ``seconds`` once all run."""
     labels = {QUEUE_LABEL: queue} if queue else {}
     return {
         "apiVersion": "kubeflow.org/v1",
@@ -108,7 +112,7 @@ def _tfjob(name: str, namespace: str, queue: str | None, seconds: int = 8) -> di
         "spec": {
             "tfReplicaSpecs": {
                 "Worker": {
-                    "replicas": 2,
+                    "replicas": workers,
                     "restartPolicy": "Never",
                     "template": {
                         "metadata": {"annotations": {"tfjob-kit.dev/run-duration": f"{seconds}s"}},
@@ -318,3 +322,105 @@ def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster) -> Non
     teardown = playbook(cluster, "teardown.yml", *extra)
     assert "nothing the toolkit installed is left" in teardown
     assert {kind: _names(cluster, kind) for kind in TOUCHED} == before
+
+
+def test_the_module_submits_to_a_queue_and_says_why_a_job_waits(
+    kueue_cluster: Cluster, team: str, tmp_path: Path
+) -> None:
+    """tfjob.kit.tfjob's queue option, on the real Kueue. The preflight refuses, applying
+    nothing, a LocalQueue that does not exist, an inactive ClusterQueue (Kueue's own reason) and a
+    job bigger than the queue can ever admit. The wait reports a job waiting for quota in Kueue's
+    words and keeps waiting; a job whose queue is missing (preflight off) ends the wait at once,
+    in Kueue's words; an admitted job ends Succeeded with its ClusterQueue named."""
+    cluster = kueue_cluster
+    stopped = f"{team}-stopped"
+    cluster.kubectl("apply", "--server-side", "-f", "-", stdin=_inactive_queue(team, stopped))
+    try:
+        result = run_tasks(
+            tmp_path,
+            cluster.kubeconfig,
+            [
+                {"tfjob.kit.tfjob": {"definition": _tfjob("lost", team, None), "queue": "nowhere"}},
+                {"tfjob.kit.tfjob": {"definition": _tfjob("stuck", team, None), "queue": stopped}},
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": _tfjob("big", team, None, workers=4),
+                        "queue": "ml",
+                    }
+                },
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": _tfjob("holder", team, None, seconds=15),
+                        "queue": "ml",
+                    }
+                },
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": _tfjob("later", team, None),
+                        "queue": "ml",
+                        "wait": True,
+                        "wait_timeout": 10,
+                    }
+                },
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": _tfjob("astray", team, None),
+                        "queue": "gone",
+                        "preflight": False,
+                        "wait": True,
+                        "wait_timeout": 120,
+                    }
+                },
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": _tfjob("holder", team, None, seconds=15),
+                        "queue": "ml",
+                        "wait": True,
+                        "wait_timeout": 120,
+                    }
+                },
+            ],
+        )
+    finally:
+        cluster.kubectl("delete", "clusterqueue", stopped, "--ignore-not-found", "--wait=true")
+    lost, stuck, big, holder, later, astray, done = result.results
+    assert f"the LocalQueue {team}/nowhere does not exist" in lost["msg"], lost
+    assert (
+        f"the ClusterQueue '{stopped}' of LocalQueue {team}/{stopped} is inactive" in stuck["msg"]
+    )
+    assert "FlavorNotFound" in stuck["msg"]
+    assert f"8 {GPU} where it admits at most 4" in big["msg"], big
+    for refused in (lost, stuck, big):
+        assert refused["failed"] and refused["objects"] == []
+        assert "nothing was applied" in refused["msg"]
+        assert [f["rule"] for f in refused["findings"] if f["origin"] == "server"] == [
+            "kueue-queue"
+        ]
+    for name in ("lost", "stuck", "big"):
+        assert cluster.gone("tfjob", name, team)
+    assert holder["changed"] and not holder.get("failed")
+    assert later["failed"] and "timed out after 10s" in later["msg"], later
+    (waiting,) = later["jobs"]
+    assert waiting["queue"]["state"] == "Waiting" and waiting["phase"] == "Suspended"
+    assert f"insufficient unused quota for {GPU}" in waiting["queue"]["message"]
+    (problem,) = [p for p in waiting["problems"] if p["kind"] == "Workload"]
+    assert problem["reason"] == "Pending" and not problem["fatal"]
+    assert astray["failed"] and "LocalQueue gone doesn't exist" in astray["msg"], astray
+    assert astray["duration"] < 60  # not the 120 s timeout: Kueue said it cannot end well
+    (finished,) = done["jobs"]
+    assert finished["phase"] == "Succeeded"
+    assert finished["queue"]["cluster_queue"] == team
+
+
+def _inactive_queue(namespace: str, name: str) -> str:
+    """A LocalQueue of the namespace whose ClusterQueue names a flavor that does not exist."""
+    queue = yaml.safe_load(_queues(namespace, gpus=4).split("---")[1])
+    queue["metadata"]["name"] = name
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["name"] = f"{name}-nowhere"
+    local = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": name},
+    }
+    return yaml.safe_dump_all([queue, local])

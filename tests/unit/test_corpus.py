@@ -53,8 +53,9 @@ def test_every_rule_has_a_corpus_case() -> None:
 
 def test_preflight_rules_are_produced_by_the_preflight_tests() -> None:
     """Each rule only the cluster can report is asserted by a test of the preflight (Trainer's,
-    in test_trainer.py)."""
+    in test_trainer.py; Kueue's, in test_kueue.py)."""
     integration = CORPUS.parents[1] / "integration"
-    tests = "".join((integration / n).read_text() for n in ("test_preflight.py", "test_trainer.py"))
+    files = ("test_preflight.py", "test_trainer.py", "test_kueue.py")
+    tests = "".join((integration / n).read_text() for n in files)
     untested = [r for r in rules.PREFLIGHT if f'"{r}"' not in tests]
     assert untested == [], "preflight rules no integration test asserts"

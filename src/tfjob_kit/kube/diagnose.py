@@ -30,6 +30,11 @@ reason and message. A problem is *fatal* when waiting longer cannot help:
   incarnation of (another uid) that was assigned to a node the cluster no longer has
   (``NodeDeleted``): PodGC deleted it with its node, and the replica it was is named.
 
+* A job submitted to Kueue that Kueue will never admit as things stand, in the words of its
+  Workload: its LocalQueue or ClusterQueue does not exist, the ClusterQueue is inactive, or the
+  job asks for more than the queue's maximum capacity. Waiting for quota, and an eviction
+  (preempted, or pods not ready in time: Kueue requeues the job), are reported, not fatal.
+
 Everything else (Pending while nodes scale up, a PodGroup Pending or Inqueue that could fit,
 ``ContainerCreating``) is transient: at most a problem that is not fatal.
 """
@@ -43,7 +48,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
-from tfjob_kit import model, quantity
+from tfjob_kit import kueue, model, quantity
 
 DEFAULT_UNSCHEDULABLE_GRACE = 60.0
 # How long the scheduler's "does not fit" must stand before a job bigger than the cluster is
@@ -288,6 +293,8 @@ class Context:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     since: float | None = None
     webhooks: WebhookFailures | None = None
+    # The Kueue Workload the job owns (a job submitted to a queue), None before Kueue makes it.
+    workload: dict[str, Any] | None = None
 
 
 class _Scene:
@@ -595,8 +602,24 @@ def _never_fits_problems(scene: _Scene) -> list[Problem]:
     ]
 
 
+def _workload_problems(scene: _Scene) -> list[Problem]:
+    """A job Kueue holds, in Kueue's words (its Workload's conditions): waiting for quota (not
+    fatal), or never to be admitted as things stand (fatal: its LocalQueue or ClusterQueue is
+    missing or inactive, or it asks for more than the queue's maximum); evicted (preempted, or
+    its pods not ready in time: Kueue requeues it, not fatal)."""
+    workload = scene.context.workload
+    if workload is None:
+        return []
+    standing = kueue.admission(workload)
+    if standing.state not in ("Waiting", "Evicted"):
+        return []
+    reason = standing.reason or standing.state
+    return [Problem("Workload", _where(workload), reason, standing.message, standing.never)]
+
+
 # The detectors, in the order their problems are listed (fatal ones first, then in this order).
 DETECTORS: tuple[Callable[[_Scene], list[Problem]], ...] = (
+    _workload_problems,
     _create_failures,
     _pod_problems,
     _queue_limits,

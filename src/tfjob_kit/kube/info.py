@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfjob_kit import kueue
 from tfjob_kit.kube import diagnose, follow, status
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
-from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, VOLCANO_JOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, VOLCANO_JOB, WORKLOAD, Resource
 
 # Pod labels (TFJob, TrainJob) or annotations (Volcano) naming a pod's replica type and index:
 # a TrainJob's are its replicated job (the workers' is `node`) and the Job's completion index.
@@ -45,6 +46,7 @@ class _Around:
     cluster: status.ClusterReader
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     podgroups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def _read(self, what: Resource | str, namespace: str) -> list[dict[str, Any]]:
         try:
@@ -61,6 +63,12 @@ class _Around:
         if namespace not in self.podgroups:
             self.podgroups[namespace] = self._read(status.PODGROUP, namespace)
         return self.podgroups[namespace]
+
+    def workloads_in(self, namespace: str) -> list[dict[str, Any]]:
+        """Kueue's Workloads of the namespace (read only for a job that names a queue)."""
+        if namespace not in self.workloads:
+            self.workloads[namespace] = self._read(WORKLOAD, namespace)
+        return self.workloads[namespace]
 
 
 def _pod_summary(pod: dict[str, Any], resource: Resource) -> dict[str, Any]:
@@ -130,6 +138,8 @@ def describe(
     pods = [_pod_summary(p, resource) for p in full]
     pods.sort(key=lambda p: str(p["name"]))
     podgroups = around.podgroups_in(namespace)
+    queued = kueue.queue_of(obj) is not None
+    workload = kueue.owned_workload(obj, around.workloads_in(namespace)) if queued else None
     problems = diagnose.diagnose(
         obj,
         full,
@@ -140,6 +150,7 @@ def describe(
             cluster=around.cluster.capacity,
             podgroups=podgroups,
             queues=around.cluster.queues(podgroups) if podgroups else {},
+            workload=workload,
         ),
     )
     result: dict[str, Any] = {
@@ -150,6 +161,7 @@ def describe(
         "created": metadata.get("creationTimestamp"),
         **status.job_status(resource, obj).as_dict(),
         "problems": [p.as_dict() for p in problems],
+        "queue": kueue.admission(workload).as_dict() if workload else None,
         "pods": pods,
         "events": _events(client, resource, namespace, name, query.events) if query.events else [],
     }

@@ -7,10 +7,11 @@ in any document raises InvalidInputError naming file, document and JSON path, so
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tfjob_kit import convert, explain, model, redact, trainjob, validate_trainer
+from tfjob_kit import convert, explain, kueue, model, redact, trainjob, validate_trainer
 from tfjob_kit.config import RuleConfig
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.kube.kinds import (
@@ -186,6 +187,7 @@ def prepare(
     namespace: str | None = None,
     default_namespace: str = "default",
     backend: Backend = "kubeflow",
+    queue: str | None = None,
     validate: ValidateMode = "strict",
     rules: RuleConfig | None = None,
     allow_convert: bool = False,
@@ -198,6 +200,8 @@ def prepare(
     documents that are not TFJobs always fail. With for_delete only names matter."""
     problems: list[str] = []
     converted = _converted(_loaded(docs, problems), allow_convert or for_delete, problems)
+    if queue is not None and not for_delete:
+        converted = _queued(converted, queue, backend, problems)
     items: list[Item] = []
     report = None
     if validate != "off" and not for_delete:
@@ -255,6 +259,41 @@ def prepare(
     if backend == "volcano":
         _as_volcano_jobs(items, findings)
     return items
+
+
+def _queued(
+    docs: list[Document], queue: str, backend: Backend, problems: list[str]
+) -> list[Document]:
+    """The queue option: each TFJob and TrainJob labelled with the Kueue LocalQueue (before
+    validation, which judges the label); a document naming another queue is a problem."""
+    if backend == "volcano":
+        problems.append(
+            f"queue {queue!r}: Kueue does not manage Volcano Jobs; submit TFJobs (backend "
+            "kubeflow) or TrainJobs (backend trainer) to it, or leave the queue out"
+        )
+        return docs
+    out = []
+    for doc in docs:
+        content = doc.content
+        if not isinstance(content, dict) or content.get("kind") not in kueue.FRAMEWORKS:
+            out.append(doc)
+            continue
+        named = kueue.queue_of(content)
+        if named is not None and named != queue:
+            problems.append(
+                f"{doc.source}: document {doc.index}: {kueue.QUEUE_PATH}: {named!r} differs from "
+                f"the queue option {queue!r}; remove one of them"
+            )
+        labelled = copy.deepcopy(content)
+        metadata = labelled.setdefault("metadata", {})
+        if isinstance(metadata, dict):
+            labels = metadata.get("labels")
+            metadata["labels"] = {
+                **(labels if isinstance(labels, dict) else {}),
+                kueue.QUEUE_LABEL: queue,
+            }
+        out.append(dataclasses.replace(doc, content=labelled))
+    return out
 
 
 def _loaded(docs: list[Document], problems: list[str]) -> list[Document]:

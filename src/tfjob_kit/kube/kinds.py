@@ -67,3 +67,13 @@ CLUSTER_TRAINING_RUNTIME = Resource(
     namespaced=False,
 )
 TRAINER_KINDS = {r.kind: r for r in (TRAINJOB, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)}
+
+_KUEUE = (
+    "Kueue (the tfjob.kit.kueue role: playbooks/site.yml with tfjob_kit_scheduler: kueue; "
+    "`tfjob-kit cluster up --kueue`)"
+)
+LOCAL_QUEUE = Resource("kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", _KUEUE, "")
+CLUSTER_QUEUE = Resource(
+    "kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", _KUEUE, "", namespaced=False
+)
+WORKLOAD = Resource("kueue.x-k8s.io", "v1beta2", "workloads", "Workload", _KUEUE, "")

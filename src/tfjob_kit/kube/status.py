@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tfjob_kit import kueue
 from tfjob_kit.kube import diagnose, follow
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
-from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, Resource
+from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, WORKLOAD, Resource
 
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
 # Volcano phases after which the job's pods do not run again.
@@ -69,6 +70,8 @@ class JobStatus:
     start_time: str | None = None
     completion_time: str | None = None
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # Where a job submitted to Kueue stands (kueue.Admission), None for the others.
+    queue: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,7 @@ class JobStatus:
             "start_time": self.start_time,
             "completion_time": self.completion_time,
             "problems": self.problems,
+            "queue": self.queue,
         }
 
 
@@ -197,6 +201,8 @@ PODGROUP = Resource(
     "",
 )
 QUEUE = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", PODGROUP.installed_by, "")
+# Sources whose objects are the jobs' companions, not jobs (watched only where installed).
+COMPANIONS = (PODGROUP, WORKLOAD)
 # Events kept while waiting: the latest of each series about the jobs' own objects, at most this
 # many in all (the oldest go first).
 MAX_EVENTS = 2000
@@ -234,6 +240,9 @@ class _View:
         self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
         # (namespace, owner's uid) -> PodGroup name -> PodGroup
         self.podgroups_by_owner: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        # Kueue's Workloads, by (namespace, name) and by (namespace, owner's uid)
+        self.workloads: dict[tuple[str, str], dict[str, Any]] = {}
+        self.workloads_by_owner: dict[tuple[str, str], dict[str, Any]] = {}
         self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         # (namespace, kind, name) of the object an event is about -> its events, as in `events`
         self.events_about: dict[tuple[str, str, str], dict[tuple[str, ...], dict[str, Any]]] = {}
@@ -293,7 +302,7 @@ class _View:
     def _reset(self, source: follow.Source, items: list[dict[str, Any]]) -> None:
         ns = source.namespace
         self.changed.update(k for k in self.keys if k[1] == ns)
-        if isinstance(source.what, Resource) and source.what is not PODGROUP:
+        if isinstance(source.what, Resource) and source.what not in COMPANIONS:
             self.listed.add((source.what, ns))
             for key in [k for k in self.jobs if k[0] is source.what and k[1] == ns]:
                 del self.jobs[key]
@@ -303,6 +312,10 @@ class _View:
         elif source.what == "events":
             for event_key in [k for k in self.events if k[0] == ns]:
                 self._drop_event(event_key)
+        elif source.what is WORKLOAD:
+            self.listed.add((WORKLOAD, ns))
+            for workload_key in [k for k in self.workloads if k[0] == ns]:
+                self._drop_workload(workload_key)
         else:
             for group_key in [k for k in self.podgroups if k[0] == ns]:
                 self._drop_podgroup(group_key)
@@ -329,6 +342,25 @@ class _View:
         if old is not None:
             for uid in self._owners(old):
                 self.podgroups_by_owner.get((group_key[0], uid), {}).pop(group_key[1], None)
+
+    def _drop_workload(self, workload_key: tuple[str, str]) -> None:
+        old = self.workloads.pop(workload_key, None)
+        if old is not None:
+            for uid in self._owners(old):
+                self.workloads_by_owner.pop((workload_key[0], uid), None)
+
+    def readable(self, key: Key, workloads: bool) -> bool:
+        """The job was listed, and (``workloads``: a queued job is read with its Workload) so
+        were its namespace's Workloads, or they cannot be (Kueue is not installed)."""
+        resource, namespace, _ = key
+        if (resource, namespace) not in self.listed:
+            return False
+        return not workloads or (WORKLOAD, namespace) in self.listed or str(WORKLOAD) in self.broken
+
+    def workload_of(self, key: Key, job: dict[str, Any]) -> dict[str, Any] | None:
+        """The Workload Kueue made for the job (owned by it), if any."""
+        uid = str((job.get("metadata") or {}).get("uid") or "")
+        return self.workloads_by_owner.get((key[1], uid)) if uid else None
 
     def _drop_event(self, event_key: tuple[str, str, str, str, str]) -> None:
         if self.events.pop(event_key, None) is not None:
@@ -361,7 +393,16 @@ class _View:
         for label, value in ((obj.get("metadata") or {}).get("labels") or {}).items():
             if label in self.labels:  # a pod of a job whose name is no prefix of the pod's
                 self._touch(ns, str(value))
-        if isinstance(source.what, Resource) and source.what is not PODGROUP:
+        if source.what is WORKLOAD:
+            # Kueue names a Workload after its job's kind, name and a hash: every job of the
+            # namespace is read again (there are few).
+            self.changed.update(k for k in self.keys if k[1] == ns)
+            self._drop_workload((ns, name))
+            if not gone:
+                self.workloads[(ns, name)] = obj
+                for uid in self._owners(obj):
+                    self.workloads_by_owner[(ns, uid)] = obj
+        elif isinstance(source.what, Resource) and source.what is not PODGROUP:
             key = (source.what, ns, name)
             if name in self.names.get((source.what, ns), set()):
                 if gone:
@@ -476,7 +517,7 @@ class ClusterReader:
         return {k: v for k, v in self._queues.items() if v is not None}
 
 
-def _sources(keys: list[Key]) -> list[follow.Source]:
+def _sources(keys: list[Key], workloads: bool = False) -> list[follow.Source]:
     groups: dict[tuple[Resource, str], list[str]] = {}
     for resource, namespace, name in keys:
         groups.setdefault((resource, namespace), []).append(name)
@@ -491,6 +532,8 @@ def _sources(keys: list[Key]) -> list[follow.Source]:
     for namespace in dict.fromkeys(ns for _, ns in groups):
         sources.append(follow.Source("events", namespace))
         sources.append(follow.Source(PODGROUP, namespace))
+        if workloads:
+            sources.append(follow.Source(WORKLOAD, namespace))
     return sources
 
 
@@ -503,13 +546,15 @@ def wait(
     timeout: float,
     unschedulable_grace: float = diagnose.DEFAULT_UNSCHEDULABLE_GRACE,
     since: dict[Key, float] | None = None,
+    workloads: bool = False,
     tick: float = 1.0,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
     follower: Callable[[Client, list[follow.Source]], follow.Follower] = follow.Follower,
 ) -> dict[Key, JobStatus]:
     """Until every job has a wait_for condition. Follows the jobs, their pods, their PodGroups
-    and the namespaces' events with watches (diagnose.py reads them). Ends at once, raising
+    and the namespaces' events with watches (diagnose.py reads them), and with ``workloads``
+    (jobs submitted to Kueue) the namespaces' Kueue Workloads. Ends at once, raising
     WaitError with the reason, when a job reaches a fail_on condition, disappears, or has a
     fatal problem (the object and the server's reason named), or when the timeout passes
     (whatever the watches do: a broken watch is listed and watched again meanwhile)."""
@@ -522,7 +567,7 @@ def wait(
     current: dict[Key, JobStatus] = {}
     read_at: dict[Key, float] = {}
     webhooks = {key: diagnose.WebhookFailures() for key in keys}
-    with follower(client, _sources(keys)) as followed:
+    with follower(client, _sources(keys, workloads)) as followed:
         while True:
             _take_updates(followed, view, max(0.0, min(deadline, clock() + tick) - clock()))
             now = wall()
@@ -530,7 +575,7 @@ def wait(
             # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
             changed = view.take_changed()
             for key in keys:
-                if key in done or (key[0], key[1]) not in view.listed:
+                if key in done or not view.readable(key, workloads):
                     continue
                 if key not in changed and clock() - read_at.get(key, -1e9) < REREAD_TICKS * tick:
                     continue
@@ -540,20 +585,19 @@ def wait(
                 obj = view.jobs.get(key)
                 status = job_status(resource, obj)
                 if obj is None:
-                    raise WaitError(
-                        f"{what} was deleted while waiting for {' or '.join(wait_for)}",
-                        "deleted",
-                        {**current, key: status},
-                    )
+                    raise _deleted(what, wait_for, {**current, key: status})
+                workload = view.workload_of(key, obj)
                 context = diagnose.Context(
                     now=now,
                     unschedulable_grace=unschedulable_grace,
                     cluster=cluster.capacity,
                     since=(since or {}).get(key),
                     webhooks=webhooks[key],
+                    workload=workload,
                 )
                 problems = _diagnose(view, key, obj, cluster, context)
                 status.problems = [p.as_dict() for p in problems]
+                status.queue = kueue.admission(workload).as_dict() if workload else None
                 current[key] = status
                 if status.true & failing:
                     raise _failed(client, key, status, failing, current)
@@ -572,6 +616,12 @@ def wait(
                 return done
             if clock() >= deadline:
                 raise _timed_out(keys, done, current, view, timeout, wait_for)
+
+
+def _deleted(what: str, wait_for: list[str], statuses: dict[Key, JobStatus]) -> WaitError:
+    return WaitError(
+        f"{what} was deleted while waiting for {' or '.join(wait_for)}", "deleted", statuses
+    )
 
 
 def _diagnose(
@@ -601,7 +651,7 @@ def _take_updates(followed: follow.Follower, view: _View, timeout: float) -> Non
                 isinstance(update, follow.Broken)
                 and update.permanent
                 and isinstance(update.source.what, Resource)
-                and update.source.what is not PODGROUP
+                and update.source.what not in COMPANIONS
             ):
                 raise update.error
             update = followed.updates.get_nowait()

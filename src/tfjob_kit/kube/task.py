@@ -11,10 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tfjob_kit import redact
+from tfjob_kit import kueue, model, redact, trainjob
 from tfjob_kit.config import ConfigError, RuleConfig, from_settings
 from tfjob_kit.findings import Finding, Severity
-from tfjob_kit.kube import apply, jobs, preflight, status, trainer_preflight
+from tfjob_kit.kube import (
+    apply,
+    diagnose,
+    jobs,
+    kueue_preflight,
+    preflight,
+    status,
+    trainer_preflight,
+)
 from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
@@ -34,6 +42,8 @@ class Request:
     validate: jobs.ValidateMode = "strict"
     rules: dict[str, Any] = field(default_factory=dict)  # rule id -> off|error|warning|info
     backend: jobs.Backend = "kubeflow"
+    # The Kueue LocalQueue to submit the jobs to (their label kueue.x-k8s.io/queue-name).
+    queue: str | None = None
     convert: bool = False
     wait: bool = False
     wait_for: list[str] = field(default_factory=lambda: ["Succeeded"])
@@ -103,6 +113,14 @@ def _preflight(
         found = preflight.check(client, targets, config) if targets else []
         for item in trainjobs:
             found += _trainjob_pods(client, item, config)
+        queued = [_queued(client, i, exists) for i, exists in changing if i.is_job]
+        found += [
+            c
+            for f in kueue_preflight.check(
+                client, [q for q in queued if q], _dry_run(client, request)
+            )
+            if (c := config.apply(f)) is not None
+        ]
         result["findings"].extend(f.as_dict() for f in found)
         result["warnings"].extend(
             f"{f.source}: document {f.document}: {f.path}: {f.message} [{f.rule}]"
@@ -119,6 +137,35 @@ def _preflight(
             )
 
     return gate
+
+
+def _queued(client: Client, item: jobs.Item, exists: bool) -> kueue_preflight.QueuedJob | None:
+    """The job as the Kueue preflight reads it, when it names a queue: what its pods ask for."""
+    if kueue.queue_of(item.body) is None or item.resource not in (TFJOB, TRAINJOB):
+        return None
+    if item.resource is TFJOB:
+        pods = [(r.count, diagnose.pod_requests(r.pod_spec)) for r in model.replicas(item.body)]
+    else:
+        target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
+        runtime = item.needs.body if item.needs is not None else None
+        runtime = runtime or trainer_preflight.runtime_of(client, target, [])
+        planned = trainjob.pods(item.body, runtime) if runtime is not None else []
+        pods = [(1, diagnose.pod_requests(p.pod.get("spec") or {})) for p in planned]
+    return kueue_preflight.QueuedJob(
+        item.source, item.document, item.resource, item.body, kueue.demand(pods), not exists
+    )
+
+
+def _dry_run(
+    client: Client, request: Request
+) -> Callable[[kueue_preflight.QueuedJob], dict[str, Any] | None]:
+    def created(job: kueue_preflight.QueuedJob) -> dict[str, Any] | None:
+        code, answer = client.dry_run_apply(
+            job.resource, job.body, field_manager=request.field_manager
+        )
+        return answer if code in (200, 201) else None
+
+    return created
 
 
 def _trainjob_pods(client: Client, item: jobs.Item, config: RuleConfig) -> list[Finding]:
@@ -168,6 +215,7 @@ def run(request: Request) -> dict[str, Any]:
             namespace=request.namespace,
             default_namespace=default_namespace,
             backend=request.backend,
+            queue=request.queue,
             validate=request.validate,
             rules=_rule_config(request.rules),
             allow_convert=request.convert,
@@ -257,6 +305,7 @@ def _wait(
                 timeout=request.wait_timeout,
                 unschedulable_grace=request.unschedulable_grace,
                 since=since,
+                workloads=any(kueue.queue_of(o.item.body) for o in outcomes),
             )
         except status.WaitError as exc:
             result["jobs"] = [

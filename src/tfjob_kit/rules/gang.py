@@ -1,10 +1,12 @@
-"""Rules on gang scheduling: minAvailable, PodGroup annotations set by hand, and kube-batch."""
+"""Rules on gang scheduling: minAvailable, PodGroup annotations set by hand, kube-batch, and a
+gang scheduler asked for by a job Kueue queues."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from tfjob_kit import kueue
 from tfjob_kit.findings import Severity, child_path
 from tfjob_kit.model import Replica, as_dict, as_int
 from tfjob_kit.rules.registry import rule
@@ -69,4 +71,37 @@ def _kube_batch(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str,
                     "the "
                     "operator with --gang-scheduler-name=volcano)"
                 ),
+            )
+
+
+@rule(
+    "kueue-with-gang-scheduler",
+    Severity.WARNING,
+    "A job submitted to Kueue that also asks Volcano or kube-batch to place it as a gang.",
+)
+def _kueue_gang(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    labels = as_dict(as_dict(job.get("metadata")).get("labels"))
+    queue = labels.get(kueue.QUEUE_LABEL)
+    if not queue:
+        return
+    why = (
+        f"the job is submitted to the Kueue queue {queue!r}, which admits all of it at once by "
+        "quota (with waitForPodsReady); a gang scheduler then holds its pods again until it can "
+        "place them all, and neither knows the other's reservations. Use one of them: drop"
+    )
+    policy = as_dict(as_dict(as_dict(job.get("spec")).get("runPolicy")).get("schedulingPolicy"))
+    for field in ("minAvailable", "queue", "priorityClass", "minResources"):
+        if field in policy:
+            yield (
+                f"$.spec.runPolicy.schedulingPolicy.{field}",
+                f"{why} spec.runPolicy.schedulingPolicy (read only by a gang scheduler), or the "
+                "queue label",
+            )
+            break
+    for replica in reps:
+        scheduler = replica.pod_spec.get("schedulerName")
+        if scheduler in ("volcano", "kube-batch"):
+            yield (
+                f"{replica.path}.template.spec.schedulerName",
+                f"{why} schedulerName {scheduler}, or the queue label",
             )

@@ -83,6 +83,12 @@ PREFLIGHT = {
         "A ServiceAccount, PriorityClass, Secret, ConfigMap, PVC or Volcano queue the pods name "
         "does not exist.",
     ),
+    "kueue-queue": (
+        Severity.ERROR,
+        "A job submitted to Kueue would wait for ever: its LocalQueue or ClusterQueue is missing, "
+        "the ClusterQueue is inactive or can never admit all of the job, Kueue is not installed, "
+        "or Kueue does not manage the job's kind.",
+    ),
     "preflight-incomplete": (
         Severity.WARNING,
         "The credentials may not make one of the preflight's requests; that part is unchecked.",
