@@ -465,6 +465,11 @@ jobs:
         message:
           description: Kueue's message, as is.
           type: str
+        evicted:
+          description:
+            - The job's last eviction (C(reason) such as C(Preempted) or C(PodsReadyTimeout), and
+              C(message)), kept once Kueue admits it again; null if it was never evicted.
+          type: dict
       sample:
         workload: tfjob-mnist-1a2b3
         state: Waiting

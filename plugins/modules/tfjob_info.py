@@ -224,6 +224,11 @@ jobs:
         message:
           description: Kueue's message, as is.
           type: str
+        evicted:
+          description:
+            - The job's last eviction (C(reason) such as C(Preempted) or C(PodsReadyTimeout), and
+              C(message)), kept once Kueue admits it again; null if it was never evicted.
+          type: dict
     log:
       description: The chosen pod's name and the last lines of its log.
       type: dict

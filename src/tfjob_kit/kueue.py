@@ -127,6 +127,8 @@ class Admission:
     reason: str
     message: str
     never: bool  # waiting cannot end well as things stand
+    # The last eviction, also once the job is admitted again: (reason, message), else None.
+    evicted: tuple[str, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +137,9 @@ class Admission:
             "cluster_queue": self.cluster_queue,
             "reason": self.reason,
             "message": self.message,
+            "evicted": (
+                {"reason": self.evicted[0], "message": self.evicted[1]} if self.evicted else None
+            ),
         }
 
 
@@ -145,21 +150,30 @@ def admission(workload: dict[str, Any]) -> Admission:
     name = str(as_dict(workload.get("metadata")).get("name") or "")
     status = as_dict(workload.get("status"))
     queue = str(as_dict(status.get("admission")).get("clusterQueue") or "")
-    for state, kind in (("Finished", "Finished"), ("Evicted", "Evicted"), ("Admitted", "Admitted")):
-        found = condition(workload, kind)
+    evicted = _last_eviction(workload)
+    for state in ("Finished", "Evicted", "Admitted"):
+        found = condition(workload, state)
         if found.get("status") == "True":
-            return Admission(
-                name,
-                state,
-                queue,
-                str(found.get("reason", "")),
-                str(found.get("message", "")),
-                False,
-            )
+            reason, message = str(found.get("reason", "")), str(found.get("message", ""))
+            return Admission(name, state, queue, reason, message, False, evicted)
     reserved = condition(workload, "QuotaReserved")
     message = str(reserved.get("message") or "waiting for Kueue to consider it")
     never = any(words in message for words in NEVER)
-    return Admission(name, "Waiting", queue, str(reserved.get("reason", "")), message, never)
+    reason = str(reserved.get("reason", ""))
+    return Admission(name, "Waiting", queue, reason, message, never, evicted)
+
+
+def _last_eviction(workload: dict[str, Any]) -> tuple[str, str] | None:
+    """The Workload's last eviction: its Evicted condition while true, else what Kueue keeps of
+    it in Requeued (reason Preempted, PodsReadyTimeout, ...) once the job is admitted again."""
+    evicted = condition(workload, "Evicted")
+    if evicted.get("status") == "True":
+        return str(evicted.get("reason") or ""), str(evicted.get("message") or "")
+    requeued = condition(workload, "Requeued")
+    reason = str(requeued.get("reason") or "")
+    if reason in ("", "Pending", "QuotaReserved", "Admitted"):
+        return None
+    return reason, str(requeued.get("message") or "").removeprefix("Previously: ")
 
 
 def owned_workload(

@@ -20,6 +20,7 @@ from tfjob_kit.cluster import local
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kueue import CONTROLLER
 from tfjob_kit.cluster.nodes import NodePlan
+from tfjob_kit.cluster.procs import records
 
 from ._ansible import run_tasks
 from ._cluster import Cluster
@@ -27,22 +28,25 @@ from .conftest import session_name
 from .test_bootstrap import playbook, recap_changed
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 GPU = "nvidia.com/gpu"
 
 
 @pytest.fixture(scope="module")
 def kueue_cluster() -> Iterator[Cluster]:
     name = session_name("kueue")
-    nodes = NodePlan(cpu_nodes=2, gpu_nodes=2, gpus_per_node=4)
     try:
-        # Kueue admits whole jobs by quota: the operator places their pods without a gang.
-        options = local.UpOptions(
-            name=name, nodes=nodes, trainer=True, kueue=True, gang_scheduler="none"
-        )
-        kubeconfig = local.up(options, out=io.StringIO())
+        kubeconfig = local.up(_options(name), out=io.StringIO())
         yield Cluster(kubeconfig, name)
     finally:
         local.down(name, out=io.StringIO())
+
+
+def _options(name: str) -> local.UpOptions:
+    """The cluster's: two GPU nodes of 4 GPUs; Kueue admits whole jobs by quota, so the operator
+    places their pods without a gang."""
+    nodes = NodePlan(cpu_nodes=2, gpu_nodes=2, gpus_per_node=4)
+    return local.UpOptions(name=name, nodes=nodes, trainer=True, kueue=True, gang_scheduler="none")
 
 
 @pytest.fixture
@@ -60,7 +64,14 @@ def team(kueue_cluster: Cluster) -> Iterator[str]:
         )
 
 
-def _queues(namespace: str, gpus: int) -> str:
+def _queues(
+    namespace: str,
+    gpus: int,
+    *,
+    queue: str | None = None,
+    cohort: str | None = None,
+    preemption: dict[str, Any] | None = None,
+) -> str:
     objects: list[dict[str, Any]] = [
         {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -70,8 +81,10 @@ def _queues(namespace: str, gpus: int) -> str:
         {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
             "kind": "ClusterQueue",
-            "metadata": {"name": namespace},
+            "metadata": {"name": queue or namespace},
             "spec": {
+                **({"cohortName": cohort} if cohort else {}),
+                **({"preemption": preemption} if preemption else {}),
                 "namespaceSelector": {},
                 "resourceGroups": [
                     {
@@ -93,18 +106,25 @@ def _queues(namespace: str, gpus: int) -> str:
         {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
             "kind": "LocalQueue",
-            "metadata": {"name": "ml", "namespace": namespace},
-            "spec": {"clusterQueue": namespace},
+            "metadata": {"name": queue or "ml", "namespace": namespace},
+            "spec": {"clusterQueue": queue or namespace},
         },
     ]
     return yaml.safe_dump_all(objects)
 
 
 def _tfjob(
-    name: str, namespace: str, queue: str | None, seconds: int = 8, workers: int = 2
+    name: str,
+    namespace: str,
+    queue: str | None,
+    seconds: int = 8,
+    workers: int = 2,
+    priority: str | None = None,
 ) -> dict[str, Any]:
     """Workers (two by default) of 2 GPUs each, running ``seconds`` once all run."""
     labels = {QUEUE_LABEL: queue} if queue else {}
+    if priority:
+        labels[PRIORITY_LABEL] = priority
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
@@ -424,3 +444,131 @@ def _inactive_queue(namespace: str, name: str) -> str:
         "spec": {"clusterQueue": name},
     }
     return yaml.safe_dump_all([queue, local])
+
+
+def _cleanup(cluster: Cluster, kind: str, *names: str) -> None:
+    for name in names:
+        cluster.kubectl("delete", kind, name, "--ignore-not-found", "--wait=true", timeout=120)
+
+
+def test_a_higher_priority_job_preempts_and_the_module_reports_it(
+    kueue_cluster: Cluster, team: str, tmp_path: Path
+) -> None:
+    """WorkloadPriorityClasses on a queue that preempts within itself: a low-priority TFJob that
+    sets ttlSecondsAfterFinished (kubernetes-sigs/kueue#2923 broke preemption for such jobs) runs
+    on all of the quota; a high-priority one preempts it, runs and succeeds; the module's wait on
+    the low one ends Succeeded, reporting the preemption it went through."""
+    cluster = kueue_cluster
+    classes: list[dict[str, Any]] = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": f"{team}-{level}"},
+            "value": value,
+        }
+        for level, value in (("low", 100), ("high", 1000))
+    ]
+    cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(classes))
+    preempting = {"withinClusterQueue": "LowerPriority"}
+    queues = _queues(team, gpus=4, queue="urgent", preemption=preempting)
+    cluster.kubectl("apply", "--server-side", "-f", "-", stdin=queues)
+    low = _tfjob("low", team, None, seconds=20, workers=2, priority=f"{team}-low")
+    low["spec"]["runPolicy"] = {"ttlSecondsAfterFinished": 300}
+    high = _tfjob("high", team, None, seconds=4, priority=f"{team}-high")
+    waited = {"queue": "urgent", "wait": True, "wait_timeout": 180}
+    try:
+        result = run_tasks(
+            tmp_path,
+            cluster.kubeconfig,
+            [
+                {"tfjob.kit.tfjob": {"definition": low, **waited, "wait_for": ["Running"]}},
+                {"tfjob.kit.tfjob": {"definition": high, **waited}},
+                {"tfjob.kit.tfjob": {"definition": low, **waited}},
+            ],
+        )
+    finally:
+        _cleanup(cluster, "clusterqueue", "urgent")
+        _cleanup(cluster, "workloadpriorityclass", *(c["metadata"]["name"] for c in classes))
+    running, preemptor, preempted = result.results
+    assert not any(r.get("failed") for r in result.results), result.output[-4000:]
+    assert running["jobs"][0]["phase"] == "Running"
+    assert preemptor["jobs"][0]["phase"] == "Succeeded"
+    (outcome,) = preempted["jobs"]
+    assert outcome["phase"] == "Succeeded"
+    assert outcome["queue"]["evicted"]["reason"] == "Preempted"
+    assert "prioritization in the ClusterQueue" in outcome["queue"]["evicted"]["message"]
+
+
+def test_queues_of_a_cohort_lend_their_quota_and_take_it_back(
+    kueue_cluster: Cluster, team: str, tmp_path: Path
+) -> None:
+    """Two ClusterQueues of 4 GPUs in one cohort, each reclaiming its share: a job of 8 GPUs in
+    the first borrows the idle second's quota and runs; when the second's own job comes, Kueue
+    takes its quota back (the borrower is preempted) and runs it; the borrower runs again once
+    the quota is free, and both succeed."""
+    cluster = kueue_cluster
+    cohort = f"{team}-cohort"
+    reclaim = {"reclaimWithinCohort": "Any"}
+    for queue in ("share-a", "share-b"):
+        queues = _queues(team, gpus=4, queue=queue, cohort=cohort, preemption=reclaim)
+        cluster.kubectl("apply", "--server-side", "-f", "-", stdin=queues)
+    big = _tfjob("borrower", team, None, seconds=10, workers=4)
+    own = _tfjob("owner", team, None, seconds=4)
+    waited = {"wait": True, "wait_timeout": 240}
+    try:
+        result = run_tasks(
+            tmp_path,
+            cluster.kubeconfig,
+            [
+                {
+                    "tfjob.kit.tfjob": {
+                        "definition": big,
+                        "queue": "share-a",
+                        **waited,
+                        "wait_for": ["Running"],
+                    }
+                },
+                {"tfjob.kit.tfjob": {"definition": own, "queue": "share-b", **waited}},
+                {"tfjob.kit.tfjob": {"definition": big, "queue": "share-a", **waited}},
+            ],
+        )
+    finally:
+        _cleanup(cluster, "clusterqueue", "share-a", "share-b")
+    borrowed, owner, borrower = result.results
+    assert not any(r.get("failed") for r in result.results), result.output[-4000:]
+    assert borrowed["jobs"][0]["queue"]["cluster_queue"] == "share-a"
+    assert owner["jobs"][0]["phase"] == "Succeeded"
+    assert owner["jobs"][0]["queue"]["cluster_queue"] == "share-b"
+    (outcome,) = borrower["jobs"]
+    assert outcome["phase"] == "Succeeded"
+    assert outcome["queue"]["evicted"]["reason"] == "Preempted"
+    assert "reclamation within the cohort" in outcome["queue"]["evicted"]["message"]
+
+
+def test_jobs_pending_across_a_kueue_restart_are_admitted_after_it(
+    kueue_cluster: Cluster, team: str
+) -> None:
+    """Kueue killed while a job waits for quota: `cluster up` starts it again (its webhooks and
+    certificate as before); the waiting job keeps its place and runs once the quota is free."""
+    cluster = kueue_cluster
+    assert cluster.name is not None
+    for name in ("running", "pending"):
+        job = _tfjob(name, team, "ml", seconds=12 if name == "running" else 1)
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(job))
+    cluster.wait_for(
+        "one job admitted and one waiting",
+        lambda: (
+            _condition(_workload(cluster, team, "pending"), "QuotaReserved").get("status")
+            == "False"
+        ),
+        team,
+    )
+    (record,) = [r for r in records(cluster.name) if r.name == CONTROLLER.process]
+    record.stop()
+    local.up(_options(cluster.name), out=io.StringIO())
+    for name in ("running", "pending"):
+
+        def succeeded(name: str = name) -> bool:
+            return _job_state(cluster, "tfjob", name, team, "Succeeded")
+
+        cluster.wait_for(f"{name} to succeed", succeeded, team, timeout=120)

@@ -89,6 +89,21 @@ def test_a_workload_says_where_its_job_stands(
     assert standing.as_dict()["workload"] == "tfjob-mnist-1"
 
 
+def test_an_eviction_is_kept_once_the_job_is_admitted_again() -> None:
+    """Kueue keeps the last eviction in Requeued (and as "Previously: ..." in Evicted)."""
+    message = "Preempted to accommodate a workload due to prioritization in the ClusterQueue"
+    again = _workload(
+        ADMITTED,
+        ("Evicted", "False", "QuotaReserved", f"Previously: {message}"),
+        ("Requeued", "True", "Preempted", message),
+    )
+    standing = kueue.admission(again)
+    assert standing.state == "Admitted" and standing.evicted == ("Preempted", message)
+    evicted = kueue.admission(_workload(ADMITTED, EVICTED))
+    assert evicted.state == "Evicted" and evicted.evicted == ("Preempted", EVICTED[3])
+    assert kueue.admission(_workload(ADMITTED)).evicted is None
+
+
 def _prepare(text: str, **options: Any) -> list[jobs.Item]:
     return jobs.prepare(load_text(text, "jobs.yaml"), validate="off", **options)
 
@@ -203,6 +218,7 @@ def test_the_wait_reports_the_workload_and_ends_when_kueue_says_never() -> None:
         "cluster_queue": "ml",
         "reason": "Inadmissible",
         "message": "LocalQueue ml doesn't exist",
+        "evicted": None,
     }
 
 
