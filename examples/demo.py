@@ -32,6 +32,7 @@ import gang_story
 
 from tfjob_kit import model, trainjob
 from tfjob_kit.cluster import local
+from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TFJOB, TRAINJOB
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
         section(
             "4/4 Seed 003: two jobs that together need more GPUs than exist "
-            "(12 of 8), without and with gang scheduling"
+            "(12 of 8), without gang scheduling, with Volcano and with Kueue"
         )
         print(
             "Each job: 1 parameter server and 3 workers with 2 GPUs; the cluster has 2 GPU "
@@ -207,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             raise DemoError("seed 003's story did not happen as expected: " + "; ".join(problems))
         plain = max(runs["none"].values(), key=lambda t: t.partly_placed_s)
+        gpus = gang_story.cluster_gpus(Kubectl(kubeconfig))
         stalled = [t.name for t in runs["none"].values() if t.finished is None]
         print(
             f"\nWithout gang scheduling {plain.name} sat partly placed for "
@@ -218,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                 else " (had both jobs been partly placed, neither would ever finish)."
             )
             + " With Volcano no job was partly placed: they ran one after the other."
+            + f" With Kueue (a ClusterQueue of {gpus} GPUs, the cluster's, and waitForPodsReady "
+            "with the kueue chart's 5-minute timeout) the second job waited suspended, no pod "
+            "made, until the quota had room for all of it."
         )
     except DemoError as exc:
         print(f"\ndemo FAILED: {exc}", file=sys.stderr)

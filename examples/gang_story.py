@@ -8,7 +8,11 @@ The local cluster has 8. They are submitted together twice, on the same fake nod
   for peers that cannot be placed (a TensorFlow task does nothing until every task in its
   TF_CONFIG is up; the local cluster's rendezvous stand-in models that);
 * with Volcano gang scheduling: a job's pods are created and placed all together or not at all,
-  so the jobs run one after the other and nothing waits while holding GPUs.
+  so the jobs run one after the other and nothing waits while holding GPUs;
+* with Kueue: each job is submitted to a LocalQueue whose ClusterQueue's nominal GPU quota is
+  the cluster's GPUs; Kueue admits a job whole when the quota has room for all of it and keeps
+  the other suspended (no pod made) until then, with waitForPodsReady on (the kueue chart's
+  timeout, 5 minutes) to take back the quota of a job whose pods do not all start.
 
 The pods are polled while the jobs run; the numbers printed are what was observed.
 """
@@ -33,7 +37,14 @@ from tfjob_kit.kube.status import job_status
 
 JOBS_DIR = Path(__file__).resolve().parent / "gang"
 GPU = "nvidia.com/gpu"
-SCHEDULERS = {"none": "default scheduler (no gang)", "volcano": "Volcano gang scheduling"}
+SCHEDULERS = {
+    "none": "default scheduler (no gang)",
+    "volcano": "Volcano gang scheduling",
+    "kueue": "Kueue (whole jobs admitted by quota)",
+}
+# The Kueue run's queue: a ClusterQueue of the cluster's GPUs (and more CPU and memory than the
+# nodes have: GPUs are the constraint), a LocalQueue of that name in the run's namespace.
+KUEUE_QUEUE = "tfjob-kit-gang"
 
 
 @dataclass
@@ -123,17 +134,64 @@ def _observe(
         time.sleep(interval)
 
 
+def cluster_gpus(kubectl: Kubectl) -> int:
+    """The GPUs the cluster's nodes can allocate, all together."""
+    nodes = (kubectl.get_json("nodes") or {}).get("items") or []
+    return sum(
+        int(((n.get("status") or {}).get("allocatable") or {}).get(GPU, 0) or 0) for n in nodes
+    )
+
+
+def kueue_queue(namespace: str, gpus: int) -> list[dict[str, Any]]:
+    """The Kueue run's ResourceFlavor, ClusterQueue (nominal GPU quota: ``gpus``) and LocalQueue."""
+    api = "kueue.x-k8s.io/v1beta2"
+    quota = [
+        {"name": "cpu", "nominalQuota": "1000"},
+        {"name": "memory", "nominalQuota": "4Ti"},
+        {"name": GPU, "nominalQuota": str(gpus)},
+    ]
+    return [
+        {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_QUEUE}},
+        {
+            "apiVersion": api,
+            "kind": "ClusterQueue",
+            "metadata": {"name": KUEUE_QUEUE},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", GPU],
+                        "flavors": [{"name": KUEUE_QUEUE, "resources": quota}],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": api,
+            "kind": "LocalQueue",
+            "metadata": {"name": KUEUE_QUEUE, "namespace": namespace},
+            "spec": {"clusterQueue": KUEUE_QUEUE},
+        },
+    ]
+
+
 def run_once(
     cluster: str, scheduler: str, out: TextIO, timeout: float = 120.0
 ) -> dict[str, JobTimeline]:
-    """Submit both jobs together with the operator set to `scheduler`; observe them. Jobs that
-    never finish (partly placed jobs can hold each other's GPUs forever) are removed after
-    `timeout`, so that the next run starts on the same empty nodes."""
-    kubeconfig = local.up(local.UpOptions(name=cluster, gang_scheduler=scheduler), out=out)
-    namespace = f"tfjob-kit-gang-{scheduler}"
-    Kubectl(kubeconfig).apply(
-        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    """Submit both jobs together with the operator set to `scheduler` (with Kueue: no gang, the
+    jobs submitted to Kueue's queue); observe them. Jobs that never finish (partly placed jobs
+    can hold each other's GPUs forever) are removed after `timeout`, so that the next run starts
+    on the same empty nodes."""
+    queued = scheduler == "kueue"
+    options = local.UpOptions(
+        name=cluster, gang_scheduler="none" if queued else scheduler, kueue=queued
     )
+    kubeconfig = local.up(options, out=out)
+    namespace = f"tfjob-kit-gang-{scheduler}"
+    kubectl = Kubectl(kubeconfig)
+    kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+    if queued:
+        kubectl.apply(kueue_queue(namespace, cluster_gpus(kubectl)))
     docs = [yaml.safe_load(p.read_text("utf-8")) for p in sorted(JOBS_DIR.glob("*.yaml"))]
     names = [d["metadata"]["name"] for d in docs]
     connection = Connection(kubeconfig=str(kubeconfig))
@@ -143,7 +201,8 @@ def run_once(
             definition=docs, namespace=namespace, state="absent", wait=True, connection=connection
         )
     )
-    task.run(task.Request(definition=docs, namespace=namespace, connection=connection))
+    queue = KUEUE_QUEUE if queued else None
+    task.run(task.Request(definition=docs, namespace=namespace, queue=queue, connection=connection))
     with Client(connection) as client:
         timelines = _observe(client, namespace, names, timeout)
     if any(t.finished is None for t in timelines.values()):
@@ -192,7 +251,8 @@ def rows(timelines: dict[str, JobTimeline]) -> list[list[str]]:
 
 
 def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
-    """Both runs; the operator is left with Volcano gang scheduling (the cluster's default)."""
+    """The three runs; the operator is left with Volcano gang scheduling (the cluster's default),
+    Kueue running beside it (it leaves jobs without a queue label alone)."""
     runs: dict[str, dict[str, JobTimeline]] = {}
     try:
         for scheduler in SCHEDULERS:
@@ -205,16 +265,17 @@ def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
 def verdict(runs: dict[str, dict[str, JobTimeline]]) -> list[str]:
     """What the story must show; the problems, if it did not."""
     problems = []
-    plain, gang = runs["none"], runs["volcano"]
+    plain = runs["none"]
     if max(t.partly_placed_s for t in plain.values()) < 2.0:
         problems.append("without gang scheduling no job stayed partly placed for 2 s or more")
-    for t in gang.values():
-        if t.partly_placed_s >= 1.0:
-            problems.append(
-                f"with Volcano, {t.name} was partly placed for {t.partly_placed_s:.1f}s"
-            )
     # Without gangs, a stall that never ends is the story too (both jobs partly placed).
-    for t in gang.values():
-        if t.result != "Succeeded":
-            problems.append(f"{SCHEDULERS['volcano']}: {t.name} ended {t.result}")
+    for scheduler in ("volcano", "kueue"):
+        for t in runs[scheduler].values():
+            if t.partly_placed_s >= 1.0:
+                problems.append(
+                    f"{SCHEDULERS[scheduler]}: {t.name} was partly placed for "
+                    f"{t.partly_placed_s:.1f}s"
+                )
+            if t.result != "Succeeded":
+                problems.append(f"{SCHEDULERS[scheduler]}: {t.name} ended {t.result}")
     return problems

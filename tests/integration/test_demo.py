@@ -146,6 +146,14 @@ def check_story(output: str) -> None:
     ), gang
     first, second = sorted(gang.values(), key=lambda row: seconds(row[2]))
     assert seconds(second[2]) >= seconds(first[3]) + 5.0  # workers run 10 s
+    # with Kueue the same, by quota: the second job was admitted (its pods made) once the first
+    # had finished, and no GPU was held waiting
+    queued = story_rows(output, "Kueue (whole jobs admitted by quota)")
+    assert set(queued) == {"gang-a", "gang-b"}
+    assert all(row[5] == "Succeeded" and float(row[7]) == 0 for row in queued.values()), queued
+    first, second = sorted(queued.values(), key=lambda row: seconds(row[2]))
+    assert seconds(second[2]) >= seconds(first[4]) - 1.0  # admitted as the first finished
+    assert "With Kueue (a ClusterQueue of 8 GPUs, the cluster's" in output
 
 
 def check_readme_sample(output: str) -> None:
@@ -157,6 +165,7 @@ def check_readme_sample(output: str) -> None:
         ("", range(5)),
         ("default scheduler (no gang):", (0, 1, 5)),
         ("Volcano gang scheduling:", (0, 1, 5)),
+        ("Kueue (whole jobs admitted by quota):", (0, 1, 5)),
     ):
         shown = (sample.split(heading)[1] if heading else sample).split("\n\n")[0]
         actual = output.split(heading)[1].split("\n\n")[0] if heading else output
