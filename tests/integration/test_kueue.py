@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from snippets import block
 from tfjob_kit import convert
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
@@ -22,7 +24,7 @@ from tfjob_kit.cluster.kueue import CONTROLLER
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.procs import records
 
-from ._ansible import run_tasks
+from ._ansible import BIN, REPO, ansible_env, run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
 from .test_bootstrap import playbook, recap_changed
@@ -277,19 +279,6 @@ def test_kueue_runs_with_the_charts_rules_and_webhooks(kueue_cluster: Cluster) -
     assert denied == []
 
 
-# What site.yml's kueue role makes of the local inventory plus these: a GPU flavor of the fake
-# GPU nodes, one ClusterQueue of their 8 GPUs, a LocalQueue in default.
-SITE_QUEUES = {
-    "kueue_resource_flavors": [{"name": "site-gpu", "node_labels": {"type": "kwok"}}],
-    "kueue_cluster_queues": [
-        {
-            "name": "site-ml",
-            "quotas": {"site-gpu": {"cpu": 32, "memory": "64Gi", GPU: 8}},
-            "preemption": {"withinClusterQueue": "LowerPriority"},
-        }
-    ],
-    "kueue_local_queues": [{"name": "site-ml", "namespace": "default", "cluster_queue": "site-ml"}],
-}
 TOUCHED = (
     "customresourcedefinitions",
     "validatingwebhookconfigurations",
@@ -309,14 +298,21 @@ def _names(cluster: Cluster, kind: str) -> set[str]:
     }
 
 
-def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster) -> None:
+_site_test = "test_site_yml_installs_kueue_as_the_scheduler"
+
+
+def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster, tmp_path: Path) -> None:
     """playbooks/site.yml with tfjob_kit_scheduler: kueue on a local cluster that runs the real
     Kueue: the kueue role installs its chart (its webhooks and conversion left to the local
     process, as the local inventory says) and the queues; a second run changes nothing; a TFJob
     on the role's LocalQueue is admitted and succeeds; teardown.yml removes what the role made and
     keeps what was there before (the CRDs the local cluster applied), so Kueue still works."""
     cluster = kueue_cluster
-    extra = ("-e", "tfjob_kit_scheduler=kueue", "-e", json.dumps(SITE_QUEUES))
+    # The README's group_vars: a GPU flavor of the fake GPU nodes, one ClusterQueue of their 8
+    # GPUs, a LocalQueue in default.
+    variables = tmp_path / "kueue.yml"
+    variables.write_text(block("test tests/integration/test_kueue.py::" + _site_test), "utf-8")
+    extra = ("-e", f"@{variables}")
     before = {kind: _names(cluster, kind) for kind in TOUCHED}
     first = playbook(cluster, "site.yml", *extra)
     second = playbook(cluster, "site.yml", *extra)
@@ -325,9 +321,9 @@ def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster) -> Non
     assert [d["metadata"]["name"] for d in cluster.items("deployments", "-n", "kueue-system")] == [
         "kueue"
     ]
-    local_queue = cluster.get("localqueue", "site-ml", "-n", "default")
+    local_queue = cluster.get("localqueue", "ml", "-n", "default")
     assert local_queue["metadata"]["annotations"]["tfjob-kit.io/created-by"] == "tfjob-kit"
-    job = _tfjob("site-queued", "default", "site-ml", seconds=1)
+    job = _tfjob("site-queued", "default", "ml", seconds=1)
     cluster.kubectl("apply", "-f", "-", stdin=json.dumps(job))
     try:
         cluster.wait_for(
@@ -572,3 +568,33 @@ def test_jobs_pending_across_a_kueue_restart_are_admitted_after_it(
             return _job_state(cluster, "tfjob", name, team, "Succeeded")
 
         cluster.wait_for(f"{name} to succeed", succeeded, team, timeout=120)
+
+
+def test_the_readme_queue_playbook(kueue_cluster: Cluster, tmp_path: Path) -> None:
+    """The README's playbook, on a LocalQueue ml of default (made here, as the README's
+    group_vars make it with site.yml): gang-a is admitted and succeeds, and the play says
+    which ClusterQueue admitted it."""
+    cluster = kueue_cluster
+    queues = yaml.safe_load_all(_queues("default", gpus=8, queue="readme-ml"))
+    objects = list(queues)
+    objects[-1]["metadata"]["name"] = "ml"  # the LocalQueue the README names
+    cluster.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects))
+    play = tmp_path / "queue.yml"
+    play.write_text(block("test tests/integration/test_kueue.py::test_the_readme_queue_playbook"))
+    (tmp_path / "examples").symlink_to(REPO / "examples")  # its src, beside the playbook
+    try:
+        proc = subprocess.run(
+            [str(BIN / "ansible-playbook"), str(play)],
+            cwd=REPO,
+            env=ansible_env(cluster.kubeconfig),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        assert "gang-a admitted by readme-ml" in proc.stdout
+    finally:
+        cluster.kubectl("delete", "tfjob", "gang-a", "-n", "default", "--ignore-not-found")
+        cluster.kubectl("delete", "localqueue", "ml", "-n", "default", "--ignore-not-found")
+        _cleanup(cluster, "clusterqueue", "readme-ml")
