@@ -109,9 +109,10 @@ def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
 
 def inactive(cluster_queue: dict[str, Any]) -> str | None:
     """Why the ClusterQueue admits nothing (its Active condition's reason and message), None
-    when it is active."""
+    when it is active, or not judged yet: a ClusterQueue just created has no Active condition
+    until Kueue has looked at it (a second or so), and then jobs simply wait for its verdict."""
     active = condition(cluster_queue, "Active")
-    if active.get("status") == "True":
+    if not active or active.get("status") == "True":
         return None
     said = ": ".join(str(active.get(k)) for k in ("reason", "message") if active.get(k))
     return said or "it has not been reported active"

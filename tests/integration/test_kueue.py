@@ -351,6 +351,12 @@ def test_the_module_submits_to_a_queue_and_says_why_a_job_waits(
     cluster = kueue_cluster
     stopped = f"{team}-stopped"
     cluster.kubectl("apply", "--server-side", "-f", "-", stdin=_inactive_queue(team, stopped))
+    # Kueue judges a new ClusterQueue within a second; the preflight calls it inactive after.
+    cluster.wait_for(
+        "Kueue to find the ClusterQueue inactive",
+        lambda: _condition(cluster.get("clusterqueue", stopped), "Active").get("status") == "False",
+        team,
+    )
     try:
         result = run_tasks(
             tmp_path,

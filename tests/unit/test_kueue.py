@@ -33,6 +33,17 @@ def _queue(resources: list[dict[str, Any]], cohort: str | None = None) -> dict[s
     return {"spec": spec}
 
 
+def test_a_cluster_queue_kueue_has_not_judged_yet_is_not_called_inactive() -> None:
+    """Kueue writes the Active condition a moment after the ClusterQueue is created: until then
+    nothing is refused (the preflight ran too early once, on `make demo`'s fresh queue)."""
+    fresh: dict[str, Any] = {"status": {}}
+    assert kueue.inactive(fresh) is None
+    stopped = {"status": {"conditions": [{"type": "Active", "status": "False", "reason": "R"}]}}
+    assert kueue.inactive(stopped) == "R"
+    active = {"status": {"conditions": [{"type": "Active", "status": "True"}]}}
+    assert kueue.inactive(active) is None
+
+
 def test_what_a_queue_can_ever_admit() -> None:
     alone = _queue([{"name": GPU, "nominalQuota": "8", "borrowingLimit": "4"}])
     assert kueue.capacity(alone) == {GPU: Fraction(8)}  # no cohort: nothing to borrow
