@@ -38,6 +38,7 @@ from pathlib import Path
 
 import yaml
 
+from tfjob_kit.cluster.kueue import CRDS as KUEUE_CRDS
 from tfjob_kit.versions import Versions, load_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,22 +119,7 @@ SOURCES: dict[str, Source] = {
         Path("config") / "components" / "crd" / "bases",
         Path("charts") / "kueue" / "crds" / "kueue-crds.yaml",
         "Kueue",
-        {
-            f"kueue.x-k8s.io_{plural}.yaml": f"{plural}.kueue.x-k8s.io"
-            for plural in (
-                "admissionchecks",
-                "clusterqueues",
-                "cohorts",
-                "localqueues",
-                "multikueueclusters",
-                "multikueueconfigs",
-                "provisioningrequestconfigs",
-                "resourceflavors",
-                "topologies",
-                "workloadpriorityclasses",
-                "workloads",
-            )
-        },
+        {f"kueue.x-k8s.io_{name.split('.')[0]}.yaml": name for name in KUEUE_CRDS},
         conversion_patches=Path("config") / "components" / "crd",
         conversion_service=("kueue-system", "kueue-webhook-service"),
     ),

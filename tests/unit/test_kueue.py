@@ -196,6 +196,22 @@ def test_a_kueue_that_did_not_suspend_the_dry_run_is_named_with_what_to_enable()
 WORKLOADS = follow.Source(WORKLOAD, NS)
 
 
+def queued_wait(virtual: Virtual) -> dict[Any, status.JobStatus]:
+    """The wait of a job submitted to Kueue (its Workloads watched), on the virtual clock."""
+    return status.wait(
+        None,  # type: ignore[arg-type]  # the virtual follower never calls the client
+        [KEY],
+        wait_for=["Succeeded"],
+        fail_on=["Failed"],
+        timeout=60,
+        workloads=True,
+        tick=TICK,
+        clock=virtual.clock,
+        wall=virtual.wall,
+        follower=virtual,  # type: ignore[arg-type]
+    )
+
+
 def test_the_wait_reports_the_workload_and_ends_when_kueue_says_never() -> None:
     """A queued job waiting for quota is reported in Kueue's words and waited for; when its
     Workload says it can never be admitted, the wait ends then, not at the timeout."""
@@ -208,18 +224,7 @@ def test_the_wait_reports_the_workload_and_ends_when_kueue_says_never() -> None:
         ]
     )
     with pytest.raises(status.WaitError) as caught:
-        status.wait(
-            None,  # type: ignore[arg-type]  # the virtual follower never calls the client
-            [KEY],
-            wait_for=["Succeeded"],
-            fail_on=["Failed"],
-            timeout=60,
-            workloads=True,
-            tick=TICK,
-            clock=virtual.clock,
-            wall=virtual.wall,
-            follower=virtual,  # type: ignore[arg-type]
-        )
+        queued_wait(virtual)
     assert WORKLOAD in [s.what for s in virtual.sources]
     assert caught.value.reason == "diagnosed" and virtual.now == 2
     assert "Inadmissible: LocalQueue ml doesn't exist" in str(caught.value)
@@ -242,17 +247,6 @@ def test_the_wait_reads_a_queued_job_only_with_its_workloads_listed() -> None:
             (1, follow.Reset(WORKLOADS, [_workload(ADMITTED)])),
         ]
     )
-    reached = status.wait(
-        None,  # type: ignore[arg-type]
-        [KEY],
-        wait_for=["Succeeded"],
-        fail_on=["Failed"],
-        timeout=60,
-        workloads=True,
-        tick=TICK,
-        clock=virtual.clock,
-        wall=virtual.wall,
-        follower=virtual,  # type: ignore[arg-type]
-    )
+    reached = queued_wait(virtual)
     queue = reached[KEY].queue
     assert queue is not None and queue["state"] == "Admitted"

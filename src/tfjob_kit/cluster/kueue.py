@@ -21,6 +21,25 @@ from typing import Any
 from tfjob_kit.cluster.local_controller import LocalController
 from tfjob_kit.cluster.paths import LOOPBACK, state_dir
 
+# Every Kueue CRD (the controller-manager watches them all); tools/gen_upstream_crds.py copies
+# these from the module into charts/kueue.
+CRDS = tuple(
+    f"{plural}.kueue.x-k8s.io"
+    for plural in (
+        "admissionchecks",
+        "clusterqueues",
+        "cohorts",
+        "localqueues",
+        "multikueueclusters",
+        "multikueueconfigs",
+        "provisioningrequestconfigs",
+        "resourceflavors",
+        "topologies",
+        "workloadpriorityclasses",
+        "workloads",
+    )
+)
+
 
 def cert_dir(name: str) -> Path:
     return state_dir(name) / "kueue-certs"
@@ -45,22 +64,7 @@ CONTROLLER = LocalController(
     process="kueue-controller-manager",
     chart="kueue",
     label="Kueue",
-    crds=tuple(
-        f"{plural}.kueue.x-k8s.io"
-        for plural in (
-            "admissionchecks",
-            "clusterqueues",
-            "cohorts",
-            "localqueues",
-            "multikueueclusters",
-            "multikueueconfigs",
-            "provisioningrequestconfigs",
-            "resourceflavors",
-            "topologies",
-            "workloadpriorityclasses",
-            "workloads",
-        )
-    ),
+    crds=CRDS,
     configure=configuration,
     cert_dir=cert_dir,
     rotates_certificate=True,
