@@ -12,7 +12,12 @@ Nothing in the output is written by hand; the transformations are:
   int-or-string refuses other numbers), or a string that Go's `resource.ParseQuantity` reads
   once JSON decoding has trimmed its spaces (the `pattern`; the description's grammar is
   stricter than the parser: `.`, `+` and `e3` read as quantities);
-* `x-kubernetes-*` extensions, which JSON Schema validators ignore, are dropped.
+* `x-kubernetes-*` extensions, which JSON Schema validators ignore, are dropped;
+* a `default` is kept only where the Go type declares it with a `+default=` marker whose value
+  is a JSON literal (`k8s.io/api` core/v1 `types.go`, the module of the same release): that is
+  what controller-gen puts in a CRD, so it is what the API server fills into a TFJob (and into
+  Kueue's Workload, whose pod templates must match the job's). The OpenAPI document also lists
+  the zero value of every required field and `ref(...)` markers resolved; no CRD carries those.
 
 Usage: python tools/gen_k8s_schema.py [--check]
 """
@@ -20,7 +25,9 @@ Usage: python tools/gen_k8s_schema.py [--check]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +38,8 @@ from tfjob_kit.versions import load_versions
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"
 SOURCE_IN_MODULE = "api/openapi-spec/v3/api__v1_openapi.json"
+TYPES_IN_API = "core/v1/types.go"
+CORE_PREFIX = "io.k8s.api.core.v1."
 ROOT_DEF = "io.k8s.api.core.v1.PodTemplateSpec"
 QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 # What resource.ParseQuantity (k8s.io/apimachinery/pkg/api/resource/quantity.go) accepts after
@@ -47,20 +56,70 @@ INT_BOUNDS = {
 LOCAL_REF = "#/components/schemas/"
 
 
-def download_openapi(version: str) -> dict[str, Any]:
-    """Fetch k8s.io/kubernetes@version through the Go module proxy; return its core/v1 OpenAPI."""
+def _module(module: str, version: str) -> Path:
+    """module@version extracted by `go mod download` (the Go module proxy, or its cache)."""
     result = subprocess.run(
-        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@{version}"],
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
     )
     if result.returncode != 0:
-        raise SystemExit(f"go mod download k8s.io/kubernetes@{version} failed:\n{result.stderr}")
-    module_dir = Path(json.loads(result.stdout)["Dir"])
-    document: dict[str, Any] = json.loads((module_dir / SOURCE_IN_MODULE).read_text())
+        raise SystemExit(f"go mod download {module}@{version} failed:\n{result.stderr}")
+    return Path(json.loads(result.stdout)["Dir"])
+
+
+def download_openapi(version: str) -> dict[str, Any]:
+    """k8s.io/kubernetes@version's core/v1 OpenAPI document."""
+    document: dict[str, Any] = json.loads(
+        (_module("k8s.io/kubernetes", version) / SOURCE_IN_MODULE).read_text()
+    )
     return document
+
+
+def download_types(version: str) -> str:
+    """core/v1 types.go of k8s.io/api at the release of k8s.io/kubernetes@version (v1.N.P is
+    published as k8s.io/api v0.N.P)."""
+    api_version = "v0." + version.removeprefix("v").split(".", 1)[1]
+    return (_module("k8s.io/api", api_version) / TYPES_IN_API).read_text(encoding="utf-8")
+
+
+_STRUCT = re.compile(r"^type (\w+) struct \{")
+_MARKER = re.compile(r"^\s*//\s*\+default=(.*?)\s*$")
+_FIELD = re.compile(r'^\s*\w+\s+\S+\s+`[^`]*json:"([^",]+)')
+_INLINE = re.compile(r'^\s*(\w+)\s+`[^`]*json:",inline"')
+
+
+def default_markers(types_go: str) -> dict[tuple[str, str], Any]:
+    """(Go type, JSON field name) -> the value of the field's `+default=` marker, for markers
+    whose value is a JSON literal (controller-gen cannot put `ref(CONSTANT)` in a CRD). A type
+    that embeds another inline (`json:",inline"`) has the embedded type's markers too."""
+    markers: dict[tuple[str, str], Any] = {}
+    embeds: list[tuple[str, str]] = []
+    struct = ""
+    pending: str | None = None
+    for line in types_go.splitlines():
+        if match := _STRUCT.match(line):
+            struct, pending = match.group(1), None
+            continue
+        if match := _MARKER.match(line):
+            pending = match.group(1)
+            continue
+        if line.strip().startswith("//"):
+            continue
+        if (inline := _INLINE.match(line)) and struct:
+            embeds.append((struct, inline.group(1)))
+        elif (field := _FIELD.match(line)) and struct and pending is not None:
+            with contextlib.suppress(json.JSONDecodeError):  # ref(...): not a literal
+                markers[(struct, field.group(1))] = json.loads(pending)
+        pending = None
+    for _ in embeds:  # embeddings may nest: repeat until nothing new is inherited
+        for outer, inner in embeds:
+            for (owner, name), value in list(markers.items()):
+                if owner == inner:
+                    markers.setdefault((outer, name), value)
+    return markers
 
 
 def reachable(defs: dict[str, Any], root: str) -> list[str]:
@@ -118,9 +177,31 @@ def convert(node: Any) -> Any:
     return out
 
 
-def build(openapi: dict[str, Any], version: str) -> dict[str, Any]:
+def keep_marked_defaults(defs: dict[str, Any], markers: dict[tuple[str, str], Any]) -> None:
+    """Drop every `default` but a property's that a `+default=` marker of its core/v1 type
+    declares (the zero values of list items and map values go too)."""
+    for name, definition in defs.items():
+        for field, prop in (definition.get("properties") or {}).items():
+            for nested in ("items", "additionalProperties"):
+                if isinstance(prop.get(nested), dict):
+                    prop[nested].pop("default", None)
+            if "default" not in prop:
+                continue
+            key = (name.removeprefix(CORE_PREFIX), field)
+            marked = name.startswith(CORE_PREFIX) and key in markers
+            if not marked:
+                del prop["default"]
+            elif markers[key] != prop["default"]:
+                raise SystemExit(
+                    f"{name}.{field}: the OpenAPI default {prop['default']!r} is not the "
+                    f"+default marker's {markers[key]!r}"
+                )
+
+
+def build(openapi: dict[str, Any], version: str, types_go: str) -> dict[str, Any]:
     components = openapi["components"]["schemas"]
     defs = {name: convert(components[name]) for name in reachable(components, ROOT_DEF)}
+    keep_marked_defaults(defs, default_markers(types_go))
     for branch in defs[QUANTITY_DEF]["oneOf"]:
         if branch.get("type") == "string":
             branch["pattern"] = QUANTITY_PATTERN
@@ -149,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
     args = parser.parse_args(argv)
     version = load_versions(ROOT).kubernetes
-    text = render(build(download_openapi(version), version))
+    text = render(build(download_openapi(version), version, download_types(version)))
     if args.check:
         current = OUTPUT.read_text() if OUTPUT.exists() else ""
         if current != text:

@@ -7,7 +7,11 @@ The bundled 2020-12 schema is turned into a structural openAPIV3Schema:
   generateName) is dropped, because the API server requires a name anyway;
 * int-or-string `oneOf`s become `x-kubernetes-int-or-string: true`, Quantity `oneOf`s too, with
   the quantity pattern left to the API server's own Quantity parsing;
-* `default`s are dropped (the operator defaults in memory, and so does validation);
+* `default`s stay: the schema keeps only those controller-gen puts in upstream's CRD (the pod
+  template's `+default=` markers, such as a port's `protocol: TCP`, and `runPolicy.suspend`), so
+  the API server stores a TFJob as it does with upstream's CRD. Kueue's Workload CRD defaults
+  the same fields, and a job whose stored pod template lacked them would never match its
+  Workload;
 * `additionalProperties: false` is dropped: structural schemas prune unknown fields instead;
 * int64 bounds are dropped: JSONSchemaProps holds minimum/maximum as float64, where 2^63-1
   rounds up and overflows to -2^63 when the API server compares integers (every runAsUser
@@ -54,6 +58,7 @@ _SUPPORTED = {
     "properties",
     "additionalProperties",
     "nullable",
+    "default",
 }
 _KEEP_FORMATS = {"int32", "int64", "date-time"}
 _FLOAT64_EXACT = 2**53  # the largest integer bound a float64 holds exactly
@@ -106,8 +111,6 @@ def _structural(node: Any, path: tuple[str, ...] = ()) -> Any:
             out["enum"] = [value]
         elif key == "anyOf" and all(set(b) == {"required"} for b in value):
             continue
-        elif key == "default":
-            continue  # the operator defaults in memory; the API server stores what was written
         elif key == "properties":
             out[key] = {name: _structural(prop, (*path, name)) for name, prop in value.items()}
         elif key in _SUPPORTED:

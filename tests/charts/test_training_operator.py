@@ -365,6 +365,42 @@ def test_operator_crd_is_generated_and_current(operator: Chart) -> None:
     assert [p.name for p in (operator.path / "crds").iterdir()] == [crd_file.name]
 
 
+def _defaults(node: object, path: str = "") -> dict[str, object]:
+    """JSON path -> default, for every property of a CRD schema that has one."""
+    found: dict[str, object] = {}
+    if isinstance(node, dict):
+        for name, prop in (node.get("properties") or {}).items():
+            if isinstance(prop, dict) and "default" in prop:
+                found[f"{path}.{name}"] = prop["default"]
+            found.update(_defaults(prop, f"{path}.{name}"))
+        found.update(_defaults(node.get("items"), f"{path}[]"))
+        found.update(_defaults(node.get("additionalProperties"), f"{path}.*"))
+    return found
+
+
+def test_operator_crd_defaults_are_upstreams(operator: Chart, go: str) -> None:
+    """The API server fills the same defaults into a TFJob as with upstream's CRD of the pinned
+    release (its manifests/base/crds): the pod template's `+default=` markers (a port's
+    `protocol: TCP`, a secret reference's `name: ""`) and runPolicy.suspend. Kueue's Workload
+    CRD defaults the same fields, and a job whose stored pod template lacked them never
+    matches its Workload (Kueue deletes and re-creates it for ever)."""
+    versions = load_versions(ROOT)
+    module = build.Builder(versions, ROOT, go=go).module_download_dir(
+        "github.com/kubeflow/training-operator", versions.training_operator
+    )
+    upstream = yaml.safe_load(
+        (module / "manifests" / "base" / "crds" / "kubeflow.org_tfjobs.yaml").read_text()
+    )
+    ours = yaml.safe_load((operator.path / "crds" / "tfjobs.kubeflow.org.yaml").read_text())
+
+    def schema_of(definition: dict[str, object]) -> object:
+        return definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]  # type: ignore[index]
+
+    theirs = _defaults(schema_of(upstream))
+    assert ".spec.tfReplicaSpecs.*.template.spec.containers[].ports[].protocol" in theirs
+    assert _defaults(schema_of(ours)) == theirs
+
+
 OPERATOR_FAILURES = [
     (
         ("--set", "replicaCount=2", "--set", "leaderElect=false"),

@@ -578,8 +578,10 @@ def test_jobs_pending_across_a_kueue_restart_are_admitted_after_it(
 
 def test_the_readme_queue_playbook(kueue_cluster: Cluster, tmp_path: Path) -> None:
     """The README's playbook, on a LocalQueue ml of default (made here, as the README's
-    group_vars make it with site.yml): gang-a is admitted and succeeds, and the play says
-    which ClusterQueue admitted it."""
+    group_vars make it with site.yml): dist-mnist is admitted and succeeds, and the play says
+    which ClusterQueue admitted it. Its ports name no protocol: the API server must store the
+    TFJob with the defaults Kueue's Workload gets (protocol TCP), or Kueue never matches the
+    job with its Workload and re-creates the Workload for ever."""
     cluster = kueue_cluster
     queues = yaml.safe_load_all(_queues("default", gpus=8, queue="readme-ml"))
     objects = list(queues)
@@ -599,8 +601,8 @@ def test_the_readme_queue_playbook(kueue_cluster: Cluster, tmp_path: Path) -> No
             check=False,
         )
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-        assert "gang-a admitted by readme-ml" in proc.stdout
+        assert "dist-mnist admitted by readme-ml" in proc.stdout
     finally:
-        cluster.kubectl("delete", "tfjob", "gang-a", "-n", "default", "--ignore-not-found")
+        cluster.kubectl("delete", "tfjob", "dist-mnist", "-n", "default", "--ignore-not-found")
         cluster.kubectl("delete", "localqueue", "ml", "-n", "default", "--ignore-not-found")
         _cleanup(cluster, "clusterqueue", "readme-ml")
