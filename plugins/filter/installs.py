@@ -110,10 +110,16 @@ def kueue_queue_objects(
     local_queues: list[dict[str, Any]],
     priority_classes: list[dict[str, Any]],
     existing_cluster_queues: list[str],
+    multikueue_clusters: list[str] | None = None,
 ) -> dict[str, Any]:
     _library()
     return kueue.queue_objects(
-        flavors, cluster_queues, local_queues, priority_classes, existing_cluster_queues
+        flavors,
+        cluster_queues,
+        local_queues,
+        priority_classes,
+        existing_cluster_queues,
+        multikueue_clusters,
     )
 
 

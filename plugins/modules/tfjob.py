@@ -470,6 +470,12 @@ jobs:
             - The job's last eviction (C(reason) such as C(Preempted) or C(PodsReadyTimeout), and
               C(message)), kept once Kueue admits it again; null if it was never evicted.
           type: dict
+        worker:
+          description:
+            - With MultiKueue, the worker cluster Kueue dispatched the job to (its
+              C(MultiKueueCluster), the Workload's C(status.clusterName)), where its pods run;
+              the job's status is copied back from there. Empty elsewhere.
+          type: str
       sample:
         workload: tfjob-mnist-1a2b3
         state: Waiting

@@ -130,6 +130,7 @@ class Admission:
     never: bool  # waiting cannot end well as things stand
     # The last eviction, also once the job is admitted again: (reason, message), else None.
     evicted: tuple[str, str] | None = None
+    worker: str = ""  # with MultiKueue, the worker cluster the job was dispatched to
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +142,7 @@ class Admission:
             "evicted": (
                 {"reason": self.evicted[0], "message": self.evicted[1]} if self.evicted else None
             ),
+            "worker": self.worker,
         }
 
 
@@ -152,16 +154,17 @@ def admission(workload: dict[str, Any]) -> Admission:
     status = as_dict(workload.get("status"))
     queue = str(as_dict(status.get("admission")).get("clusterQueue") or "")
     evicted = _last_eviction(workload)
+    worker = str(status.get("clusterName") or "")  # MultiKueue's choice of worker
     for state in ("Finished", "Evicted", "Admitted"):
         found = condition(workload, state)
         if found.get("status") == "True":
             reason, message = str(found.get("reason", "")), str(found.get("message", ""))
-            return Admission(name, state, queue, reason, message, False, evicted)
+            return Admission(name, state, queue, reason, message, False, evicted, worker)
     reserved = condition(workload, "QuotaReserved")
     message = str(reserved.get("message") or "waiting for Kueue to consider it")
     never = any(words in message for words in NEVER)
     reason = str(reserved.get("reason", ""))
-    return Admission(name, "Waiting", queue, reason, message, never, evicted)
+    return Admission(name, "Waiting", queue, reason, message, never, evicted, worker)
 
 
 def _last_eviction(workload: dict[str, Any]) -> tuple[str, str] | None:

@@ -37,7 +37,8 @@ CONFIG_FILE = "controller_manager_config.yaml"
 NAMESPACE = "kueue-system"  # the tests' release namespace (_chart.SETUP), upstream's own
 INTEGRATIONS = ["kubeflow.org/tfjob", "trainer.kubeflow.org/trainjob"]
 # The resources of the integrations the chart enables, and of Kueue's own API group.
-MANAGED = {("kubeflow.org", "tfjobs"), ("trainer.kubeflow.org", "trainjobs")}
+MANAGED_TFJOB = ("kubeflow.org", "tfjobs")
+MANAGED = {MANAGED_TFJOB, ("trainer.kubeflow.org", "trainjobs")}
 KUEUE_GROUP = "kueue.x-k8s.io"
 
 
@@ -316,6 +317,42 @@ def test_metrics_are_served_only_when_asked(kueue: Chart) -> None:
     assert _configuration(docs)["metrics"] == {"bindAddress": ":8443"}
     assert [p["name"] for p in one(docs, "Service")["spec"]["ports"]] == ["webhook", "metrics"]
     assert {p["name"] for p in _container(docs)["ports"]} == {"health", "webhook", "metrics"}
+
+
+def test_a_multikueue_worker_grants_the_manager_workloads_and_the_managed_jobs(
+    kueue: Chart,
+) -> None:
+    """multikueue.worker: a ServiceAccount (no token mounted anywhere) bound to the rules a
+    manager's Kueue uses on a worker: its Workloads and their status, the jobs of the enabled
+    integrations and their status, nothing else (tests/integration/test_multikueue.py connects
+    a manager with exactly these)."""
+    assert not of_kind(kueue.rendered(), "ClusterRoleBinding")[1:]
+    workloads = {(KUEUE_GROUP, "workloads", v) for v in ("get", "list", "watch", "create")}
+    workloads |= {
+        (KUEUE_GROUP, r, v) for r in ("workloads", "workloads/status") for v in ("patch", "update")
+    }
+    workloads |= {(KUEUE_GROUP, "workloads", "delete"), (KUEUE_GROUP, "workloads/status", "get")}
+
+    def jobs(group: str, plural: str) -> set[Triple]:
+        verbs = ("create", "delete", "get", "list", "watch")
+        return {(group, plural, v) for v in verbs} | {(group, f"{plural}/status", "get")}
+
+    for args, managed in (
+        (("--set", "multikueue.worker.enabled=true"), MANAGED),
+        (("-f", str(kueue.path / "ci" / "multikueue-worker-values.yaml")), {MANAGED_TFJOB}),
+    ):
+        docs = kueue.rendered(*args)
+        account = one(docs, "ServiceAccount", "multikueue")
+        assert account["metadata"]["name"] == "kueue-multikueue"
+        assert account["automountServiceAccountToken"] is False
+        role = one(docs, "ClusterRole", "multikueue")
+        expected = set(workloads).union(*(jobs(g, p) for g, p in managed))
+        assert rule_triples(role["rules"]) == expected
+        binding = one(docs, "ClusterRoleBinding", "multikueue")
+        assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "kueue-multikueue", "namespace": NAMESPACE}
+        ]
 
 
 def test_a_mirror_and_a_digest(kueue: Chart) -> None:

@@ -3,154 +3,25 @@ with Volcano, ``local-plain`` with no gang scheduler, chosen by group variables)
 used and torn down by the same playbooks in parallel, or one at a time with ``--limit``.
 
 The clusters are brought up by site.yml's local_cluster role, under names of this test, and
-removed at the end. Every Kubernetes call must use its own cluster's kubeconfig, from the
-inventory host it runs for: the KUBECONFIG ansible-playbook gets is a decoy, a kubeconfig whose
-server is a listener of this test that counts the connections it gets, so a task that forgot its
-host's kubeconfig (and would have used ``~/.kube/config``, a real cluster on a developer's
-machine) is seen, not merely failed.
+removed at the end; every task must use its own host's kubeconfig (``_fleet.Decoy``).
 """
 
 from __future__ import annotations
 
-import io
-import json
 import re
-import socket
 import subprocess
-import threading
-import time
-import uuid
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from tfjob_kit.cluster import local
-
 from ._ansible import BIN, REPO, ansible_env
-from ._cluster import Cluster
-from .conftest import TEST_PREFIX
+from ._fleet import SIZE, Decoy, Fleet, releases, results, take_down, tfjobs, window
 
 HOSTS = ("local-gang", "local-plain")
-SIZE = (
-    "-e",
-    "local_cluster_cpu_nodes=1",
-    "-e",
-    "local_cluster_gpu_nodes=1",
-    "-e",
-    "local_cluster_tfjob_run_seconds=2",
-    "-e",
-    "tfjob_kit_smoke_test=false",
-)
-
-
-class Decoy:
-    """A loopback listener that counts the connections it accepts (and drops them), and a
-    kubeconfig whose server it is."""
-
-    def __init__(self, directory: Path) -> None:
-        self.hits = 0
-        self._server = socket.create_server(("127.0.0.1", 0))
-        port = self._server.getsockname()[1]
-        self.kubeconfig = directory / "decoy-kubeconfig"
-        self.kubeconfig.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {"name": "decoy", "cluster": {"server": f"https://127.0.0.1:{port}"}}
-                    ],
-                    "users": [{"name": "decoy", "user": {"token": "decoy"}}],
-                    "contexts": [
-                        {"name": "decoy", "context": {"cluster": "decoy", "user": "decoy"}}
-                    ],
-                    "current-context": "decoy",
-                }
-            )
-        )
-        self.kubeconfig.chmod(0o600)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._server.accept()
-            except OSError:  # closed
-                return
-            self.hits += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._server.close()
-
-
-class Fleet:
-    def __init__(self, decoy: Decoy) -> None:
-        self.prefix = f"{TEST_PREFIX}fleet-{uuid.uuid4().hex[:4]}"
-        self.names = {host: f"{self.prefix}-{host.removeprefix('local-')}" for host in HOSTS}
-        self.timings: dict[str, float] = {}
-        self.decoy = decoy
-
-    def cluster(self, host: str) -> Cluster:
-        name = self.names[host]
-        return Cluster(local.kubeconfig_path(name), name)
-
-    def play(self, playbook: str, *extra: str) -> dict[str, Any]:
-        """Run playbooks/<playbook> over inventories/local-fleet with forks 2; the json
-        callback's report (plays, tasks with each host's result, stats per host)."""
-        env = ansible_env(Path("/nonexistent"))
-        env.pop("K8S_AUTH_KUBECONFIG")
-        env.pop("TFJOB_KIT_CLUSTER", None)
-        env["KUBECONFIG"] = str(self.decoy.kubeconfig)
-        env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
-        command = [str(BIN / "ansible-playbook"), "-i", "inventories/local-fleet"]
-        command += [f"playbooks/{playbook}", "--forks", "2", "-e", f"tfjob_kit_fleet={self.prefix}"]
-        started = time.monotonic()
-        proc = subprocess.run(
-            [*command, *SIZE, *extra],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        run = f"{len(self.timings) + 1}. {playbook} {' '.join(extra)}".strip()
-        self.timings[run] = time.monotonic() - started
-        assert proc.returncode == 0, (proc.stdout[-6000:], proc.stderr[-2000:])
-        assert self.decoy.hits == 0, f"{run}: a task used KUBECONFIG, not its host's cluster"
-        report: dict[str, Any] = json.loads(proc.stdout)
-        return report
-
-
-def results(report: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:
-    """Each host's result of the task of that name (the last, if it ran more than once)."""
-    found: dict[str, dict[str, Any]] = {}
-    for play in report["plays"]:
-        for entry in play["tasks"]:
-            if entry["task"]["name"].endswith(task):
-                found.update(entry["hosts"])
-    return found
-
-
-def window(result: dict[str, Any]) -> tuple[datetime, datetime]:
-    return tuple(datetime.fromisoformat(result[key]) for key in ("start", "end"))  # type: ignore[return-value]
-
-
-def releases(cluster: Cluster) -> set[str]:
-    secrets = cluster.get("secrets", "-A", "-l", "owner=helm")["items"]
-    return {s["metadata"]["labels"]["name"] for s in secrets}
-
-
-def tfjobs(cluster: Cluster) -> set[str]:
-    return {j["metadata"]["name"] for j in cluster.get("tfjobs", "-A")["items"]}
 
 
 def test_fleet_in_parallel_and_by_limit(tmp_path: Path) -> None:
-    decoy = Decoy(tmp_path)
-    fleet = Fleet(decoy)
+    fleet = Fleet(Decoy(tmp_path), "inventories/local-fleet", HOSTS, SIZE)
     gang, plain = (fleet.cluster(host) for host in HOSTS)
     try:
         # site.yml brings both clusters up and bootstraps them, at the same time.
@@ -189,10 +60,7 @@ def test_fleet_in_parallel_and_by_limit(tmp_path: Path) -> None:
         assert tfjobs(gang) == tfjobs(plain) == set()
         assert not releases(gang) and not releases(plain)
     finally:
-        decoy.close()
-        for name in fleet.names.values():
-            local.down(name, out=io.StringIO())
-        print(json.dumps({k: round(v) for k, v in fleet.timings.items()}, indent=1))
+        take_down(fleet)
 
 
 def example(*args: str) -> subprocess.CompletedProcess[str]:

@@ -304,8 +304,9 @@ _site_test = "test_site_yml_installs_kueue_as_the_scheduler"
 def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster, tmp_path: Path) -> None:
     """playbooks/site.yml with tfjob_kit_scheduler: kueue on a local cluster that runs the real
     Kueue: the kueue role installs its chart (its webhooks and conversion left to the local
-    process, as the local inventory says) and the queues; a second run changes nothing; a TFJob
-    on the role's LocalQueue is admitted and succeeds; teardown.yml removes what the role made and
+    process, as the local inventory says) and the queues (that a second run changes nothing is
+    test_multikueue's to prove, on three clusters); a TFJob on the role's LocalQueue is admitted
+    and succeeds; teardown.yml removes what the role made and
     keeps what was there before (the CRDs the local cluster applied), so Kueue still works."""
     cluster = kueue_cluster
     # The README's group_vars: a GPU flavor of the fake GPU nodes, one ClusterQueue of their 8
@@ -314,10 +315,7 @@ def test_site_yml_installs_kueue_as_the_scheduler(kueue_cluster: Cluster, tmp_pa
     variables.write_text(block("test tests/integration/test_kueue.py::" + _site_test), "utf-8")
     extra = ("-e", f"@{variables}")
     before = {kind: _names(cluster, kind) for kind in TOUCHED}
-    first = playbook(cluster, "site.yml", *extra)
-    second = playbook(cluster, "site.yml", *extra)
-    assert recap_changed(first) > 0
-    assert recap_changed(second) == 0, second[-3000:]
+    assert recap_changed(playbook(cluster, "site.yml", *extra)) > 0
     assert [d["metadata"]["name"] for d in cluster.items("deployments", "-n", "kueue-system")] == [
         "kueue"
     ]

@@ -56,6 +56,22 @@ def _documented_options(module: ModuleType) -> dict[str, Any]:
 # --------------------------------------------------------------------------- wait conditions
 
 
+def _queue_return(name: str) -> dict[str, Any]:
+    jobs = yaml.safe_load(_module(name).RETURN)["jobs"]
+    queue: dict[str, Any] = jobs["contains"]["queue"]["contains"]
+    return queue
+
+
+def test_the_queue_result_is_documented_once_as_the_library_returns_it() -> None:
+    """tfjob and tfjob_info return the same `queue` (kueue.Admission.as_dict): both document
+    each of its keys, the same way."""
+    from tfjob_kit.kueue import Admission
+
+    keys = set(Admission("w", "Waiting", "", "", "", False).as_dict())
+    assert set(_queue_return("tfjob")) == keys
+    assert _queue_return("tfjob_info") == _queue_return("tfjob")
+
+
 def test_the_modules_wait_conditions_are_the_librarys() -> None:
     tfjob = _module("tfjob")
     assert list(WAIT_CONDITIONS) == tfjob.CONDITIONS

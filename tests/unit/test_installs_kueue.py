@@ -141,3 +141,43 @@ def test_unusable_queues_are_refused_with_nothing_to_apply(
 def test_a_local_queue_may_name_a_cluster_queue_the_cluster_has() -> None:
     local = [{"name": "lq", "namespace": "team", "cluster_queue": "theirs"}]
     assert _objects([GPU], [_queue()], local, existing=["theirs"])["problems"] == []
+
+
+def test_a_multikueue_manager_dispatches_its_flagged_cluster_queues() -> None:
+    """A manager's ClusterQueue with multikueue (true, or as a template leaves it, "True") names
+    the AdmissionCheck, which takes the MultiKueueConfig of the workers; both are applied before
+    the ClusterQueues. The others name no check."""
+    queues: list[dict[str, Any]] = [
+        {"name": "ml", "quotas": {"gpu": {"nvidia.com/gpu": 8}}, "multikueue": "True"},
+        {"name": "dev", "quotas": {"gpu": {"nvidia.com/gpu": 1}}, "multikueue": False},
+    ]
+    found = kueue.queue_objects([{"name": "gpu"}], queues, [], [], [], ["worker-a", "worker-b"])
+    assert found["problems"] == []
+    kinds = [(o["kind"], o["metadata"]["name"]) for o in found["objects"]]
+    assert kinds == [
+        ("ResourceFlavor", "gpu"),
+        ("MultiKueueConfig", "tfjob-kit-multikueue"),
+        ("AdmissionCheck", "tfjob-kit-multikueue"),
+        ("ClusterQueue", "ml"),
+        ("ClusterQueue", "dev"),
+    ]
+    config, check, ml, dev = found["objects"][1:]
+    assert config["spec"] == {"clusters": ["worker-a", "worker-b"]}
+    assert check["spec"]["controllerName"] == "kueue.x-k8s.io/multikueue"
+    assert check["spec"]["parameters"]["name"] == config["metadata"]["name"]
+    assert ml["spec"]["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "tfjob-kit-multikueue"}]
+    }
+    assert "admissionChecksStrategy" not in dev["spec"]
+
+
+def test_a_dispatching_queue_without_workers_is_refused() -> None:
+    queues: list[dict[str, Any]] = [
+        {"name": "ml", "quotas": {"gpu": {"cpu": 1}}, "multikueue": True}
+    ]
+    found = kueue.queue_objects([{"name": "gpu"}], queues, [], [], [])
+    assert found["objects"] == []
+    assert found["problems"] == [
+        "kueue_cluster_queues: ml dispatches to MultiKueue workers (multikueue: true), but "
+        "kueue_multikueue_workers names none: its jobs would wait for ever"
+    ]

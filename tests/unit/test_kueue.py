@@ -115,6 +115,14 @@ def test_an_eviction_is_kept_once_the_job_is_admitted_again() -> None:
     assert kueue.admission(_workload(ADMITTED)).evicted is None
 
 
+def test_multikueue_says_which_worker_runs_the_job() -> None:
+    """On a MultiKueue manager the Workload names the worker it was dispatched to."""
+    dispatched = _workload(ADMITTED)
+    dispatched["status"]["clusterName"] = "worker-a"
+    assert kueue.admission(dispatched).as_dict()["worker"] == "worker-a"
+    assert kueue.admission(_workload(WAITING)).worker == ""
+
+
 def _prepare(text: str, **options: Any) -> list[jobs.Item]:
     return jobs.prepare(load_text(text, "jobs.yaml"), validate="off", **options)
 
@@ -235,6 +243,7 @@ def test_the_wait_reports_the_workload_and_ends_when_kueue_says_never() -> None:
         "reason": "Inadmissible",
         "message": "LocalQueue ml doesn't exist",
         "evicted": None,
+        "worker": "",
     }
 
 

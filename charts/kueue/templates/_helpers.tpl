@@ -170,3 +170,10 @@ Cross-field checks; rendering fails with a message that names the values to chan
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The ServiceAccount a MultiKueue manager uses on this worker cluster (multikueue.worker).
+*/}}
+{{- define "kueue.multikueueServiceAccountName" -}}
+{{- printf "%s-multikueue" (include "kueue.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}

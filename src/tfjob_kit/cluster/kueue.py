@@ -1,7 +1,9 @@
 """The local Kueue controller-manager (``tfjob-kit cluster up --kueue``): the real controller,
 built from the Go module pinned in versions.toml ([kueue]), as a local process with the kueue
 chart's CRDs (their conversion webhooks pointed at it too), webhooks and identity
-(``local_controller``), and the chart's integrations: TFJobs and TrainJobs only.
+(``local_controller``), and the chart's integrations: TFJobs, and TrainJobs where the cluster
+runs Trainer (``up --trainer``; elsewhere there is no TrainJob CRD, and a MultiKueue manager would
+look for one on its workers).
 
 Its own certificate rotator stays on, as in the chart (without it Kueue insists on a metrics
 certificate at a fixed path, /etc/kueue/metrics/certs): it writes the webhook certificate into
@@ -18,8 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tfjob_kit.cluster import procs, trainer
 from tfjob_kit.cluster.local_controller import LocalController
 from tfjob_kit.cluster.paths import LOOPBACK, state_dir
+
+TRAINJOB_FRAMEWORK = "trainer.kubeflow.org/trainjob"
 
 # Every Kueue CRD (the controller-manager watches them all); tools/gen_upstream_crds.py copies
 # these from the module into charts/kueue.
@@ -57,6 +62,9 @@ def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:
     config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[CONTROLLER.health_port]}"}
     config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
     config["metrics"] = {"bindAddress": "0"}
+    if not any(r.name == trainer.CONTROLLER.process for r in procs.records(name)):
+        frameworks = config["integrations"]["frameworks"]
+        config["integrations"]["frameworks"] = [f for f in frameworks if f != TRAINJOB_FRAMEWORK]
     return config
 
 

@@ -14,6 +14,10 @@ from tfjob_kit import quantity
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 # Where the toolkit records that it created an object (teardown removes only those).
 CREATED_BY = {"tfjob-kit.io/created-by": "tfjob-kit"}
+# MultiKueue on a manager: the AdmissionCheck a ClusterQueue with `multikueue: true` names, and
+# the MultiKueueConfig (the worker clusters) it takes its parameters from.
+MULTIKUEUE_CHECK = "tfjob-kit-multikueue"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 Obj = dict[str, Any]
 
@@ -87,6 +91,13 @@ def _resource_groups(queue: Obj) -> list[Obj]:
     return [{"coveredResources": list(c), "flavors": f} for c, f in groups.items()]
 
 
+def _enabled(flag: Any) -> bool:
+    """A boolean variable, also as the text a template may leave ("True", "false")."""
+    if isinstance(flag, str):
+        return flag.strip().lower() in ("true", "yes", "on", "1")
+    return bool(flag)
+
+
 def _cluster_queue(item: Obj) -> Obj:
     spec: Obj = {
         "namespaceSelector": item.get("namespace_selector") or {},
@@ -96,6 +107,8 @@ def _cluster_queue(item: Obj) -> Obj:
         spec["cohortName"] = item["cohort"]
     if item.get("preemption"):
         spec["preemption"] = dict(item["preemption"])
+    if _enabled(item.get("multikueue")):
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": MULTIKUEUE_CHECK}]}
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
@@ -173,21 +186,58 @@ def _problems(
     return problems
 
 
+def multikueue_objects(clusters: list[str]) -> list[Obj]:
+    """A manager's MultiKueueConfig of the worker clusters (their MultiKueueClusters, made by
+    the tfjob.kit.multikueue_cluster module) and the AdmissionCheck that dispatches by it."""
+    if not clusters:
+        return []
+    config = {
+        "apiVersion": API_VERSION,
+        "kind": "MultiKueueConfig",
+        "metadata": _meta(MULTIKUEUE_CHECK),
+        "spec": {"clusters": list(clusters)},
+    }
+    check = {
+        "apiVersion": API_VERSION,
+        "kind": "AdmissionCheck",
+        "metadata": _meta(MULTIKUEUE_CHECK),
+        "spec": {
+            "controllerName": MULTIKUEUE_CONTROLLER,
+            "parameters": {
+                "apiGroup": "kueue.x-k8s.io",
+                "kind": "MultiKueueConfig",
+                "name": MULTIKUEUE_CHECK,
+            },
+        },
+    }
+    return [config, check]
+
+
 def queue_objects(
     flavors: list[Obj],
     cluster_queues: list[Obj],
     local_queues: list[Obj],
     priority_classes: list[Obj],
     existing_cluster_queues: list[str],
+    multikueue_clusters: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The Kueue objects the role's variables describe, in the order to apply them (flavors and
-    priority classes, then ClusterQueues, then LocalQueues), each annotated as the toolkit's,
-    and the problems that stop the role before it applies any (``existing_cluster_queues``:
-    the ClusterQueues the cluster has already, which LocalQueues may name)."""
+    """The Kueue objects the role's variables describe, in the order to apply them (flavors,
+    priority classes and MultiKueue's check, then ClusterQueues, then LocalQueues), each
+    annotated as the toolkit's, and the problems that stop the role before it applies any
+    (``existing_cluster_queues``: the ClusterQueues the cluster has already, which LocalQueues
+    may name; ``multikueue_clusters``: a manager's worker clusters)."""
+    workers = list(multikueue_clusters or [])
     problems = _problems(flavors, cluster_queues, local_queues, existing_cluster_queues)
+    problems += [
+        f"kueue_cluster_queues: {q['name']} dispatches to MultiKueue workers (multikueue: "
+        "true), but kueue_multikueue_workers names none: its jobs would wait for ever"
+        for q in cluster_queues
+        if _enabled(q.get("multikueue")) and not workers
+    ]
     objects = [
         *(_flavor(f) for f in flavors),
         *(_priority_class(p) for p in priority_classes),
+        *multikueue_objects(workers),
         *(_cluster_queue(q) for q in cluster_queues),
         *(_local_queue(q) for q in local_queues),
     ]

@@ -77,3 +77,12 @@ CLUSTER_QUEUE = Resource(
     "kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", _KUEUE, "", namespaced=False
 )
 WORKLOAD = Resource("kueue.x-k8s.io", "v1beta2", "workloads", "Workload", _KUEUE, "")
+MULTIKUEUE_CLUSTER = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "multikueueclusters",
+    "MultiKueueCluster",
+    _KUEUE,
+    "",
+    namespaced=False,
+)
