@@ -104,6 +104,11 @@ def kueue_crds(chart: str, service: str, namespace: str, conversion: bool) -> li
     return kueue.crds(chart, service, namespace, conversion)
 
 
+def kueue_survey(objects: dict[str, Any], needed: list[str]) -> dict[str, Any]:
+    _library()
+    return kueue.survey(objects, needed)
+
+
 def kueue_queue_objects(
     flavors: list[dict[str, Any]],
     cluster_queues: list[dict[str, Any]],
@@ -141,5 +146,6 @@ class FilterModule:
                 nvidia_device_plugin_without_gpus,
                 kueue_crds,
                 kueue_queue_objects,
+                kueue_survey,
             )
         }

@@ -19,6 +19,21 @@ from tfjob_kit import quantity
 from tfjob_kit.model import as_dict, as_list
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# The validate rule for a queued job that also asks a gang scheduler to place it (a TFJob's
+# schedulingPolicy or schedulerName, a TrainJob runtime's podGroupPolicy).
+GANG_RULE = "kueue-with-gang-scheduler"
+
+
+def double_gang(queue: str, drop: str) -> str:
+    """Why a job queued in Kueue should not also be gang-scheduled, and what to drop."""
+    return (
+        f"the job is submitted to the Kueue queue {queue!r}, which admits all of it at once by "
+        "quota (with waitForPodsReady); a gang scheduler then holds its pods again until it can "
+        f"place them all, and neither knows the other's reservations. Use one of them: drop "
+        f"{drop}, or the queue label"
+    )
+
+
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 QUEUE_PATH = '$.metadata.labels["kueue.x-k8s.io/queue-name"]'
 # The integrations Kueue must have enabled for each kind (its Configuration's

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from tfjob_kit import runtimes, schema, trainjob
+from tfjob_kit import kueue, runtimes, schema, trainjob
 from tfjob_kit.findings import Finding, Severity, child_path, json_path
 from tfjob_kit.model import as_dict, as_list
 from tfjob_kit.podcheck import meta as podmeta
@@ -92,7 +92,24 @@ def check_trainer_object(content: dict[str, Any], documents: Iterable[Any]) -> l
         Finding(TF_CONFIG_RULE, Severity.ERROR, message, path)
         for path, message in _tf_config(content, plans)
     )
+    found.extend(_kueue_gang(content, runtime))
     return found
+
+
+def _kueue_gang(job: dict[str, Any], runtime: dict[str, Any]) -> list[Finding]:
+    """A TrainJob queued in Kueue whose runtime also makes a PodGroup for a gang scheduler."""
+    queue = kueue.queue_of(job)
+    policy = as_dict(as_dict(runtime.get("spec")).get("podGroupPolicy"))
+    gangs = [name for name in ("volcano", "coscheduling") if name in policy]
+    if not queue or not gangs:
+        return []
+    meta = as_dict(runtime.get("metadata"))
+    drop = (
+        f"the podGroupPolicy ({gangs[0]}) of its {runtime.get('kind')} {meta.get('name')!r} "
+        "(a runtime without one)"
+    )
+    message = kueue.double_gang(queue, drop)
+    return [Finding(kueue.GANG_RULE, Severity.WARNING, message, json_path("spec", "runtimeRef"))]
 
 
 def _metadata(content: dict[str, Any], kind: str) -> list[Finding]:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tfjob_kit.cluster import build
+from tfjob_kit.installs import kueue as installs_kueue
 from tfjob_kit.versions import load_versions
 
 from ._chart import (
@@ -353,6 +354,48 @@ def test_a_multikueue_worker_grants_the_manager_workloads_and_the_managed_jobs(
         assert binding["subjects"] == [
             {"kind": "ServiceAccount", "name": "kueue-multikueue", "namespace": NAMESPACE}
         ]
+
+
+def _upstream_install(kueue: Chart, module: Path) -> dict[str, list[Doc]]:
+    """The Deployment and ConfigMap of upstream's own chart (the module's charts/kueue), as the
+    kueue role reads another install: by its label, less the toolkit's."""
+    upstream = Chart(kueue.helm, module / "charts" / "kueue", "kueue", NAMESPACE, kueue.kube)
+    docs = upstream.rendered()
+    selector = yaml.safe_load((ROOT / "roles" / "kueue" / "vars" / "main.yml").read_text())[
+        "kueue_other_selector"
+    ]
+    name, part_of = (term.split("=")[-1] for term in selector.split(","))
+    assert (name, part_of) == ("kueue", "tfjob-kit")
+
+    def labelled(kind: str) -> list[Doc]:
+        return [
+            d
+            for d in of_kind(docs, kind)
+            if d["metadata"]["labels"].get("app.kubernetes.io/name") == name
+        ]
+
+    assert all(
+        d["metadata"]["labels"].get("app.kubernetes.io/part-of") == part_of
+        for d in of_kind(kueue.rendered(), "Deployment")
+    )
+    return {"deployments": labelled("Deployment"), "config_maps": labelled("ConfigMap")}
+
+
+def test_another_kueue_is_read_as_upstreams_chart_installs_it(kueue: Chart, module: Path) -> None:
+    """An install of upstream's chart, as it comes, enables no TFJobs (v0.19): the kueue role
+    refuses it, saying what to add; once its Configuration enables them, the role uses it."""
+    other = _upstream_install(kueue, module)
+    found = installs_kueue.survey(other, ["kubeflow.org/tfjob"])
+    (problem,) = found["problems"]
+    assert "(ConfigMap kueue-system/kueue-manager-config, key controller_manager_config.yaml)" in (
+        problem
+    )
+    assert "does not enable kubeflow.org/tfjob: add it to integrations.frameworks" in problem
+    (config_map,) = other["config_maps"]
+    configuration = yaml.safe_load(config_map["data"][installs_kueue.CONFIG_KEY])
+    configuration["integrations"]["frameworks"].append("kubeflow.org/tfjob")
+    config_map["data"][installs_kueue.CONFIG_KEY] = yaml.safe_dump(configuration)
+    assert installs_kueue.survey(other, ["kubeflow.org/tfjob"])["problems"] == []
 
 
 def test_a_mirror_and_a_digest(kueue: Chart) -> None:

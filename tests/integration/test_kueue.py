@@ -18,11 +18,12 @@ import yaml
 
 from snippets import block
 from tfjob_kit import convert
-from tfjob_kit.cluster import local
+from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kueue import CONTROLLER
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.procs import records
+from tfjob_kit.versions import load_versions
 
 from ._ansible import BIN, REPO, ansible_env, run_tasks
 from ._cluster import Cluster
@@ -604,3 +605,104 @@ def test_the_readme_queue_playbook(kueue_cluster: Cluster, tmp_path: Path) -> No
         cluster.kubectl("delete", "tfjob", "dist-mnist", "-n", "default", "--ignore-not-found")
         cluster.kubectl("delete", "localqueue", "ml", "-n", "default", "--ignore-not-found")
         _cleanup(cluster, "clusterqueue", "readme-ml")
+
+
+def _upstream_kueue(go: str) -> list[dict[str, Any]]:
+    """The controller Deployment and Configuration ConfigMap of upstream's own chart (the
+    module's charts/kueue, as it comes: no TFJobs), in a namespace of this test."""
+    versions = load_versions(REPO)
+    module = build.Builder(versions, REPO, go=go).module_download_dir(
+        "sigs.k8s.io/kueue", versions.kueue
+    )
+    helm = [str(build.helm_path()), "template", "kueue", str(module / "charts" / "kueue")]
+    rendered = subprocess.run(
+        [*helm, "--namespace", "other-kueue", "--kube-version", "1.34.0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    return [
+        d
+        for d in yaml.safe_load_all(rendered)
+        if d and d["kind"] in ("Deployment", "ConfigMap") and "manager" in d["metadata"]["name"]
+    ]
+
+
+def _kueue_role(cluster: Cluster, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The kueue role alone, with one LocalQueue, as the local inventory runs it."""
+    play = [
+        {
+            "name": "Kueue",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "roles": [
+                {
+                    "role": "tfjob.kit.kueue",
+                    "vars": {
+                        "kueue_webhook_enabled": False,
+                        "kueue_helm_binary": str(build.helm_path()),
+                        "kueue_resource_flavors": [{"name": "other-flavor"}],
+                        "kueue_cluster_queues": [
+                            {"name": "other-cq", "quotas": {"other-flavor": {"cpu": 1}}}
+                        ],
+                        "kueue_local_queues": [
+                            {"name": "other", "namespace": "default", "cluster_queue": "other-cq"}
+                        ],
+                    },
+                }
+            ],
+        }
+    ]
+    path = tmp_path / "kueue-role.yml"
+    path.write_text(yaml.safe_dump(play))
+    return subprocess.run(
+        [str(BIN / "ansible-playbook"), str(path)],
+        cwd=REPO,
+        env=ansible_env(cluster.kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_another_kueue_is_used_when_it_manages_tfjobs_and_refused_when_not(
+    kueue_cluster: Cluster, tmp_path: Path, go: str
+) -> None:
+    """A Kueue installed from upstream's chart (its Deployment and Configuration, in a namespace
+    of its own): as it comes (no TFJobs), the role refuses it before changing anything and says
+    what to add; once its Configuration enables kubeflow.org/tfjob, the role applies its queues
+    and installs no second Kueue."""
+    cluster = kueue_cluster
+    cluster.kubectl("create", "namespace", "other-kueue")
+    deployment, config_map = sorted(_upstream_kueue(go), key=lambda d: d["kind"] != "Deployment")
+    try:
+        cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all([deployment, config_map]))
+        refused = _kueue_role(cluster, tmp_path)
+        assert refused.returncode != 0
+        assert (
+            "Kueue already runs here (Deployment other-kueue/kueue-controller-manager), and its "
+            "Configuration (ConfigMap other-kueue/kueue-manager-config, key "
+            "controller_manager_config.yaml) does not enable kubeflow.org/tfjob: add it to "
+            "integrations.frameworks"
+        ) in " ".join(refused.stdout.split())
+        assert not cluster.get("localqueues", "-n", "default")["items"]
+
+        key = "controller_manager_config.yaml"
+        configuration = yaml.safe_load(config_map["data"][key])
+        configuration["integrations"]["frameworks"].append("kubeflow.org/tfjob")
+        config_map["data"][key] = yaml.safe_dump(configuration)
+        cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(config_map))
+        used = _kueue_role(cluster, tmp_path)
+        assert used.returncode == 0, used.stdout[-3000:]
+        assert "the role applies the queues to it and installs no second Kueue" in " ".join(
+            used.stdout.split()
+        )
+        assert cluster.get("localqueue", "other", "-n", "default")
+        assert not cluster.items("secrets", "-n", "kueue-system", "-l", "owner=helm")
+    finally:
+        cluster.kubectl("delete", "namespace", "other-kueue", "--wait=false")
+        cluster.kubectl("delete", "localqueue", "other", "-n", "default", "--ignore-not-found")
+        _cleanup(cluster, "clusterqueue", "other-cq")
+        _cleanup(cluster, "resourceflavor", "other-flavor")

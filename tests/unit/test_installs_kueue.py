@@ -181,3 +181,57 @@ def test_a_dispatching_queue_without_workers_is_refused() -> None:
         "kueue_cluster_queues: ml dispatches to MultiKueue workers (multikueue: true), but "
         "kueue_multikueue_workers names none: its jobs would wait for ever"
     ]
+
+
+def _other_kueue(frameworks: list[str] | None, mounted: str = "kueue-manager-config") -> Any:
+    deployment = {
+        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"},
+        "spec": {
+            "template": {"spec": {"volumes": [{"name": "c", "configMap": {"name": mounted}}]}}
+        },
+    }
+    text = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+    if frameworks is not None:
+        text += f"integrations:\n  frameworks: {frameworks}\n"
+    config_map = {
+        "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {kueue.CONFIG_KEY: text if frameworks is not None else "{{ not yaml"},
+    }
+    return {"deployments": [deployment], "config_maps": [config_map]}
+
+
+def test_another_kueue_that_manages_the_jobs_is_used() -> None:
+    found = kueue.survey(_other_kueue(["batch/job", "kubeflow.org/tfjob"]), ["kubeflow.org/tfjob"])
+    assert found == {
+        "existing": [
+            {
+                "deployment": "Deployment kueue-system/kueue-controller-manager",
+                "config_map": "kueue-system/kueue-manager-config",
+                "frameworks": ["batch/job", "kubeflow.org/tfjob"],
+            }
+        ],
+        "problems": [],
+    }
+    assert kueue.survey({"deployments": [], "config_maps": []}, ["kubeflow.org/tfjob"]) == {
+        "existing": [],
+        "problems": [],
+    }
+
+
+def test_another_kueue_that_does_not_is_refused_saying_what_to_add() -> None:
+    needed = ["kubeflow.org/tfjob", "trainer.kubeflow.org/trainjob"]
+    (problem,) = kueue.survey(_other_kueue(["batch/job"]), needed)["problems"]
+    assert problem == (
+        "Kueue already runs here (Deployment kueue-system/kueue-controller-manager), and its "
+        "Configuration (ConfigMap kueue-system/kueue-manager-config, key "
+        "controller_manager_config.yaml) does not enable kubeflow.org/tfjob, "
+        "trainer.kubeflow.org/trainjob: add them to integrations.frameworks and restart it "
+        "(kubectl -n kueue-system rollout restart deployment/kueue-controller-manager); until "
+        "then its queues ignore those jobs"
+    )
+
+
+def test_another_kueue_whose_configuration_cannot_be_read_is_refused() -> None:
+    for objects in (_other_kueue(None), _other_kueue(["kubeflow.org/tfjob"], mounted="other")):
+        (problem,) = kueue.survey(objects, ["kubeflow.org/tfjob"])["problems"]
+        assert "cannot be read, so whether it manages kubeflow.org/tfjob is unknown" in problem

@@ -21,6 +21,10 @@ MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 Obj = dict[str, Any]
 
+# The key of the ConfigMap that holds a Kueue controller's Configuration (upstream's chart and
+# manifests, and the toolkit's chart).
+CONFIG_KEY = "controller_manager_config.yaml"
+
 
 def crds(chart: str, service: str, namespace: str, conversion: bool) -> list[Obj]:
     """The chart's CRDs (charts/kueue/crds) whose conversion webhooks call the release's
@@ -242,3 +246,59 @@ def queue_objects(
         *(_local_queue(q) for q in local_queues),
     ]
     return {"objects": [] if problems else objects, "problems": problems}
+
+
+def _frameworks(deployment: Obj, config_maps: list[Obj]) -> tuple[str, list[str] | None]:
+    """The ConfigMap the Deployment mounts its Configuration from, and the integrations that
+    Configuration enables (None when it cannot be read)."""
+    namespace = deployment["metadata"].get("namespace", "")
+    volumes = ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("volumes")
+    mounted = [v["configMap"]["name"] for v in volumes or [] if (v.get("configMap") or {})]
+    for config_map in config_maps:
+        meta = config_map.get("metadata") or {}
+        data = config_map.get("data") or {}
+        if meta.get("namespace") != namespace or meta.get("name") not in mounted:
+            continue
+        if CONFIG_KEY not in data:
+            continue
+        try:
+            configuration = yaml.safe_load(data[CONFIG_KEY]) or {}
+            frameworks = (configuration.get("integrations") or {}).get("frameworks") or []
+        except (yaml.YAMLError, AttributeError):
+            return f"{namespace}/{meta.get('name')}", None
+        return f"{namespace}/{meta.get('name')}", [str(f) for f in frameworks]
+    return f"{namespace}/{'|'.join(mounted) or '(none mounted)'}", None
+
+
+def survey(objects: dict[str, list[Obj]], needed: list[str]) -> dict[str, Any]:
+    """Another Kueue on the cluster: each one found, the integrations its Configuration
+    enables, and what the role must refuse, a Kueue that does not manage the ``needed`` kinds
+    (a job with a queue label would then wait for ever), named with what to add.
+
+    ``objects``: the Deployments and ConfigMaps its chart and manifests label
+    app.kubernetes.io/name=kueue, less the toolkit's (the kueue role's
+    ``kueue_other_selector``), under ``deployments`` and ``config_maps``."""
+    found: list[Obj] = []
+    problems: list[str] = []
+    for deployment in objects.get("deployments") or []:
+        meta = deployment["metadata"]
+        where = f"Deployment {meta.get('namespace')}/{meta.get('name')}"
+        config_map, frameworks = _frameworks(deployment, objects.get("config_maps") or [])
+        found.append({"deployment": where, "config_map": config_map, "frameworks": frameworks})
+        if frameworks is None:
+            problems.append(
+                f"Kueue already runs here ({where}), and its Configuration (ConfigMap "
+                f"{config_map}, key {CONFIG_KEY}) cannot be read, so whether it manages "
+                f"{', '.join(needed)} is unknown"
+            )
+            continue
+        missing = [f for f in needed if f not in frameworks]
+        if missing:
+            problems.append(
+                f"Kueue already runs here ({where}), and its Configuration (ConfigMap "
+                f"{config_map}, key {CONFIG_KEY}) does not enable {', '.join(missing)}: add "
+                f"{'them' if len(missing) > 1 else 'it'} to integrations.frameworks and restart "
+                f"it (kubectl -n {meta.get('namespace')} rollout restart deployment/"
+                f"{meta.get('name')}); until then its queues ignore those jobs"
+            )
+    return {"existing": found, "problems": problems}

@@ -75,27 +75,22 @@ def _kube_batch(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str,
 
 
 @rule(
-    "kueue-with-gang-scheduler",
+    kueue.GANG_RULE,
     Severity.WARNING,
     "A job submitted to Kueue that also asks Volcano or kube-batch to place it as a gang.",
 )
 def _kueue_gang(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
-    labels = as_dict(as_dict(job.get("metadata")).get("labels"))
-    queue = labels.get(kueue.QUEUE_LABEL)
+    queue = kueue.queue_of(job)
     if not queue:
         return
-    why = (
-        f"the job is submitted to the Kueue queue {queue!r}, which admits all of it at once by "
-        "quota (with waitForPodsReady); a gang scheduler then holds its pods again until it can "
-        "place them all, and neither knows the other's reservations. Use one of them: drop"
-    )
     policy = as_dict(as_dict(as_dict(job.get("spec")).get("runPolicy")).get("schedulingPolicy"))
     for field in ("minAvailable", "queue", "priorityClass", "minResources"):
         if field in policy:
             yield (
                 f"$.spec.runPolicy.schedulingPolicy.{field}",
-                f"{why} spec.runPolicy.schedulingPolicy (read only by a gang scheduler), or the "
-                "queue label",
+                kueue.double_gang(
+                    queue, "spec.runPolicy.schedulingPolicy (read only by a gang scheduler)"
+                ),
             )
             break
     for replica in reps:
@@ -103,5 +98,5 @@ def _kueue_gang(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str,
         if scheduler in ("volcano", "kube-batch"):
             yield (
                 f"{replica.path}.template.spec.schedulerName",
-                f"{why} schedulerName {scheduler}, or the queue label",
+                kueue.double_gang(queue, f"schedulerName {scheduler}"),
             )
