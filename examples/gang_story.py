@@ -28,6 +28,7 @@ import yaml
 
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.procs import load_state
 from tfjob_kit.cluster.rendezvous import members
 from tfjob_kit.kube import task
 from tfjob_kit.kube.client import Client
@@ -183,10 +184,7 @@ def run_once(
     can hold each other's GPUs forever) are removed after `timeout`, so that the next run starts
     on the same empty nodes."""
     queued = scheduler == "kueue"
-    options = local.UpOptions(
-        name=cluster, gang_scheduler="none" if queued else scheduler, kueue=queued
-    )
-    kubeconfig = local.up(options, out=out)
+    kubeconfig = local.up(_as_it_runs(cluster, "none" if queued else scheduler, queued), out=out)
     namespace = f"tfjob-kit-gang-{scheduler}"
     kubectl = Kubectl(kubeconfig)
     kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
@@ -250,15 +248,30 @@ def rows(timelines: dict[str, JobTimeline]) -> list[list[str]]:
     ]
 
 
+def _as_it_runs(cluster: str, gang_scheduler: str, kueue: bool = False) -> local.UpOptions:
+    """An ``up`` of the cluster that keeps what runs on it (JobSet, Trainer, Kueue: an ``up``
+    without them would leave their processes running, and their fail-closed webhooks, while the
+    cluster's record says they are off, so a restart would not bring them back), with the
+    operator's gang scheduler, and Kueue too when asked."""
+    state = load_state(cluster)
+    return local.UpOptions(
+        name=cluster,
+        gang_scheduler=gang_scheduler,
+        jobset=bool(state.get("jobset")),
+        trainer=bool(state.get("trainer")),
+        kueue=kueue or bool(state.get("kueue")),
+    )
+
+
 def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
     """The three runs; the operator is left with Volcano gang scheduling (the cluster's default),
-    Kueue running beside it (it leaves jobs without a queue label alone)."""
+    Kueue running beside it (it leaves jobs without a queue label alone), recorded as running."""
     runs: dict[str, dict[str, JobTimeline]] = {}
     try:
         for scheduler in SCHEDULERS:
             runs[scheduler] = run_once(cluster, scheduler, out)
     finally:
-        local.up(local.UpOptions(name=cluster, gang_scheduler="volcano"), out=out)
+        local.up(_as_it_runs(cluster, "volcano"), out=out)
     return runs
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfjob_kit.cluster import chart_rbac, jobset, trainer, training_operator
+from tfjob_kit.cluster import chart_rbac, jobset, kueue, trainer, training_operator
 from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.local_controller import CONFIG_KINDS, LocalController
 from tfjob_kit.cluster.paths import state_dir
@@ -130,3 +130,19 @@ def test_the_local_trainer_configuration_is_the_charts_made_local() -> None:
         Path(environment["TMPDIR"]) / "k8s-webhook-server" / "serving-certs"
     )
     assert Path(environment["TMPDIR"]).is_relative_to(state_dir("t2"))
+
+
+def test_the_local_kueue_configuration_manages_trainjobs_only_beside_trainer() -> None:
+    """The same for Kueue, with its own certificate rotator's directory; on a cluster without
+    Trainer's process (no TrainJob CRD) it manages TFJobs alone, as a MultiKueue worker without
+    Trainer must be told by its manager too."""
+    config = kueue.configuration("kq", {"kueue_webhook": 31234, "kueue_health": 31235})
+    assert config["webhook"] == {
+        "port": 31234,
+        "host": "127.0.0.1",
+        "certDir": str(kueue.cert_dir("kq")),
+    }
+    assert config["leaderElection"]["leaderElect"] is False
+    assert config["integrations"]["frameworks"] == ["kubeflow.org/tfjob"]
+    chart = kueue.CONTROLLER.chart_configuration()
+    assert chart["integrations"]["frameworks"] == ["kubeflow.org/tfjob", kueue.TRAINJOB_FRAMEWORK]

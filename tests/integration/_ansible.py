@@ -84,6 +84,22 @@ def run_playbook(
     )
 
 
+def run_play_file(
+    path: Path, kubeconfig: Path, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook of a playbook file (no inventory: localhost) against the cluster of
+    ``kubeconfig``; whatever its exit status (callers assert what they expect)."""
+    return subprocess.run(
+        [str(BIN / "ansible-playbook"), str(path)],
+        cwd=REPO,
+        env=ansible_env(kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_tasks(
     tmp_path: Path,
     kubeconfig: Path,

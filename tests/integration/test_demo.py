@@ -210,3 +210,6 @@ def test_make_demo_runs_end_to_end_and_again(demo_cluster: Cluster) -> None:
     # and the cluster's operator is back to Volcano gang scheduling for whatever comes next
     marker = cluster.get("configmap", "-n", "kube-public", "tfjob-kit-local-cluster")
     assert marker["data"]["gang-scheduler"] == "volcano"
+    # and it records what still runs on it (Trainer from site.yml, Kueue from the story), so a
+    # restart brings their processes, whose webhooks fail closed, back
+    assert marker["data"]["trainer"] and marker["data"]["kueue"], marker["data"]

@@ -25,7 +25,7 @@ from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.procs import records
 from tfjob_kit.versions import load_versions
 
-from ._ansible import BIN, REPO, ansible_env, run_tasks
+from ._ansible import REPO, run_play_file, run_tasks
 from ._cluster import Cluster
 from .conftest import session_name
 from .test_bootstrap import playbook, recap_changed
@@ -590,15 +590,7 @@ def test_the_readme_queue_playbook(kueue_cluster: Cluster, tmp_path: Path) -> No
     play.write_text(block("test tests/integration/test_kueue.py::test_the_readme_queue_playbook"))
     (tmp_path / "examples").symlink_to(REPO / "examples")  # its src, beside the playbook
     try:
-        proc = subprocess.run(
-            [str(BIN / "ansible-playbook"), str(play)],
-            cwd=REPO,
-            env=ansible_env(cluster.kubeconfig),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        proc = run_play_file(play, cluster.kubeconfig)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         assert "dist-mnist admitted by readme-ml" in proc.stdout
     finally:
@@ -656,15 +648,7 @@ def _kueue_role(cluster: Cluster, tmp_path: Path) -> subprocess.CompletedProcess
     ]
     path = tmp_path / "kueue-role.yml"
     path.write_text(yaml.safe_dump(play))
-    return subprocess.run(
-        [str(BIN / "ansible-playbook"), str(path)],
-        cwd=REPO,
-        env=ansible_env(cluster.kubeconfig),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_play_file(path, cluster.kubeconfig)
 
 
 def test_another_kueue_is_used_when_it_manages_tfjobs_and_refused_when_not(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import yaml
 
 from snippets import block
 
-from ._ansible import BIN, REPO, ansible_env
+from ._ansible import run_play_file
 from ._cluster import Cluster
 from ._fleet import SIZE, Decoy, Fleet, releases, results, take_down
 
@@ -70,7 +69,7 @@ def _pods_made(cluster: Cluster) -> int:
     return sum(int(e.get("count") or 1) for e in events)
 
 
-def _renew(manager: Cluster, worker: Cluster, name: str, lifetime: int) -> str:
+def _renew(manager: Cluster, worker: Cluster, name: str, lifetime: int, tmp_path: Path) -> str:
     """tfjob.kit.multikueue_cluster on the manager alone, asking for tokens of ``lifetime``."""
     play = [
         {
@@ -91,16 +90,9 @@ def _renew(manager: Cluster, worker: Cluster, name: str, lifetime: int) -> str:
             ],
         }
     ]
-    proc = subprocess.run(
-        [str(BIN / "ansible-playbook"), "/dev/stdin"],
-        input=yaml.safe_dump(play),
-        cwd=REPO,
-        env=ansible_env(manager.kubeconfig),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    path = tmp_path / "renew.yml"
+    path.write_text(yaml.safe_dump(play))
+    proc = run_play_file(path, manager.kubeconfig)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return proc.stdout
 
@@ -149,7 +141,7 @@ def test_a_tfjob_submitted_to_the_manager_runs_on_a_worker(tmp_path: Path) -> No
 
         # A token with less than half of its lifetime left is renewed, and Kueue reconnects.
         token = _kubeconfig_of(manager, WORKERS[0])["users"][0]["user"]["token"]
-        out = _renew(manager, workers[0], WORKERS[0], lifetime=4 * 604800)
+        out = _renew(manager, workers[0], WORKERS[0], 4 * 604800, tmp_path)
         assert '"renewed": true' in out and '"connected": true' in out
         assert _kubeconfig_of(manager, WORKERS[0])["users"][0]["user"]["token"] != token
         assert token not in out

@@ -3,12 +3,17 @@ variables as Kueue objects, with what is wrong in them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tfjob_kit.cluster import kueue as local_kueue
 from tfjob_kit.installs import kueue
 from tfjob_kit.versions import charts_dir
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GPU = {"name": "a100", "node_labels": {"gpu": "a100"}}
 CPU = {"name": "cpu-only"}
@@ -41,6 +46,11 @@ def test_the_crds_name_the_releases_service_or_no_conversion() -> None:
     }
     local = kueue.crds(chart, "ignored", "ignored", conversion=False)
     assert len(local) == 11 and not [c for c in local if "conversion" in c["spec"]]
+    # The copies of their names: the local cluster's (which the generator reads) and the role's
+    # (what teardown may remove), held equal here.
+    names = sorted(c["metadata"]["name"] for c in crds)
+    role_vars = yaml.safe_load((ROOT / "roles" / "kueue" / "vars" / "main.yml").read_text())
+    assert names == sorted(local_kueue.CRDS) == sorted(role_vars["kueue_crd_names"])
 
 
 def test_queues_in_the_order_to_apply_them_annotated_as_the_toolkits() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tfjob_kit.cluster.local_controller import LocalController
-from tfjob_kit.cluster.paths import LOOPBACK, state_dir
+from tfjob_kit.cluster.paths import state_dir
 
 
 def cert_dir(name: str) -> Path:
@@ -20,16 +20,8 @@ def cert_dir(name: str) -> Path:
 def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:
     """The chart's Configuration, made local: loopback ports, the certificate from the cluster's
     directory (the rotator off), no leader election, no metrics."""
-    config = CONTROLLER.chart_configuration()
+    config = CONTROLLER.local_configuration(ports, cert_dir(name))
     config["internalCertManagement"] = {"enable": False}
-    config["webhook"] = {
-        "port": ports[CONTROLLER.webhook_port],
-        "host": LOOPBACK,
-        "certDir": str(cert_dir(name)),
-    }
-    config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[CONTROLLER.health_port]}"}
-    config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
-    config["metrics"] = {"bindAddress": "0"}
     return config
 
 

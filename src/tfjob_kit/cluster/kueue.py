@@ -22,7 +22,7 @@ from typing import Any
 
 from tfjob_kit.cluster import procs, trainer
 from tfjob_kit.cluster.local_controller import LocalController
-from tfjob_kit.cluster.paths import LOOPBACK, state_dir
+from tfjob_kit.cluster.paths import state_dir
 
 TRAINJOB_FRAMEWORK = "trainer.kubeflow.org/trainjob"
 
@@ -51,17 +51,9 @@ def cert_dir(name: str) -> Path:
 
 
 def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:
-    """The chart's Configuration, made local: loopback ports, the certificate in the cluster's
-    directory, no leader election, no metrics."""
-    config = CONTROLLER.chart_configuration()
-    config["webhook"] = {
-        "port": ports[CONTROLLER.webhook_port],
-        "host": LOOPBACK,
-        "certDir": str(cert_dir(name)),
-    }
-    config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[CONTROLLER.health_port]}"}
-    config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
-    config["metrics"] = {"bindAddress": "0"}
+    """The chart's Configuration, made local (``LocalController.local_configuration``, the
+    certificate in the cluster's directory), without TrainJobs where Trainer does not run."""
+    config = CONTROLLER.local_configuration(ports, cert_dir(name))
     if not any(r.name == trainer.CONTROLLER.process for r in procs.records(name)):
         frameworks = config["integrations"]["frameworks"]
         config["integrations"]["frameworks"] = [f for f in frameworks if f != TRAINJOB_FRAMEWORK]

@@ -70,6 +70,23 @@ class LocalController:
         config: dict[str, Any] = yaml.safe_load(text)
         return config
 
+    def local_configuration(
+        self, ports: dict[str, int], cert_dir: Path | None = None
+    ) -> dict[str, Any]:
+        """The chart's Configuration with what every local controller changes (the fields
+        controller-runtime's managers share): the webhook and health endpoints on loopback
+        ports, the webhook certificate read from ``cert_dir`` when given, no leader election
+        (one process), no metrics."""
+        config = self.chart_configuration()
+        webhook: dict[str, Any] = {"port": ports[self.webhook_port], "host": LOOPBACK}
+        if cert_dir is not None:
+            webhook["certDir"] = str(cert_dir)
+        config["webhook"] = webhook
+        config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[self.health_port]}"}
+        config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
+        config["metrics"] = {"bindAddress": "0"}
+        return config
+
     def one(self, kind: str) -> dict[str, Any]:
         return chart_rbac.chart_object(self.process, kind, LOCAL_NAMESPACE)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tfjob_kit.cluster.local_controller import LocalController
-from tfjob_kit.cluster.paths import LOOPBACK, state_dir
+from tfjob_kit.cluster.paths import state_dir
 
 
 def temp_dir(name: str) -> Path:
@@ -33,12 +33,8 @@ def environment(name: str) -> dict[str, str]:
 def configuration(name: str, ports: dict[str, int]) -> dict[str, Any]:
     """The chart's Configuration, made local: the webhook and health endpoints on loopback
     ports, the certificate rotator off, no leader election, no metrics."""
-    config = CONTROLLER.chart_configuration()
+    config = CONTROLLER.local_configuration(ports)
     config["certManagement"] = {**config["certManagement"], "enable": False}
-    config["webhook"] = {"port": ports[CONTROLLER.webhook_port], "host": LOOPBACK}
-    config["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{ports[CONTROLLER.health_port]}"}
-    config["leaderElection"] = {**config["leaderElection"], "leaderElect": False}
-    config["metrics"] = {"bindAddress": "0"}
     return config
 
 

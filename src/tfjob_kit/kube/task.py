@@ -111,9 +111,10 @@ def _preflight(
             return
         config = _rule_config(request.rules)
         found = preflight.check(client, targets, config) if targets else []
+        runtimes = {id(item): _runtime(client, item) for item in trainjobs}
         for item in trainjobs:
-            found += _trainjob_pods(client, item, config)
-        queued = [_queued(client, i, exists) for i, exists in changing if i.is_job]
+            found += _trainjob_pods(client, item, runtimes[id(item)], config)
+        queued = [_queued(i, exists, runtimes.get(id(i))) for i, exists in changing if i.is_job]
         found += [
             c
             for f in kueue_preflight.check(
@@ -139,16 +140,24 @@ def _preflight(
     return gate
 
 
-def _queued(client: Client, item: jobs.Item, exists: bool) -> kueue_preflight.QueuedJob | None:
-    """The job as the Kueue preflight reads it, when it names a queue: what its pods ask for."""
+def _runtime(client: Client, item: jobs.Item) -> dict[str, Any] | None:
+    """The runtime a TrainJob will run on: the one applied with it, else the cluster's."""
+    if item.needs is not None:
+        return item.needs.body
+    target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
+    return trainer_preflight.runtime_of(client, target, [])
+
+
+def _queued(
+    item: jobs.Item, exists: bool, runtime: dict[str, Any] | None
+) -> kueue_preflight.QueuedJob | None:
+    """The job as the Kueue preflight reads it, when it names a queue: what its pods ask for
+    (a TrainJob's on ``runtime``)."""
     if kueue.queue_of(item.body) is None or item.resource not in (TFJOB, TRAINJOB):
         return None
     if item.resource is TFJOB:
         pods = [(r.count, diagnose.pod_requests(r.pod_spec)) for r in model.replicas(item.body)]
     else:
-        target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
-        runtime = item.needs.body if item.needs is not None else None
-        runtime = runtime or trainer_preflight.runtime_of(client, target, [])
         planned = trainjob.pods(item.body, runtime) if runtime is not None else []
         pods = [(1, diagnose.pod_requests(p.pod.get("spec") or {})) for p in planned]
     return kueue_preflight.QueuedJob(
@@ -168,17 +177,13 @@ def _dry_run(
     return created
 
 
-def _trainjob_pods(client: Client, item: jobs.Item, config: RuleConfig) -> list[Finding]:
-    """The pods of a TrainJob, dry-run on the runtime it will run on (the one applied with it,
-    else the cluster's)."""
-    target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
-    runtime = (
-        item.needs.body
-        if item.needs is not None
-        else trainer_preflight.runtime_of(client, target, [])
-    )
+def _trainjob_pods(
+    client: Client, item: jobs.Item, runtime: dict[str, Any] | None, config: RuleConfig
+) -> list[Finding]:
+    """The pods of a TrainJob, dry-run on the runtime it will run on."""
     if runtime is None:
         return []  # the TrainJob's own dry run says the runtime is missing
+    target = trainer_preflight.TrainerTarget(item.source, item.document, item.body)
     found = trainer_preflight.pod_findings(client, target, runtime)
     return [c for f in found if (c := config.apply(f)) is not None]
 
