@@ -33,6 +33,10 @@ def _replica(count: int, *containers: dict[str, Any], **extra: Any) -> dict[str,
     return {"replicas": count, "template": template, **extra}
 
 
+# A hand-set TF_CONFIG (rule tf-config-set): the operator appends its own after it, and the
+# last of two env entries of one name is the one the process gets.
+HAND_SET_ENV = [{"name": "A", "value": "1"}, {"name": "TF_CONFIG", "value": '{"hand": "set"}'}]
+
 JOBS: list[dict[str, Any]] = [
     {  # chief, PS and workers; template labels, annotations, finalizers, a custom port
         "metadata": {"name": "mix", "annotations": {"team": "ml"}},
@@ -46,7 +50,7 @@ JOBS: list[dict[str, Any]] = [
                 ),
                 "Worker": _replica(
                     2,
-                    _container(env=[{"name": "A", "value": "1"}]),
+                    _container(env=HAND_SET_ENV),
                     template={
                         "metadata": {
                             "name": "ignored",
@@ -55,7 +59,7 @@ JOBS: list[dict[str, Any]] = [
                         },
                         "spec": {
                             "restartPolicy": "Always",
-                            "containers": [_container(env=[{"name": "A", "value": "1"}])],
+                            "containers": [_container(env=HAND_SET_ENV)],
                         },
                     },
                 ),
@@ -199,3 +203,8 @@ def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, name
         problems += _contained(group["spec"], real_group["spec"], "PodGroup.spec")
     assert predicted_names == set(created), (predicted_names, set(created))
     assert not problems, "\n".join(problems)
+    # What tf-config-set says: the hand-set TF_CONFIG stays, before the operator's.
+    worker = created[f"{jobs[0]['metadata']['name']}-worker-0"]["spec"]["containers"][0]["env"]
+    values = [e["value"] for e in worker if e["name"] == "TF_CONFIG"]
+    assert len(values) == 2 and values[0] == HAND_SET_ENV[1]["value"]
+    assert json.loads(values[1])["task"] == {"type": "worker", "index": 0}

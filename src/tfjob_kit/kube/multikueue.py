@@ -305,12 +305,13 @@ def remove(manager: Client, name: str, secret_namespace: str, check_mode: bool) 
             r = MULTIKUEUE_CLUSTER
             with manager.errors("deleting", r, None, name):
                 _custom(manager).delete_cluster_custom_object(r.group, r.version, r.plural, name)
-    secret = read_secret(manager, secret_namespace, secret_name(name))
+    secret_of = secret_name(name)
+    secret = read_secret(manager, secret_namespace, secret_of)
     annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
     if secret and CREATED_BY.items() <= annotations.items():
         changed = True
         if not check_mode:
             core = k8s.CoreV1Api(manager.api)
-            with manager.errors("deleting", what=f"Secret {secret_namespace}/{name}"):
-                core.delete_namespaced_secret(secret_name(name), secret_namespace)
+            with manager.errors("deleting", what=f"Secret {secret_namespace}/{secret_of}"):
+                core.delete_namespaced_secret(secret_of, secret_namespace)
     return changed

@@ -106,8 +106,17 @@ def _image_latest(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[st
             )
 
 
-@rule("tf-config-set", Severity.ERROR, "TF_CONFIG is set by the operator, not by hand.")
+@rule(
+    "tf-config-set",
+    Severity.WARNING,
+    "A hand-set TF_CONFIG in a distributed job, which the operator's own overrides.",
+)
 def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    # The operator (v1.9.4 SetClusterSpec) appends its TF_CONFIG after the container's env only
+    # when the job is distributed (its replicas do not add up to exactly one); the container then
+    # has two, and the last one wins. A single-replica job gets none: the hand-set one is used.
+    if not explain.is_distributed(reps):
+        return
     for replica in reps:
         found = replica.tensorflow_container()
         if found is None:
@@ -120,8 +129,9 @@ def _tf_config_set(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[s
             if isinstance(env, dict) and env.get("name") == "TF_CONFIG":
                 yield (
                     f"{replica.path}.template.spec.containers[{index}].env[{env_index}]",
-                    "TF_CONFIG is injected by the operator for each replica; a hand-set "
-                    "value duplicates it and every replica would get the same task: remove it",
+                    "this TF_CONFIG is ignored: the operator appends its own (this replica's "
+                    "task in the job's cluster) after the container's env, and the last one "
+                    "wins; remove it (tfjob-kit explain shows the one each pod gets)",
                 )
 
 
