@@ -218,8 +218,9 @@ options:
     description:
       - With O(state=present), also ask the cluster about what the training-operator will create
         from each TFJob, before anything is stored, in check mode too. One pod per replica type
-        (the highest index) and, for a gang job (one with C(spec.runPolicy.schedulingPolicy)),
-        its Volcano PodGroup are created as server-side dry runs, all in parallel, so
+        (the highest index), its headless Service and, for a gang job (one with
+        C(spec.runPolicy.schedulingPolicy)), its Volcano PodGroup are created as server-side dry
+        runs, all in parallel, so
         validation, the namespace's Pod Security level, LimitRange and ResourceQuota, the
         ServiceAccount and PriorityClass admission and admission webhooks answer as they will
         answer the operator.
@@ -231,10 +232,12 @@ options:
         summed again.
       - A problem fails the task and nothing is created; the message names the object, the JSON
         path in the TFJob and the server's reason. Rule ids C(server-rejects-pod),
-        C(server-rejects-podgroup), C(quota-exceeded) and C(missing-reference) can be re-levelled
+        C(server-rejects-service), C(server-rejects-podgroup), C(quota-exceeded) and
+        C(missing-reference) can be re-levelled
         or turned off with O(rules).
       - Permissions it uses, in the job's namespace unless said otherwise; a dry run stores
-        nothing. C(create) C(pods) (with dryRun), C(create) C(podgroups.scheduling.volcano.sh)
+        nothing. C(create) C(pods) and C(services) (with dryRun), C(create)
+        C(podgroups.scheduling.volcano.sh)
         (gang jobs), C(get) C(serviceaccounts), C(secrets), C(configmaps) and
         C(persistentvolumeclaims) (metadata only is read), C(list) C(resourcequotas), and
         cluster-wide C(get) C(priorityclasses.scheduling.k8s.io) and

@@ -17,6 +17,7 @@ from tfjob_kit import model
 from tfjob_kit.model import Replica, as_dict
 
 OPERATOR_NAME = "tfjob-controller"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"  # on pods only, not on their Services
 MAX_PODS = 2000  # every pod's TF_CONFIG together grows with the square; beyond this, refuse
 # A TF_CONFIG longer than this is printed once per job in text; the other pods', which differ
 # only in their task, are shown by their task (a 1,000-worker job's is 35 KB per pod).
@@ -319,7 +320,7 @@ def pod_labels(job: str, replica: Replica, index: int, has_chief: bool) -> dict[
         not has_chief and replica.type == "Worker" and index == 0
     )
     if is_master:
-        labels["training.kubeflow.org/job-role"] = "master"
+        labels[JOB_ROLE_LABEL] = "master"
     return labels
 
 

@@ -1,5 +1,5 @@
-"""The exact objects the training-operator (v1.9.4) creates from a TFJob, offline: its pods and,
-for gang jobs, its PodGroup.
+"""The exact objects the training-operator (v1.9.4) creates from a TFJob, offline: its pods, its
+headless Services and, for gang jobs, its PodGroup.
 
 Mirrors pkg/controller.v1 of the operator:
 
@@ -19,10 +19,19 @@ Mirrors pkg/controller.v1 of the operator:
 
 The operator sets neither hostname nor subdomain (the headless Services carry the pod names).
 Nulls are dropped, as the operator's typed copy of the job does not keep them.
+
+A Service per pod (``JobController.CreateNewService``): named as the pod, ``clusterIP: None``,
+its labels and selector the operator's labels without the job-role, and its ports
+``GetPortsFromJob``'s: a Go map from each port name of the first ``tensorflow`` container (after
+the defaults, so with the tfjob-port) to its number. So unnamed ports collapse into one port
+named "", a name's last port wins, no protocol is carried (the server defaults TCP), and the
+order of several ports is Go's random map order (here: where each name first appears). Without
+a ``tensorflow`` container the operator makes no Service at all (the webhook refuses that job).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -260,6 +269,88 @@ def operator_pods(
         for index in indexes:
             pods.append((replica, job.pod(replica, index)))
     return pods
+
+
+@dataclass(frozen=True)
+class ServicePort:
+    """A port of the operator's Services and the container port it comes from: `container`, the
+    index of the tensorflow container; `index`, the port's index in its ``ports`` (None for the
+    tfjob-port the operator's defaults add)."""
+
+    name: str
+    port: int
+    container: int
+    index: int | None
+
+
+def service_ports(replica: Replica) -> list[ServicePort] | None:
+    """``GetPortsFromJob`` on the defaulted replica: name -> port of the tensorflow container's
+    ports (a name's last port wins, in the order names first appear), or None when the replica
+    has no tensorflow container."""
+    found = replica.tensorflow_container()
+    if found is None:
+        return None
+    container, spec = found
+    by_name: dict[str, ServicePort] = {}
+    ports = spec.get("ports")
+    for index, port in enumerate(ports if isinstance(ports, list) else []):
+        if isinstance(port, dict):
+            name = port.get("name")
+            name = name if isinstance(name, str) else ""
+            number = model.as_int(port.get("containerPort"), 0)
+            by_name[name] = ServicePort(name, number, container, index)
+    if model.PORT_NAME not in by_name:  # setTensorflowDefaultPort
+        by_name[model.PORT_NAME] = ServicePort(model.PORT_NAME, model.DEFAULT_PORT, container, None)
+    return list(by_name.values())
+
+
+def operator_services(
+    content: dict[str, Any],
+    *,
+    namespace: str | None = None,
+    one_per_type: bool = True,
+    replicas: list[Replica] | None = None,
+) -> list[tuple[Replica, dict[str, Any]]]:
+    """The headless Services of the job, as :func:`operator_pods` gives its pods (with
+    `one_per_type`, the highest index: the longest name; the ports are the same for every
+    index). A replica without a tensorflow container has none."""
+    job = model.job_name(content)
+    namespace = namespace or model.namespace(content)
+    owner = owner_reference(content)
+    services = []
+    for replica in model.replicas(content) if replicas is None else replicas:
+        ports = service_ports(replica)
+        if ports is None or replica.count <= 0:
+            continue
+        indexes = [replica.count - 1] if one_per_type else list(range(replica.count))
+        for index in indexes:
+            services.append((replica, _service(job, namespace, owner, replica, index, ports)))
+    return services
+
+
+def _service(
+    job: str,
+    namespace: str,
+    owner: dict[str, Any],
+    replica: Replica,
+    index: int,
+    ports: list[ServicePort],
+) -> dict[str, Any]:
+    """``CreateNewService``: the headless Service of pod `index`."""
+    labels = explain.pod_labels(job, replica, index, has_chief=True)
+    labels.pop(explain.JOB_ROLE_LABEL, None)  # GenLabels, replica type and index only
+    spec: dict[str, Any] = {"clusterIP": "None", "selector": dict(labels)}
+    if ports:
+        spec["ports"] = [
+            {"name": p.name, "port": p.port} if p.name else {"port": p.port} for p in ports
+        ]
+    meta = {
+        "name": model.pod_name(job, replica.type, index).replace("/", "-"),
+        "namespace": namespace,
+        "labels": labels,
+        "ownerReferences": [dict(owner)],
+    }
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
 
 
 def _format_quantity(value: Fraction) -> str:

@@ -1,5 +1,7 @@
-"""operator_objects.operator_pod against the real training-operator: the pods it creates from
-real TFJobs carry exactly the metadata the model predicts, and every spec field the model sets.
+"""operator_objects against the real training-operator: the pods it creates from real TFJobs
+carry exactly the metadata the model predicts, and every spec field the model sets; its headless
+Services are the model's (operator_services), their ports as a set (the operator takes them from
+a Go map, in random order).
 
 The local cluster's operator runs with ``--gang-scheduler-name=volcano``, so the pods are the
 gang ones (schedulerName and PodGroup annotations); the PodGroup is compared too. The server
@@ -45,7 +47,13 @@ JOBS: list[dict[str, Any]] = [
                 "Chief": _replica(1, restartPolicy="ExitCode"),
                 "PS": _replica(
                     1,
-                    _container(ports=[{"name": "tfjob-port", "containerPort": 3333}]),
+                    _container(
+                        ports=[
+                            {"name": "tfjob-port", "containerPort": 3333},
+                            # A UDP port: the Service's port is TCP (the operator sets none).
+                            {"name": "stats", "containerPort": 8125, "protocol": "UDP"},
+                        ]
+                    ),
                     restartPolicy="OnFailure",
                 ),
                 "Worker": _replica(
@@ -144,6 +152,41 @@ def _wait_pods(cluster: Cluster, namespace: str, count: int) -> list[dict[str, A
     )
 
 
+def _service_problems(
+    cluster: Cluster, namespace: str, stored: list[dict[str, Any]]
+) -> tuple[set[str], list[str]]:
+    """The names of the Services the model predicts, and where the real ones differ."""
+    predicted = [
+        service
+        for job in stored
+        for _, service in operator_objects.operator_services(job, one_per_type=False)
+    ]
+    deadline = time.monotonic() + 60
+    while True:
+        real = {s["metadata"]["name"]: s for s in cluster.items("services", "-n", namespace)}
+        if len(real) >= len(predicted) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    problems = []
+    for service in predicted:
+        name = service["metadata"]["name"]
+        found = real.get(name)
+        if found is None:
+            problems.append(f"Service {name}: not created")
+            continue
+        for key in ("labels", "ownerReferences"):
+            if service["metadata"][key] != found["metadata"].get(key):
+                problems.append(f"Service {name}.metadata.{key}: {found['metadata'].get(key)}")
+        for key in ("clusterIP", "selector"):
+            if service["spec"][key] != found["spec"].get(key):
+                problems.append(f"Service {name}.spec.{key}: {found['spec'].get(key)}")
+        ports = {(p.get("name", ""), p["port"], "TCP") for p in service["spec"]["ports"]}
+        real_ports = {(p.get("name", ""), p["port"], p["protocol"]) for p in found["spec"]["ports"]}
+        if ports != real_ports:
+            problems.append(f"Service {name}.spec.ports: {real_ports} != {ports}")
+    return {s["metadata"]["name"] for s in predicted} ^ set(real), problems
+
+
 def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, namespace: str) -> None:
     jobs = [_job(body, namespace) for body in JOBS]
     cluster.kubectl(
@@ -202,7 +245,9 @@ def test_the_operator_creates_the_pods_the_model_predicts(cluster: Cluster, name
                 problems.append(f"PodGroup {key}: {real_group['metadata'].get(key)}")
         problems += _contained(group["spec"], real_group["spec"], "PodGroup.spec")
     assert predicted_names == set(created), (predicted_names, set(created))
-    assert not problems, "\n".join(problems)
+    unmatched, service_problems = _service_problems(cluster, namespace, list(stored.values()))
+    assert not unmatched, f"Services predicted or created, not both: {unmatched}"
+    assert not problems + service_problems, "\n".join(problems + service_problems)
     # What tf-config-set says: the hand-set TF_CONFIG stays, before the operator's.
     worker = created[f"{jobs[0]['metadata']['name']}-worker-0"]["spec"]["containers"][0]["env"]
     values = [e["value"] for e in worker if e["name"] == "TF_CONFIG"]

@@ -31,6 +31,10 @@ its reason). The figures (cases, verdict split, agreements,
 disagreements by mutation, with both sides' messages) are printed and written to
 ``podcheck-agreement.json`` in the test's tmp dir.
 
+The operator's headless Services are dry-run too (``operator_objects.operator_services``) for a
+TFJob the server stores, their causes mapped as the ``server-rejects-service`` rule maps its own
+(a port to the container port it comes from).
+
 So that the pod model is not only checked against itself, a sample of the cases is applied as
 real TFJobs in a namespace of the test's own. The local cluster's operator runs with
 ``--gang-scheduler-name=volcano``, so there the offline side validates the Volcano variant of
@@ -38,7 +42,10 @@ its pods: for every replica type the operator attempted, its FailedCreatePod eve
 the server's field errors) must name exactly the fields for which the offline validation rejects
 the operator's pod, and a type it created (SuccessfulCreatePod) must pass offline. A type it did
 not attempt (its job finished first, or another type's failure came first on every retry) is
-listed in the report, not judged.
+listed in the report, not judged. The same for each type's Services: the fields of its
+FailedCreateService events (a port's index left out: the operator orders the ports at random)
+must be those the offline validation rejects the Service for, and a type whose Service exists
+must pass.
 """
 
 from __future__ import annotations
@@ -58,10 +65,11 @@ from typing import Any
 
 import yaml
 
-from podcases import Case, generate
+from podcases import IMAGE, Case, Mutation, all_mutations, generate
 from tfjob_kit import operator_objects, schema, validate
 from tfjob_kit.findings import Severity, json_path
 from tfjob_kit.podcheck.pod import validate_pod
+from tfjob_kit.podcheck.service import validate_service
 from tfjob_kit.rules import server
 
 from ._cluster import Cluster
@@ -69,6 +77,8 @@ from ._cluster import Cluster
 ALLOWLIST = Path(__file__).resolve().parents[1] / "data" / "podcheck-allowlist.yaml"
 THREADS = 8
 SAMPLE = 56  # real TFJobs
+PORT_MUTATIONS = ("containers: port", "containers: service ports", "containers: host ports")
+SERVICE_SAMPLE = 10  # of them, at most, with pods that pass and a Service that does not
 SAMPLE_BATCH = 56
 _WEBHOOK = re.compile(r"denied the request: (.*)$", re.S)
 _FIELD_START = re.compile(r", (?=(?:spec|metadata)[.\[])")
@@ -76,6 +86,12 @@ _FIELD = re.compile(r"^(?:spec|metadata)(?:[.\[]|$)")
 _EVENT = re.compile(
     r'^Error creating: (?:Pod|pods) "([^"]+)" is (?:invalid|forbidden): (.*)$', re.S
 )
+_SERVICE_EVENT = re.compile(
+    r'^Error creating: (?:Service|services) "([^"]+)" is (?:invalid|forbidden): (.*)$', re.S
+)
+# A Service's ports come from a Go map, in random order: its errors are compared without the
+# port's index.
+_PORT_INDEX = re.compile(r"^spec\.ports\[\d+\]")
 
 
 @dataclass
@@ -149,6 +165,11 @@ class Api:
 
     def dry_run_pod(self, namespace: str, pod: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return self.post(f"/api/v1/namespaces/{namespace}/pods", pod)
+
+    def dry_run_service(
+        self, namespace: str, service: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        return self.post(f"/api/v1/namespaces/{namespace}/services", service)
 
 
 def _status_fields(body: dict[str, Any]) -> tuple[list[str], str]:
@@ -264,9 +285,14 @@ def _judge(
     return True
 
 
+def _service_path(to_parts: Callable[[Parts], str], field_string: str) -> str:
+    return to_parts(server.parse_field(field_string))
+
+
 def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdict, bool]:
-    """What the server says of the TFJob and of the operator's pods; and whether the TFJob
-    itself was rejected."""
+    """What the server says of the TFJob, of the operator's pods and, for a TFJob the server
+    stores (the operator never sees another), of its Services; and whether the TFJob itself
+    was rejected."""
     verdict = Verdict()
     tfjob_rejected = _judge(
         verdict,
@@ -286,6 +312,18 @@ def server_verdict(api: Api, namespace: str, job: dict[str, Any]) -> tuple[Verdi
             partial(server.pod_json_path, replica),
             replica.path,
             f"pod {pod['metadata']['name']}",
+        )
+    for replica, service in [] if tfjob_rejected else operator_objects.operator_services(job):
+        ports = operator_objects.service_ports(replica) or []
+        to_parts: Callable[[Parts], str] = partial(server.service_json_path, replica, ports=ports)
+        _judge(
+            verdict,
+            partial(api.dry_run_service, namespace),
+            service,
+            partial(_service_path, to_parts),
+            to_parts,
+            replica.path,
+            f"service {service['metadata']['name']}",
         )
     return verdict, tfjob_rejected
 
@@ -462,8 +500,8 @@ def test_offline_validation_agrees_with_the_api_server(
 # ----------------------------------------------------------------------------- real TFJobs
 
 
-def _event_fields(message: str) -> set[str]:
-    found = _EVENT.match(message)
+def _event_fields(message: str, event: re.Pattern[str] = _EVENT) -> set[str]:
+    found = event.match(message)
     if not found:
         return {message}
     text = found.group(2).strip()
@@ -473,12 +511,14 @@ def _event_fields(message: str) -> set[str]:
 
 
 def _sample(cases: list[Case], api: Api, namespace: str) -> list[tuple[Case, dict[str, Any]]]:
-    """Cases whose TFJob the server stores, half with a pod the server rejects; none whose
-    finalizers or ownerReferences would keep or remove the objects by themselves, and none
-    that asks for resources (Volcano admits a gang only when its resources are free, and the
-    cluster is shared: a gang left Pending would never show its pods)."""
+    """Cases whose TFJob the server stores, half with a pod the server rejects, and among the
+    others some whose pods pass and whose Services fail; none whose finalizers or
+    ownerReferences would keep or remove the objects by themselves, and none that asks for
+    resources (Volcano admits a gang only when its resources are free, and the cluster is
+    shared: a gang left Pending would never show its pods)."""
     rejected: list[tuple[Case, dict[str, Any]]] = []
     accepted: list[tuple[Case, dict[str, Any]]] = []
+    no_service: list[tuple[Case, dict[str, Any]]] = []
     for case in cases:
         if any(word in m for m in case.mutations for word in ("finalizer", "owner")):
             continue
@@ -486,13 +526,46 @@ def _sample(cases: list[Case], api: Api, namespace: str) -> list[tuple[Case, dic
             continue
         job = json.loads(json.dumps(case.job))
         job["metadata"]["namespace"] = namespace
+        run_policy = job["spec"].setdefault("runPolicy", {})
+        if not isinstance(run_policy, dict):
+            continue
+        # The Services stay when the job ends (its pods end within seconds), to be seen.
+        run_policy["cleanPodPolicy"] = "None"
         if api.dry_run_tfjob(namespace, job)[0] >= 300:
             continue
         bad = any(validate_pod(p) for _, p in operator_objects.operator_pods(job))
-        (rejected if bad else accepted).append((case, job))
-        if len(rejected) >= SAMPLE // 2 and len(accepted) >= SAMPLE // 2:
+        service_bad = any(validate_service(s) for _, s in operator_objects.operator_services(job))
+        (rejected if bad else no_service if service_bad else accepted).append((case, job))
+        if min(len(rejected), len(accepted)) >= SAMPLE // 2 and len(no_service) >= SERVICE_SAMPLE:
             break
-    return rejected[: SAMPLE // 2] + accepted[: SAMPLE // 2]
+    others = no_service[:SERVICE_SAMPLE] + accepted
+    return rejected[: SAMPLE // 2] + others[: SAMPLE // 2]
+
+
+def _port_sample(api: Api, namespace: str) -> list[tuple[Case, dict[str, Any]]]:
+    """Every port mutation of the containers area on a small job of its own (a Worker and a PS,
+    no resources), as real TFJobs: the generated sample holds few jobs whose pods pass and
+    whose Services fail."""
+    sample: list[tuple[Case, dict[str, Any]]] = []
+    for name, mutation in all_mutations():
+        if not name.startswith(PORT_MUTATIONS):
+            continue
+        container = {"name": "tensorflow", "image": IMAGE}
+        replica: dict[str, Any] = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
+        job: dict[str, Any] = {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": f"port-{len(sample)}", "namespace": namespace},
+            "spec": {
+                "runPolicy": {"cleanPodPolicy": "None"},
+                "tfReplicaSpecs": {"PS": copy.deepcopy(replica), "Worker": replica},
+            },
+        }
+        assert isinstance(mutation, Mutation)
+        mutation.mutate(replica["template"])
+        if api.dry_run_tfjob(namespace, job)[0] < 300:
+            sample.append((Case(f"port-{len(sample)}", (name,), ("Worker",), job), job))
+    return sample
 
 
 def _expected(job: dict[str, Any]) -> dict[str, set[str]]:
@@ -506,6 +579,41 @@ def _expected(job: dict[str, Any]) -> dict[str, set[str]]:
     return out
 
 
+def _expected_services(job: dict[str, Any]) -> dict[str, set[str]]:
+    """Replica type (lower case) -> the fields, without a port's index, for which the offline
+    validation rejects its Services (empty: created)."""
+    return {
+        replica.lower: {_PORT_INDEX.sub("spec.ports[*]", e.field) for e in validate_service(svc)}
+        for replica, svc in operator_objects.operator_services(job)
+    }
+
+
+def _compare(
+    label: str,
+    case: Case,
+    expected: dict[str, set[str]],
+    seen: dict[str, set[str]],
+    unobserved: list[str],
+    problems: list[str],
+) -> tuple[int, int]:
+    """Each replica type's expected fields against what the operator met: (compared, failed).
+    A type not attempted (the job finished first: the local cluster's pods end within seconds;
+    or another type's failure came first each time) is listed in `unobserved`."""
+    compared = failed = 0
+    for kind, fields in expected.items():
+        if kind not in seen:
+            unobserved.append(f"{case.id} {label} {kind}")
+            continue
+        compared += 1
+        failed += bool(seen[kind])
+        if seen[kind] != fields:
+            problems.append(
+                f"{case.id} {case.mutations} {label} {kind}: operator {sorted(seen[kind])}, "
+                f"offline {sorted(fields)}"
+            )
+    return compared, failed
+
+
 def test_the_operator_fails_to_create_exactly_the_pods_validate_rejects(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -514,42 +622,39 @@ def test_the_operator_fails_to_create_exactly_the_pods_validate_rejects(
     api = Api(cluster.kubeconfig)
     problems: list[str] = []
     unobserved: list[str] = []
-    checked = compared = failed = 0
+    checked = 0
+    counts = {"pods": (0, 0), "services": (0, 0)}  # compared, failed
     try:
-        sample = _sample(generate(), api, namespace)
-        assert len(sample) >= 50, len(sample)
+        sample = _sample(generate(), api, namespace) + _port_sample(api, namespace)
+        assert len(sample) >= 60, len(sample)
         for start in range(0, len(sample), SAMPLE_BATCH):
             batch = sample[start : start + SAMPLE_BATCH]
             expected = {job["metadata"]["name"]: _expected(job) for _, job in batch}
+            services = {job["metadata"]["name"]: _expected_services(job) for _, job in batch}
             for _, job in batch:
                 path = f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs"
                 status, body = api.post(path, job, dry_run=False)
                 assert status == 201, body
-            observed = _observe(cluster, namespace, expected)
+            observed, observed_services = _observe(cluster, namespace, expected)
             for case, job in batch:
                 name = job["metadata"]["name"]
-                seen = observed.get(name, {})
-                for kind, fields in expected[name].items():
-                    if kind not in seen:
-                        # Not attempted: the job finished first (the local cluster's pods end
-                        # within seconds), or another type's failure came first each time.
-                        unobserved.append(f"{case.id} {kind}")
-                        continue
-                    compared += 1
-                    failed += bool(seen[kind])
-                    if seen[kind] != fields:
-                        problems.append(
-                            f"{case.id} {case.mutations} {kind}: operator {sorted(seen[kind])}, "
-                            f"offline {sorted(fields)}"
-                        )
+                for label, want, seen in (
+                    ("pods", expected[name], observed.get(name, {})),
+                    ("services", services[name], observed_services.get(name, {})),
+                ):
+                    done = _compare(label, case, want, seen, unobserved, problems)
+                    counts[label] = (counts[label][0] + done[0], counts[label][1] + done[1])
                 checked += 1
             cluster.kubectl("delete", "tfjobs", "--all", "-n", namespace, "--wait=true")
     finally:
         cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+    (compared, failed), (services_compared, services_failed) = counts["pods"], counts["services"]
     report = {
         "real_tfjobs": checked,
         "replica_types_compared": compared,
         "failed_creations_compared": failed,
+        "services_compared": services_compared,
+        "failed_service_creations_compared": services_failed,
         "replica_types_not_attempted": unobserved,
         "disagreements": problems,
     }
@@ -559,20 +664,40 @@ def test_the_operator_fails_to_create_exactly_the_pods_validate_rejects(
     # What the operator did not attempt proves nothing either way; enough of both outcomes must
     # have been seen.
     assert failed >= 20 and compared - failed >= 20, report
+    assert services_failed >= 5 and services_compared - services_failed >= 20, report
     assert not problems, "\n".join(problems)
+
+
+Observed = dict[str, dict[str, set[str]]]
+
+
+def _service_kind(job: str, name: str) -> str | None:
+    """The replica type (lower case) of a Service `<job>-<type>-<index>` of `job`."""
+    rest = name[len(job) + 1 :] if name.startswith(job + "-") else ""
+    kind, _, index = rest.rpartition("-")
+    return kind if kind and "-" not in kind and index.isdigit() else None
 
 
 def _observe(
     cluster: Cluster, namespace: str, expected: dict[str, dict[str, set[str]]]
-) -> dict[str, dict[str, set[str]]]:
+) -> tuple[Observed, Observed]:
     """For each job: replica type -> the fields the operator's FailedCreatePod events name for
     its pods (empty for a type of which it created a pod: SuccessfulCreatePod; the pods
     themselves may be gone already, as the local cluster's pods finish within seconds and the
-    cleanPodPolicy removes them); waits until every type is known."""
+    cleanPodPolicy removes them); the same for its Services (FailedCreateService, the port's
+    index left out; the operator says nothing of a Service it created: empty for a type with a
+    Service there). Waits until every type's pods are known, and the Services of every type
+    whose pods were created."""
     deadline = time.monotonic() + 75
-    observed: dict[str, dict[str, set[str]]] = {}
+    observed: Observed = {}
+    services: Observed = {}
     while time.monotonic() < deadline:
-        observed = defaultdict(dict)
+        observed, services = defaultdict(dict), defaultdict(dict)
+        names = [s["metadata"]["name"] for s in cluster.items("services", "-n", namespace)]
+        for job in expected:
+            for name in names:
+                if (kind := _service_kind(job, name)) is not None:
+                    services[job].setdefault(kind, set())
         for event in cluster.items("events", "-n", namespace):
             job = event["involvedObject"]["name"]
             message = event.get("message", "")
@@ -585,7 +710,19 @@ def _observe(
             if event.get("reason") == "FailedCreatePod" and match:
                 kind = match.group(1)[len(job) + 1 :].rsplit("-", 1)[0]
                 observed[job].setdefault(kind, set()).update(_event_fields(message))
-        if all(set(observed.get(j, {})) == set(types) for j, types in expected.items()):
+            match = _SERVICE_EVENT.match(message)
+            if event.get("reason") == "FailedCreateService" and match:
+                kind = match.group(1)[len(job) + 1 :].rsplit("-", 1)[0]
+                services[job].setdefault(kind, set()).update(
+                    _PORT_INDEX.sub("spec.ports[*]", f)
+                    for f in _event_fields(message, _SERVICE_EVENT)
+                )
+        pods_known = all(set(observed.get(j, {})) == set(t) for j, t in expected.items())
+        created = {(j, k) for j, kinds in observed.items() for k, f in kinds.items() if not f}
+        if pods_known and all(k in services.get(j, {}) for j, k in created):
             break
         time.sleep(2)
-    return {job: dict(kinds) for job, kinds in observed.items()}
+    return (
+        {job: dict(kinds) for job, kinds in observed.items()},
+        {job: dict(kinds) for job, kinds in services.items()},
+    )

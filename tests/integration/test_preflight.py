@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tfjob_kit.findings import Finding, Severity
+from tfjob_kit import validate
+from tfjob_kit.findings import SERVER, Finding, Severity
 from tfjob_kit.kube import preflight
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
@@ -124,6 +125,27 @@ def test_undefined_volume_mount_fails_with_the_servers_reason_and_creates_nothin
     assert found["rule"] == "server-rejects-pod"
     assert found["path"] == f"{WORKER}.containers[0].volumeMounts[0].name"
     assert tfjobs(cluster, namespace) == []
+
+
+def test_the_operators_service_is_dry_run_too(client: Client, namespace: str) -> None:
+    # The pod passes; its Service has two ports (this one and the tfjob-port the operator adds),
+    # so the unnamed one is refused, and both are 2222/TCP.
+    job = tfjob(namespace, "svc")
+    worker(job)["containers"][0]["ports"] = [{"containerPort": 2222}]
+    found = check(client, job)
+    assert {f.rule for f in found} == {"server-rejects-service"}, found
+    assert {f.origin for f in found} == {SERVER}
+    named = by_path(found)[f"{WORKER}.containers[0].ports[0].name"]
+    assert named.message.startswith(
+        f"the API server rejects Service {namespace}/svc-worker-1: spec.ports[0].name: Required"
+    ), named.message
+    assert "FailedCreateService" in named.message
+    # The second port of one number: the same words offline and from the server.
+    offline = [f for f in validate.check_object(job) if f.rule == "server-rejects-service"]
+    assert {f.path for f in offline} == {f.path for f in found}
+    duplicate = by_path(found)[f"{WORKER}.containers[0].ports"].message
+    key = '{"Name":"","Protocol":"TCP","AppProtocol":null,"Port":2222,'
+    assert f"spec.ports[1]: Duplicate value: {key}" in duplicate
 
 
 def test_pod_security_restricted_rejects_a_privileged_template(
@@ -428,7 +450,7 @@ def _kubeconfig_for(cluster: Cluster, token: str, path: Path) -> Path:
 def test_credentials_that_may_not_create_pods_warn_and_go_on(
     cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
-    # Everything the preflight reads, but not pods/create.
+    # Everything the preflight reads, but not pods/create nor services/create.
     token = cluster.service_account_token(
         namespace,
         "submitter",
@@ -446,6 +468,10 @@ def test_credentials_that_may_not_create_pods_warn_and_go_on(
     assert warning.severity == Severity.WARNING
     account = f"system:serviceaccount:{namespace}:submitter"
     assert f'user "{account}" may not create pods in namespace "{namespace}"' in warning.message
+    services = found["$.spec.tfReplicaSpecs.Worker"]
+    assert services.rule == "preflight-incomplete"
+    assert f'may not create services in namespace "{namespace}"' in services.message
+    assert "grant create on services in that namespace" in services.message
     # The rest of the preflight still ran.
     assert found[f"{WORKER}.volumes[0].configMap.name"].rule == "missing-reference"
 

@@ -167,6 +167,28 @@ MUTATIONS: list[Mutation] = [
     Mutation("port name: double hyphen", _ports({"containerPort": 80, "name": "a--b"})),
     Mutation("port name: leading hyphen", _ports({"containerPort": 80, "name": "-ab"})),
     Mutation("port name: several faults", _ports({"containerPort": 80, "name": "-A_"})),
+    # The operator's Service takes the tensorflow container's ports, all TCP, and its tfjob-port.
+    Mutation(
+        "service ports: TCP and UDP on one number",
+        _ports(
+            {"name": "dns", "containerPort": 53},
+            {"name": "dns-udp", "containerPort": 53, "protocol": "UDP"},
+        ),
+    ),
+    Mutation(
+        "service ports: 2222 not named tfjob-port", _ports({"name": "grpc", "containerPort": 2222})
+    ),
+    Mutation(
+        "service ports: several, all named",
+        _ports(
+            {"name": "tfjob-port", "containerPort": 2222},
+            {"name": "metrics", "containerPort": 9090},
+        ),
+    ),
+    Mutation(
+        "service ports: an unnamed one beside tfjob-port",
+        _ports({"name": "tfjob-port", "containerPort": 2222}, {"containerPort": 9090}),
+    ),
     Mutation(
         "port names: duplicate",
         _ports({"containerPort": 80, "name": "web"}, {"containerPort": 81, "name": "web"}),

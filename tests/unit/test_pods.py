@@ -138,3 +138,46 @@ def test_copy_is_fresh_plain_and_null_free() -> None:
     assert copied["list"][2] is not source["list"][2]
     assert operator_objects._copy([None, {"a": None}]) == [None, {}]
     assert operator_objects._copy("s") == "s" and operator_objects._copy(None) is None
+
+
+def test_service_ports_are_a_map_of_the_tensorflow_containers_ports() -> None:
+    # GetPortsFromJob: name -> number, so unnamed ports collapse into one "" (the last wins),
+    # a name's last port wins, the tfjob-port is added unless a port is named so, and the
+    # protocol is left to the server (TCP); other containers' ports are not looked at.
+    ports = [
+        {"containerPort": 1},
+        {"containerPort": 2, "protocol": "UDP"},
+        {"name": "web", "containerPort": 80},
+    ]
+    sidecar = {"name": "side", "image": "x", "ports": [{"name": "side", "containerPort": 9}]}
+    job = _job(Worker=_replica(3, container={"ports": ports}))
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"].insert(0, sidecar)
+    [(replica, service)] = operator_objects.operator_services(job)
+    assert [
+        (p.name, p.port, p.container, p.index)
+        for p in operator_objects.service_ports(replica) or []
+    ] == [
+        ("", 2, 1, 1),
+        ("web", 80, 1, 2),
+        ("tfjob-port", 2222, 1, None),
+    ]
+    assert service["metadata"]["name"] == "j-worker-2"
+    assert service["spec"] == {
+        "clusterIP": "None",
+        "selector": service["metadata"]["labels"],
+        "ports": [{"port": 2}, {"name": "web", "port": 80}, {"name": "tfjob-port", "port": 2222}],
+    }
+    # The pods' labels less the job-role (worker 0 of a job without a chief is the master).
+    [(_, first)] = [
+        s
+        for s in operator_objects.operator_services(job, one_per_type=False)
+        if s[1]["metadata"]["name"] == "j-worker-0"
+    ]
+    assert explain.JOB_ROLE_LABEL not in first["metadata"]["labels"]
+    assert first["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+
+
+def test_no_tensorflow_container_no_service() -> None:
+    job = _job(Worker=_replica(1))
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"] = "main"
+    assert operator_objects.operator_services(job) == []

@@ -389,16 +389,16 @@ class Client:
     def dry_run_create(
         self, kind: str, namespace: str, body: dict[str, Any]
     ) -> tuple[int, dict[str, Any]]:
-        """Create with dryRun=All (nothing is stored): kind "pods" or "podgroups" (Volcano's
-        scheduling.volcano.sh/v1beta1), answered as ``_dry_run_answer`` says."""
+        """Create with dryRun=All (nothing is stored): kind "pods", "services" or "podgroups"
+        (Volcano's scheduling.volcano.sh/v1beta1), answered as ``_dry_run_answer`` says."""
 
         def send() -> Any:
-            if kind == "pods":
+            if kind in ("pods", "services"):
                 # Not CoreV1Api.create_namespaced_pod: it reads the body into its model first,
                 # which refuses what the server takes (a quantity written as a number).
                 request = self._api.param_serialize(
                     method="POST",
-                    resource_path="/api/v1/namespaces/{namespace}/pods",
+                    resource_path=f"/api/v1/namespaces/{{namespace}}/{kind}",
                     path_params={"namespace": namespace},
                     query_params=[("dryRun", "All")],
                     header_params={

@@ -2,10 +2,11 @@
 cluster before anything is stored.
 
 For every TFJob the preflight builds what the training-operator creates
-(``tfjob_kit.operator_objects``): one pod per replica type (the highest index, the longest name)
-and, for a gang job, its Volcano PodGroup. It then asks the API server, all requests in parallel:
+(``tfjob_kit.operator_objects``): one pod and its headless Service per replica type (the highest
+index, the longest name) and, for a gang job, its Volcano PodGroup. It then asks the API server,
+all requests in parallel:
 
-* a create with ``dryRun=All`` of each pod and PodGroup: validation, defaulting and every
+* a create with ``dryRun=All`` of each pod, Service and PodGroup: validation, defaulting and every
   admission step, so the namespace's Pod Security level, LimitRange, a ResourceQuota one pod
   already exceeds, the ServiceAccount and PriorityClass admission plugins and admission webhooks
   all answer as they will answer the operator;
@@ -22,9 +23,10 @@ With ``the_jobs`` (``tfjob-kit validate --server``; the module's apply dry-runs 
 the TFJob is dry-run too (server-side apply): its schema, metadata and the operator's webhook.
 
 Findings (rule ids in ``rules.registry.PREFLIGHT``, so configurations can re-level them):
-``server-rejects-tfjob``, ``server-rejects-pod`` and ``server-rejects-podgroup`` (the server's
-field errors, mapped to the TFJob: pod ``spec.X`` is
-``$.spec.tfReplicaSpecs.<key>.template.spec.X``), ``quota-exceeded``,
+``server-rejects-tfjob``, ``server-rejects-pod``, ``server-rejects-service`` and
+``server-rejects-podgroup`` (the server's field errors, mapped to the TFJob: pod ``spec.X`` is
+``$.spec.tfReplicaSpecs.<key>.template.spec.X``, a Service's port the container port it comes
+from), ``quota-exceeded``,
 ``missing-reference``, and ``preflight-incomplete`` (a WARNING: the credentials may not do one
 of the requests; the finding names the verb, resource and namespace to grant). Every one has
 origin ``server`` (findings.SERVER), where the offline rules' have ``offline``.
@@ -33,6 +35,7 @@ Permissions the preflight uses (least privilege; a dry run stores nothing):
 
 =============================  ==========================================================
 ``create pods``                in the job's namespace, with ``dryRun=All``
+``create services``            in the job's namespace, with ``dryRun=All``
 ``create podgroups``           ``scheduling.volcano.sh``, in the namespace (gang jobs only)
 ``get serviceaccounts``        in the namespace, the names the pods use
 ``get secrets``, ``get configmaps``, ``get persistentvolumeclaims``: in the namespace, the
@@ -44,7 +47,7 @@ Permissions the preflight uses (least privilege; a dry run stores nothing):
 =============================  ==========================================================
 
 Not judged: image pull secrets (a missing one only matters for a private registry), keys inside
-Secrets and ConfigMaps, ResourceQuotas with scopes, and the Services the operator creates.
+Secrets and ConfigMaps, and ResourceQuotas with scopes.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from tfjob_kit.rules import server as server_rules
 
 WORKERS = 16
 POD_RULE = server_rules.POD_RULE
+SERVICE_RULE = server_rules.SERVICE_RULE
 PODGROUP_RULE = "server-rejects-podgroup"
 QUOTA_RULE = "quota-exceeded"
 MISSING_RULE = "missing-reference"
@@ -133,6 +137,8 @@ class _Job:
     group: dict[str, Any] | None
     refs: dict[_Ref, list[str]] = field(default_factory=dict)  # ref -> TFJob paths
     answers: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # per pod
+    services: list[tuple[Replica, dict[str, Any]]] = field(default_factory=list)
+    service_answers: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 
 def _severity(rule_id: str) -> Severity:
@@ -429,6 +435,30 @@ def _pod_findings(
     )
 
 
+def _service_findings(
+    job: _Job, replica: Replica, service: dict[str, Any], status: int, body: dict[str, Any]
+) -> Iterator[Finding]:
+    """The server's verdict on the replica's headless Service: its field errors at the TFJob
+    fields they come from (``rules.server.service_json_path``)."""
+    name = f"Service {job.target.namespace}/{as_dict(service.get('metadata')).get('name')}"
+    if status == 409:  # a Service of that name exists, so admission passed
+        return
+    ports = operator_objects.service_ports(replica) or []
+    grant = "create on services in that namespace, or turn the preflight off"
+    for incomplete, field_path, message in object_refusals(name, status, body, grant):
+        if incomplete:
+            yield _finding(job.target, INCOMPLETE_RULE, message, replica.path)
+            continue
+        path = server_rules.service_json_path(replica, server_rules.parse_field(field_path), ports)
+        yield _finding(
+            job.target,
+            SERVICE_RULE,
+            f"{message} ({replica.key} replica): the operator cannot create it "
+            "(FailedCreateService) and the job hangs",
+            path if field_path else f"{replica.path}.template.spec.containers",
+        )
+
+
 def _job_findings(target: Target, status: int, body: dict[str, Any]) -> Iterator[Finding]:
     """The server's verdict on the TFJob itself (CRD schema, metadata, the operator's webhook)."""
     name = f"TFJob {target.namespace}/{target.name}"
@@ -584,7 +614,8 @@ def _prepare(target: Target) -> _Job:
         gang_scheduler=VOLCANO if group is not None else "",
         one_per_type=True,
     )
-    job = _Job(target, built, group)
+    services = operator_objects.operator_services(content, namespace=namespace)
+    job = _Job(target, built, group, services=services)
     for replica, pod in built:
         for ref, path in _references(replica, pod, namespace):
             job.refs.setdefault(ref, [])
@@ -622,6 +653,7 @@ def check(
         if the_jobs:
             job_answers[index] = next(answers)
         job.answers = [next(answers) for _ in job.pods]
+        job.service_answers = [next(answers) for _ in job.services]
         if job.group is not None:
             group_answers[index] = next(answers)
     ref_answers = {ref: next(answers) for ref in refs}
@@ -635,6 +667,10 @@ def check(
             job_found.extend(_job_findings(job.target, *job_answers[index]))
         for (replica, pod), (status, body) in zip(job.pods, job.answers, strict=True):
             job_found.extend(_pod_findings(job, replica, pod, status, body))
+        for (replica, service), (status, body) in zip(
+            job.services, job.service_answers, strict=True
+        ):
+            job_found.extend(_service_findings(job, replica, service, status, body))
         if index in group_answers:
             job_found.extend(_group_findings(job, *group_answers[index]))
         job_found.extend(_ref_findings(job, ref_answers))
@@ -642,6 +678,7 @@ def check(
         job_found += _quota_part(job, job_found, quotas.get(job.target.namespace), summed, counted)
         answered = [
             *job.answers,
+            *job.service_answers,
             *(a for i, a in (*job_answers.items(), *group_answers.items()) if i == index),
         ]
         if any(_namespace_missing(status, body) for status, body in answered):
@@ -667,7 +704,8 @@ def _calls(
     field_manager: str,
 ) -> list[Callable[[], Any]]:
     """Every request of the preflight, in the order check reads the answers: each job's own
-    dry run, its pods' and its PodGroup's; then each reference; then each namespace's quotas."""
+    dry run, its pods', its Services' and its PodGroup's; then each reference; then each
+    namespace's quotas."""
     calls: list[Callable[[], Any]] = []
     for job in jobs:
         namespace = job.target.namespace
@@ -677,6 +715,8 @@ def _calls(
             )
         for _, pod in job.pods:
             calls.append(partial(client.dry_run_create, "pods", namespace, pod))
+        for _, service in job.services:
+            calls.append(partial(client.dry_run_create, "services", namespace, service))
         if job.group is not None:
             calls.append(partial(client.dry_run_create, "podgroups", namespace, job.group))
     for ref in refs:

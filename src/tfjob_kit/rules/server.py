@@ -1,6 +1,7 @@
 """Rules on what the API server rejects: the pods the operator would create from each replica
-(``ValidatePodCreate``, ported in :mod:`tfjob_kit.podcheck`) and the TFJob's own metadata
-(``ValidateObjectMetaAccessor``, as apiextensions validates a custom resource's).
+(``ValidatePodCreate``, ported in :mod:`tfjob_kit.podcheck`), their headless Services
+(``ValidateServiceCreate``) and the TFJob's own metadata (``ValidateObjectMetaAccessor``, as
+apiextensions validates a custom resource's).
 
 Each finding quotes the server's message (``FieldError.message``) at the JSON path of the TFJob
 field the pod's field comes from. A finding at a path where another rule already reports an
@@ -19,9 +20,11 @@ from tfjob_kit.podcheck import meta as podmeta
 from tfjob_kit.podcheck import names
 from tfjob_kit.podcheck.field import ErrorType, FieldError, Key, Path
 from tfjob_kit.podcheck.pod import validate_pod
+from tfjob_kit.podcheck.service import validate_service
 from tfjob_kit.rules.registry import rule
 
 POD_RULE = "server-rejects-pod"
+SERVICE_RULE = "server-rejects-service"
 METADATA_RULE = "server-rejects-metadata"
 
 _FIXES = {
@@ -207,4 +210,73 @@ def _metadata_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tup
         )
 
 
-SERVER_RULES = (POD_RULE, METADATA_RULE)
+def service_json_path(
+    replica: Replica, path: Path, ports: list[operator_objects.ServicePort]
+) -> str:
+    """The JSON path in the TFJob of the field behind a field of the replica's Service: a port
+    is the tensorflow container's port it comes from (its ``ports`` list for the tfjob-port the
+    operator adds), its name that port's name and its number (and target port) that port's
+    ``containerPort``; the
+    Service's name is the replica's (``<job>-<type>-<index>``, as pod-name-too-long says it), its
+    namespace the job's, and its labels, selector and owner come from the job's name."""
+    if path[:2] == ("spec", "ports") and len(path) > 2:
+        at = path[2]
+        if isinstance(at, int) and 0 <= at < len(ports):
+            source = ports[at]
+            listed = _join(
+                replica.path + ".template.spec", ("containers", source.container, "ports")
+            )
+            if source.index is None:
+                return listed
+            port = child_path(listed, source.index)
+            # The Service port's number and its target port are the container port's number.
+            numbers = {"name": "name", "port": "containerPort", "targetPort": "containerPort"}
+            field = numbers.get(str(path[3])) if path[3:] else None
+            return child_path(port, field) if field else port
+    if path[:2] == ("metadata", "name"):
+        return replica.path
+    if path[:2] == ("metadata", "namespace"):
+        return json_path("metadata", "namespace")
+    return json_path("metadata", "name")
+
+
+_SERVICE_HINTS = {
+    ErrorType.REQUIRED: (
+        "the Service has several ports (the tensorflow container's, and the tfjob-port 2222 the "
+        "operator adds unless a port is named so), so each needs a name: name this port"
+    ),
+    ErrorType.DUPLICATE: (
+        "the operator gives every Service port protocol TCP, whatever the container port says, "
+        "and adds the tfjob-port 2222 unless a port is named so: give each port of the "
+        "tensorflow container its own number (name the training port tfjob-port)"
+    ),
+}
+
+
+@rule(
+    SERVICE_RULE,
+    Severity.ERROR,
+    "The API server rejects the headless Service the operator creates for each pod (its ports "
+    "come from the tensorflow container's): the operator then fails to create it "
+    "(FailedCreateService) and the job hangs.",
+    defers=True,
+)
+def _services_rejected(job: dict[str, Any], reps: list[Replica]) -> Iterator[tuple[str, str]]:
+    for replica, service in operator_objects.operator_services(job, replicas=reps):
+        ports = operator_objects.service_ports(replica) or []
+        for error in validate_service(service):
+            # Only what the pod passes: the Service's name, labels and selector are the pod's
+            # name and labels (name-invalid, pod-name-too-long and server-rejects-pod judge
+            # them), and a port's name and number are checked on the pod already (an IANA
+            # service name is a DNS-1123 label; the same port range).
+            if error.path[:2] != ("spec", "ports") or error.type is ErrorType.INVALID:
+                continue
+            yield (
+                service_json_path(replica, error.path, ports),
+                f"the API server rejects Service {service['metadata']['name']} ({replica.key} "
+                f"replica), so the operator cannot create it (FailedCreateService) and the job "
+                f"hangs: {error.message}; {_SERVICE_HINTS.get(error.type, fix_hint(error))}",
+            )
+
+
+SERVER_RULES = (POD_RULE, SERVICE_RULE, METADATA_RULE)
