@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 TEST_WORKERS ?= 3
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: venv demo test lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
+.PHONY: venv demo test test-versions lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
 	bench-bad-input clean lock \
 	cluster-build cluster-up cluster-down
 
@@ -80,6 +80,12 @@ integration: cluster-build
 test: cluster-build
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target lint sanity
 	$(BIN)/python -m pytest $(PYTEST_WORKERS) --durations=40 tests
+
+# The differential tests on every Kubernetes minor the local cluster runs (versions.toml's
+# [kubernetes] version and releases), the bootstrap on the oldest and the newest; each minor
+# built on first use. Not part of `make test`. MINORS="1.37" runs those only.
+test-versions: cluster-build
+	$(BIN)/python tools/test_versions.py $(MINORS)
 
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
 schemas: venv

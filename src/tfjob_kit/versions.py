@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +61,28 @@ class Versions:
     jobset: str = ""
     trainer: str = ""
     kueue: str = ""
+    # The other Kubernetes releases the local cluster builds and runs ([kubernetes] releases).
+    kubernetes_releases: tuple[str, ...] = ()
+    # The release's own wrapper requirements (components/go/kube/<modfile>): go.mod for
+    # [kubernetes] version, v<MAJOR>.<MINOR>.mod for the others (tools/kube_modfile.py).
+    kube_modfile: str = "go.mod"
 
     @property
     def kube_minor(self) -> tuple[str, str]:
         major, minor = self.kubernetes.lstrip("v").split(".")[:2]
         return major, minor
+
+    def for_kubernetes(self, minor: str) -> Versions:
+        """These versions with Kubernetes at the release of `minor` ("1.37", "v1.37" or the
+        release itself): the default's, or one of [kubernetes] releases."""
+        wanted = ".".join(minor.strip().lstrip("v").split(".")[:2])
+        if wanted == ".".join(self.kube_minor):
+            return self
+        for release in self.kubernetes_releases:
+            if release.lstrip("v").split(".")[:2] == wanted.split("."):
+                return replace(self, kubernetes=release, kube_modfile=f"v{wanted}.mod")
+        known = ", ".join(_minor(r) for r in sorted((self.kubernetes, *self.kubernetes_releases)))
+        raise VersionsError(f"Kubernetes {minor} is not one the local cluster runs ({known})")
 
 
 def _section_version(data: dict[str, Any], name: str, key: str = "version") -> str:
@@ -94,7 +112,21 @@ def load_versions(root: Path | None = None) -> Versions:
         jobset=_section_version(data, "jobset"),
         trainer=_section_version(data, "trainer"),
         kueue=_section_version(data, "kueue"),
+        kubernetes_releases=_releases(data),
     )
+
+
+def _minor(release: str) -> str:
+    return ".".join(release.lstrip("v").split(".")[:2])
+
+
+def _releases(data: dict[str, Any]) -> tuple[str, ...]:
+    found = data.get("kubernetes", {}).get("releases", [])
+    if not isinstance(found, list) or not all(
+        isinstance(r, str) and re.fullmatch(r"v\d+\.\d+\.\d+", r) for r in found
+    ):
+        raise VersionsError(f'{VERSIONS_FILE}: [kubernetes] releases must be ["vX.Y.Z", ...]')
+    return tuple(found)
 
 
 def charts_dir() -> Path:

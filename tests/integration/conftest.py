@@ -13,6 +13,8 @@ it found them. Knobs:
   with ``TFJOB_KIT_KEEP_CLUSTER=1`` the cluster is left running and reused by the next session
   that names it. Under ``make test``'s pytest-xdist workers each worker has a session cluster
   of its own (the name gets the worker's id).
+* ``TFJOB_KIT_TEST_KUBERNETES=<minor>``: the session's clusters run that Kubernetes minor (one
+  of versions.toml's; ``make test-versions`` sets it), built on first use.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from ._cluster import Cluster
 
 __all__ = ["TEST_PREFIX", "session_name"]
 
+KUBERNETES = os.environ.get("TFJOB_KIT_TEST_KUBERNETES", "")
+
 
 def session_name(kind: str) -> str:
     """A name no user cluster has: the test prefix, the kind and a random suffix."""
@@ -52,7 +56,7 @@ def cluster() -> Iterator[Cluster]:
     # Whatever a test starts without naming a cluster (the CLI, the local_cluster role, the
     # README's snippets) lands on the session's cluster, never on the user's default one.
     os.environ["TFJOB_KIT_CLUSTER"] = name
-    opts = local.UpOptions(name=name, tfjob_run_seconds=3.0)
+    opts = local.UpOptions(name=name, tfjob_run_seconds=3.0, kubernetes_version=KUBERNETES)
     # Progress (a cold build takes minutes) goes to the real stderr, past pytest's capture.
     progress = sys.__stderr__ or sys.stderr
     kubeconfig = local.up(opts, out=progress)
@@ -79,7 +83,8 @@ def bare_cluster() -> Iterator[Cluster]:
     """A second local cluster without addons: no TFJob or Volcano CRDs, no operator. Only for
     the module that asks for it (a cluster left running would hold ports other tests check)."""
     name = session_name("bare")
-    kubeconfig = local.up(local.UpOptions(name=name, addons=False), out=io.StringIO())
+    opts = local.UpOptions(name=name, addons=False, kubernetes_version=KUBERNETES)
+    kubeconfig = local.up(opts, out=io.StringIO())
     try:
         yield Cluster(kubeconfig, name)
     finally:

@@ -17,6 +17,7 @@ import yaml
 from tfjob_kit.cluster import build, local, ports
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.paths import kwok_workdir
+from tfjob_kit.versions import load_versions
 
 from ._sockets import listeners_of_port
 
@@ -127,11 +128,22 @@ def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
 
     assert cli("status").returncode == 1
     assert cli("kubeconfig").returncode == 1
+    versions = load_versions()
+    pinned = ".".join(versions.kube_minor)
     try:
         up = cli(
-            "up", "--no-addons", "--cpu-nodes", "0", "--gpu-nodes", "3", "--gpus-per-node", "2"
+            *("up", "--no-addons", "--cpu-nodes", "0", "--gpu-nodes", "3", "--gpus-per-node", "2"),
+            *("--kubernetes-version", pinned),
         )
         assert up.returncode == 0, up.stderr
+        # Another minor is another cluster: refused at once, nothing built or changed.
+        other = versions.kubernetes_releases[-1]
+        moved = cli("up", "--no-addons", "--kubernetes-version", other.lstrip("v"))
+        assert moved.returncode == 2
+        assert f"runs Kubernetes {versions.kubernetes}, not {other}" in moved.stderr
+        unknown = cli("up", "--kubernetes-version", "1.99")
+        assert unknown.returncode == 2
+        assert f"Kubernetes 1.99 is not one the local cluster runs ({pinned}, " in unknown.stderr
         kubeconfig = Path(up.stdout.strip().splitlines()[-1])
         assert cli("kubeconfig").stdout.strip() == str(kubeconfig)
         status = cli("status", "-o", "json")

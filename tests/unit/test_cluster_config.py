@@ -9,7 +9,7 @@ import yaml
 
 from tfjob_kit.cluster import build, kwok, local
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
-from tfjob_kit.versions import load_versions, repo_root
+from tfjob_kit.versions import VersionsError, load_versions, repo_root
 
 
 def test_node_plan_counts_and_gpu_labels() -> None:
@@ -142,3 +142,22 @@ def test_kwokctl_config_binds_loopback_and_puts_etcd_behind_mutual_tls() -> None
     assert etcd["trusted-ca-file"]["value"] == str(pki / "ca.crt")
     assert apiserver["etcd-servers"]["value"] == "https://127.0.0.1:23790"
     assert apiserver["etcd-certfile"]["value"] == str(pki / "admin.crt")
+
+
+def test_another_kubernetes_release_is_built_from_its_own_requirements() -> None:
+    versions = load_versions()
+    assert versions.for_kubernetes(".".join(versions.kube_minor)) is versions
+    assert versions.kubernetes_releases, "versions.toml names no other Kubernetes release"
+    wrapper = repo_root() / "components" / "go" / "kube"
+    for release in versions.kubernetes_releases:
+        minor = ".".join(release.lstrip("v").split(".")[:2])
+        other = versions.for_kubernetes(minor)
+        assert other.kubernetes == release and versions.for_kubernetes(release) == other
+        kube = build.components(other)["kube"]
+        assert (kube.dirname, kube.modfile) == (f"kube-{release}", f"v{minor}.mod")
+        assert build.components(other)["kubectl"] == build.components(versions)["kubectl"]
+        requirements = (wrapper / kube.modfile).read_text()
+        assert f"\tk8s.io/kubernetes {release}\n" in requirements, kube.modfile
+        assert (wrapper / f"v{minor}.sum").is_file()
+    with pytest.raises(VersionsError, match=r"Kubernetes 1\.99 is not one the local cluster runs"):
+        versions.for_kubernetes("1.99")

@@ -24,6 +24,7 @@ ROLE_OPTIONS: dict[str, Any] = {
     "local_cluster_cpu_nodes": UP.nodes.cpu_nodes,
     "local_cluster_gpu_nodes": UP.nodes.gpu_nodes,
     "local_cluster_gpus_per_node": UP.nodes.gpus_per_node,
+    "local_cluster_kubernetes_version": UP.kubernetes_version,
     "local_cluster_addons": UP.addons,
     "local_cluster_jobset": UP.jobset,
     "local_cluster_trainer": UP.trainer,

@@ -257,21 +257,21 @@ def _kube_version_flags(version: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _kube_expected(v: Versions) -> dict[str, str]:
-    staging = "v0." + v.kubernetes.lstrip("v").split(".", 1)[1]
-    return {"k8s.io/kubernetes": v.kubernetes, "k8s.io/api": staging, "k8s.io/apiserver": staging}
+def _kube_expected(release: str) -> dict[str, str]:
+    staging = "v0." + release.lstrip("v").split(".", 1)[1]
+    return {"k8s.io/kubernetes": release, "k8s.io/api": staging, "k8s.io/apiserver": staging}
 
 
 def _build_kube(c: Component, out: Path, b: Builder) -> None:
-    b.check_requires(c, _kube_expected(b.versions))
+    b.check_requires(c, _kube_expected(c.version))
     flags = _ldflags(*_kube_version_flags(c.version))
-    _go_build(b, "kube", out / "kube", ".", flags, b.module_dir(c))
+    _go_build(b, "kube", out / "kube", ".", flags, b.module_dir(c), c)
     for name in KUBE_COMPONENTS:
         (out / name).symlink_to("kube")
 
 
 def _build_kubectl(c: Component, out: Path, b: Builder) -> None:
-    b.check_requires(c, _kube_expected(b.versions))
+    b.check_requires(c, _kube_expected(c.version))
     flags = _ldflags(*_kube_version_flags(c.version))
     _go_build(b, "kubectl", out / "kubectl", "./kubectl", flags, b.module_dir(c))
 
@@ -406,6 +406,7 @@ def components(versions: Versions) -> dict[str, Component]:
             _build_kube,
             "kube",
             "kube-apiserver/-controller-manager/-scheduler multi-call binary (slowest)",
+            modfile=v.kube_modfile,
         ),
         Component(
             "kwok", v.kwok, ("kwokctl", "kwok"), _build_kwok, None, "kwokctl + kwok controller"
@@ -488,9 +489,12 @@ def build_all(
     with_kubectl: bool | None = None,
     force: bool = False,
     out: TextIO | None = None,
+    versions: Versions | None = None,
 ) -> list[Built]:
+    """Build (or find cached) the components named (default: ``DEFAULT``) at `versions`
+    (versions.toml's; ``Versions.for_kubernetes`` for another Kubernetes release)."""
     root = repo_root()
-    versions = load_versions(root)
+    versions = versions or load_versions(root)
     builder = Builder(versions, root, out=out or sys.stderr)
     table = components(versions)
     todo = [n for n in wanted(names, with_kubectl) if n in table]

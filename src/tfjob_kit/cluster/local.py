@@ -131,12 +131,26 @@ def _ready_nodes(kubectl: Kubectl) -> int:
     return proc.stdout.split().count("True") if proc.returncode == 0 else 0
 
 
+def cluster_versions(opts: UpOptions, versions: Versions) -> Versions:
+    """The versions the cluster runs: Kubernetes at ``opts.kubernetes_version``, else at the
+    minor an existing cluster was made with, else versions.toml's. A cluster is not moved to
+    another minor: that is a new cluster."""
+    made = load_state(opts.name).get("kubernetes") if cluster_dir(opts.name).exists() else None
+    chosen = versions.for_kubernetes(opts.kubernetes_version or made or versions.kubernetes)
+    if made and chosen.kube_minor != tuple(made.lstrip("v").split(".")[:2]):
+        raise ClusterError(
+            f"cluster {opts.name!r} runs Kubernetes {made}, not {chosen.kubernetes}: remove it "
+            f"first (`tfjob-kit cluster down --name {opts.name}`) or name another cluster"
+        )
+    return chosen
+
+
 def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     """Start (or reuse) the local cluster; returns the kubeconfig path."""
     opts = opts or UpOptions()
     out = out or sys.stderr
     root = repo_root()
-    versions = load_versions(root)
+    versions = cluster_versions(opts, load_versions(root))
     started = time.monotonic()
     needed = [
         *build.CORE,
@@ -145,7 +159,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         *(["trainer"] if opts.trainer else []),
         *(["kueue"] if opts.kueue else []),
     ]
-    build.build_all(needed, with_kubectl=None, out=out)
+    build.build_all(needed, with_kubectl=None, out=out, versions=versions)
 
     kc = kubeconfig_path(opts.name)
     if cluster_dir(opts.name).exists():

@@ -27,6 +27,9 @@ class UpOptions:
 
     name: str = DEFAULT_NAME
     nodes: NodePlan = field(default_factory=NodePlan)
+    # The Kubernetes minor it runs ("1.37"): "" is versions.toml's [kubernetes] version, or for
+    # a cluster that exists, the minor it was made with; another is one of [kubernetes] releases.
+    kubernetes_version: str = ""
     # Run the real training-operator, Volcano and the rendezvous stand-in as local processes.
     addons: bool = True
     # Register the operator's validating webhook (only with addons).

@@ -23,15 +23,19 @@ from tfjob_kit.cluster.options import (
     is_schedule_period,
 )
 from tfjob_kit.cluster.paths import ClusterError, validate_cluster_name
-from tfjob_kit.versions import VersionsError
+from tfjob_kit.versions import VersionsError, load_versions
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    versions = load_versions()
     results = build.build_all(
-        args.components or None, with_kubectl=args.with_kubectl, force=args.force
+        args.components or None,
+        with_kubectl=args.with_kubectl,
+        force=args.force,
+        versions=versions.for_kubernetes(args.kubernetes_version or versions.kubernetes),
     )
     for item in results:
         how = "cached" if item.cached else f"built in {item.seconds:.0f}s"
@@ -42,6 +46,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_up(args: argparse.Namespace) -> int:
     opts = UpOptions(
         name=args.name,
+        kubernetes_version=args.kubernetes_version,
         nodes=NodePlan(
             cpu_nodes=args.cpu_nodes, gpu_nodes=args.gpu_nodes, gpus_per_node=args.gpus_per_node
         ),
@@ -211,6 +216,21 @@ def _build_arguments(p: argparse.ArgumentParser) -> None:
         help="also build kubectl (default: only when none is on PATH)",
     )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
+    _kubernetes_version_argument(p, "build")
+
+
+def _kubernetes_version_argument(p: argparse.ArgumentParser, what: str) -> None:
+    releases = load_versions()
+    minors = [".".join(r.lstrip("v").split(".")[:2]) for r in releases.kubernetes_releases]
+    default = ".".join(releases.kube_minor)
+    p.add_argument(
+        "--kubernetes-version",
+        metavar="MINOR",
+        default=UpOptions().kubernetes_version,
+        help=f"the Kubernetes minor to {what}: {default} (the default) or one of "
+        f"{', '.join(minors) or 'none'} (versions.toml [kubernetes] releases)"
+        + ("; an existing cluster keeps the minor it was made with" if what == "run" else ""),
+    )
 
 
 def _on_off(value: bool) -> str:
@@ -260,6 +280,7 @@ def _up_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-nodes", type=int, default=up.nodes.cpu_nodes)
     p.add_argument("--gpu-nodes", type=int, default=up.nodes.gpu_nodes)
     p.add_argument("--gpus-per-node", type=int, default=up.nodes.gpus_per_node)
+    _kubernetes_version_argument(p, "run")
     _component_arguments(p, up)
     p.add_argument(
         "--tfjob-run-seconds",
