@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tfjob_kit.cluster import build  # noqa: E402
 from tfjob_kit.cluster.paths import bin_root  # noqa: E402
-from tfjob_kit.versions import load_versions  # noqa: E402
+from tfjob_kit.versions import load_versions, minor_of, minor_order  # noqa: E402
 
 DIFFERENTIAL = (
     "tests/integration/test_podcheck_containers.py",
@@ -56,14 +56,6 @@ class Row:
     failed: int = 0
     minutes: float = 0.0
     disk: str = ""
-
-
-def _minor(release: str) -> str:
-    return ".".join(release.lstrip("v").split(".")[:2])
-
-
-def _order(minor: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in minor.split("."))
 
 
 def _disk(path: Path) -> str:
@@ -90,12 +82,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, help="where the table and the JUnit files go")
     args = parser.parse_args(argv)
     versions = load_versions()
-    releases = {_minor(r): r for r in (versions.kubernetes, *versions.kubernetes_releases)}
-    minors = sorted(args.minors or releases, key=_order)
+    releases = {minor_of(r): r for r in (versions.kubernetes, *versions.kubernetes_releases)}
+    minors = sorted(args.minors or releases, key=minor_order)
     unknown = [m for m in minors if m not in releases]
     if unknown:
         parser.error(f"not a minor the local cluster runs: {unknown} (known: {sorted(releases)})")
-    edges = {min(releases, key=_order), max(releases, key=_order)}
+    edges = set(versions.kubernetes_window)
     out = args.out or Path(tempfile.mkdtemp(prefix="tfjob-kit-test-versions-"))
     out.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []

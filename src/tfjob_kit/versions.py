@@ -72,6 +72,28 @@ class Versions:
         major, minor = self.kubernetes.lstrip("v").split(".")[:2]
         return major, minor
 
+    @property
+    def kubernetes_minors(self) -> list[str]:
+        """The Kubernetes minors the local cluster runs ([kubernetes] version and releases),
+        oldest first."""
+        releases = (self.kubernetes, *self.kubernetes_releases)
+        return sorted({minor_of(r) for r in releases}, key=minor_order)
+
+    @property
+    def kubernetes_window(self) -> tuple[str, str]:
+        """The oldest and the newest Kubernetes minor the toolkit supports ("1.34", "1.37"): the
+        ones ``make test-versions`` runs on."""
+        minors = self.kubernetes_minors
+        return minors[0], minors[-1]
+
+    def in_window(self, server: str) -> bool:
+        """Whether a server's version ("v1.35.2", "1.35.2-eks-1") is a minor of the window."""
+        found = re.match(r"v?(\d+)\.(\d+)", server)
+        if found is None:
+            return False
+        oldest, newest = self.kubernetes_window
+        return minor_order(oldest) <= minor_order(".".join(found.groups())) <= minor_order(newest)
+
     def for_kubernetes(self, minor: str) -> Versions:
         """These versions with Kubernetes at the release of `minor` ("1.37", "v1.37" or the
         release itself): the default's, or one of [kubernetes] releases."""
@@ -81,7 +103,7 @@ class Versions:
         for release in self.kubernetes_releases:
             if release.lstrip("v").split(".")[:2] == wanted.split("."):
                 return replace(self, kubernetes=release, kube_modfile=f"v{wanted}.mod")
-        known = ", ".join(_minor(r) for r in sorted((self.kubernetes, *self.kubernetes_releases)))
+        known = ", ".join(self.kubernetes_minors)
         raise VersionsError(f"Kubernetes {minor} is not one the local cluster runs ({known})")
 
 
@@ -116,8 +138,14 @@ def load_versions(root: Path | None = None) -> Versions:
     )
 
 
-def _minor(release: str) -> str:
+def minor_of(release: str) -> str:
+    """The minor ("1.37") of a release ("v1.37.2")."""
     return ".".join(release.lstrip("v").split(".")[:2])
+
+
+def minor_order(minor: str) -> tuple[int, ...]:
+    """A minor ("1.37") as numbers, for comparing."""
+    return tuple(int(part) for part in minor.split("."))
 
 
 def _releases(data: dict[str, Any]) -> tuple[str, ...]:

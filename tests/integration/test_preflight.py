@@ -26,6 +26,7 @@ from tfjob_kit.kube import preflight
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.task import Request, TaskError, run
+from tfjob_kit.versions import load_versions
 
 from ._ansible import run_playbook, run_tasks
 from ._cluster import Cluster
@@ -638,6 +639,22 @@ def _failure(output: str) -> dict[str, Any]:
     assert len(failed) == 1, output[-4000:]
     result: dict[str, Any] = json.loads(failed[0].split("FAILED! => ", 1)[1])
     return result
+
+
+def test_site_preflight_refuses_a_kubernetes_outside_the_window(cluster: Cluster) -> None:
+    # The session's cluster runs the window's default minor; a window that ends below it (as
+    # for a newer server) and one that starts above it (an older server) are refused alike.
+    versions = load_versions()
+    running = ".".join(versions.kube_minor)
+    below = f"1.{int(versions.kube_minor[1]) - 1}"
+    above = f"1.{int(versions.kube_minor[1]) + 1}"
+    for extra in (f"tfjob_kit_max_kubernetes={below}", f"tfjob_kit_min_kubernetes={above}"):
+        rc, output = _site_preflight(cluster.kubeconfig, "-e", extra)
+        assert rc == 2, output[-4000:]
+        message = _failure(output)["msg"]
+        assert message.startswith(f"the cluster runs Kubernetes {running}."), message
+        assert "(make test-versions)" in message and "tfjob_kit_max_kubernetes" in message
+    assert versions.in_window(running)
 
 
 def test_site_preflight_names_each_permission_the_credentials_lack(

@@ -9,6 +9,7 @@ import yaml
 
 from tfjob_kit.cluster import build, kwok, local
 from tfjob_kit.cluster.nodes import NodePlan, node_manifests
+from tfjob_kit.kube import server_verdict
 from tfjob_kit.versions import VersionsError, load_versions, repo_root
 
 
@@ -161,3 +162,18 @@ def test_another_kubernetes_release_is_built_from_its_own_requirements() -> None
         assert (wrapper / f"v{minor}.sum").is_file()
     with pytest.raises(VersionsError, match=r"Kubernetes 1\.99 is not one the local cluster runs"):
         versions.for_kubernetes("1.99")
+
+
+def test_the_window_is_the_minors_the_local_cluster_runs() -> None:
+    versions = load_versions()
+    oldest, newest = versions.kubernetes_window
+    assert versions.kubernetes_minors[0] == oldest and versions.kubernetes_minors[-1] == newest
+    major, minor = (int(part) for part in oldest.split("."))
+    newest_minor = int(newest.split(".")[1])
+    assert versions.in_window(f"v{oldest}.0") and versions.in_window(f"{newest}.9-eks-1a2b")
+    assert not versions.in_window(f"v{major}.{minor - 1}.9")
+    assert not versions.in_window(f"v{major}.{newest_minor + 1}.0")
+    assert not versions.in_window("garbage")
+    assert server_verdict.version_warnings(f"v{oldest}.1") == []
+    (warning,) = server_verdict.version_warnings(f"v{major}.{newest_minor + 1}.0")
+    assert f"tfjob-kit is tested on {oldest} to {newest} (make test-versions)" in warning

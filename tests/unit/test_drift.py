@@ -32,6 +32,7 @@ from tfjob_kit.kube import diagnose, jobs
 from tfjob_kit.kube.info import Query
 from tfjob_kit.kube.status import VOLCANO_ALIASES, VOLCANO_FINISHED, WAIT_CONDITIONS
 from tfjob_kit.kube.task import Request
+from tfjob_kit.versions import load_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = sorted(p for p in (ROOT / "roles").iterdir() if (p / "defaults" / "main.yml").is_file())
@@ -152,9 +153,12 @@ def test_objects_info_documents_each_query_option_as_it_checks_it() -> None:
 
 
 def _minimum() -> str:
-    minimum: str = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["minimum"]
-    assert re.fullmatch(r"1\.[0-9]+", minimum), minimum
-    return minimum
+    """The oldest minor of the toolkit's window (versions.toml [kubernetes])."""
+    return load_versions().kubernetes_window[0]
+
+
+def _newest() -> str:
+    return load_versions().kubernetes_window[1]
 
 
 def _chart(name: str) -> dict[str, Any]:
@@ -171,18 +175,25 @@ def test_the_toolkits_charts_need_the_minimum(chart: str) -> None:
     assert _chart(chart)["kubeVersion"] == f">={_minimum()}.0-0"
 
 
+def test_the_operator_chart_names_the_newest() -> None:
+    annotations = _chart("training-operator")["annotations"]
+    assert annotations["tfjob-kit.io/kubernetes-newest"] == _newest()
+
+
 @pytest.mark.parametrize("chart", ["jobset", "trainer"])
 def test_the_trainer_charts_need_trainers_minimum(chart: str) -> None:
-    """Kubeflow Trainer v2, which these are installed for, needs a newer Kubernetes."""
+    """Kubeflow Trainer v2's own floor, which these are installed for (site.yml's preflight
+    holds a cluster to the toolkit's window first)."""
     minimum = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["trainer_minimum"]
-    assert _version(minimum) > _version(_minimum())
+    assert _version(minimum) <= _version(_newest())
     assert _chart(chart)["kubeVersion"] == f">={minimum}.0-0"
 
 
 def test_the_kueue_chart_needs_kueues_minimum() -> None:
-    """Kueue v0.19 needs a newer Kubernetes than the toolkit's floor."""
+    """Kueue v0.19's own floor (site.yml's preflight holds a cluster to the toolkit's window
+    first)."""
     minimum = tomllib.loads((ROOT / "versions.toml").read_text())["kubernetes"]["kueue_minimum"]
-    assert _version(minimum) > _version(_minimum())
+    assert _version(minimum) <= _version(_newest())
     assert _chart("kueue")["kubeVersion"] == f">={minimum}.0-0"
 
 
@@ -194,17 +205,20 @@ def test_the_other_charts_run_on_the_minimum(chart: str) -> None:
     assert _version(match.group(1)) <= _version(_minimum())
 
 
-def test_the_readme_states_the_minimum() -> None:
+def test_the_readme_states_the_window() -> None:
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert f"Kubernetes is {_minimum()} or newer" in text
+    assert f"Kubernetes is {_minimum()} or newer and at most {_newest()}" in text
 
 
-def _site_minimum(*extra: str) -> str:
-    """What site.yml's version preflight compares against, rendered by Ansible."""
+def _site_minimum(*extra: str, key: str = "tfjob_kit_minimum") -> str:
+    """What site.yml's version preflight compares against (its `key`), rendered by Ansible."""
     plays = yaml.safe_load((ROOT / "playbooks" / "site.yml").read_text())
     tasks = [t for play in plays for t in play.get("tasks", [])]
     (preflight,) = [t for t in tasks if "tfjob_kit_minimum" in t.get("vars", {})]
-    expression = preflight["vars"]["tfjob_kit_minimum"].strip()
+    chart = preflight["vars"]["tfjob_kit_operator_chart"].strip()
+    expression = (
+        preflight["vars"][key].strip().replace("tfjob_kit_operator_chart", f"({chart[2:-2]})")
+    )
     result = subprocess.run(
         [
             str(Path(sys.executable).parent / "ansible"),
@@ -230,9 +244,11 @@ def _site_minimum(*extra: str) -> str:
     return found.group(1)
 
 
-def test_site_yml_preflight_reads_the_minimum_from_the_chart() -> None:
+def test_site_yml_preflight_reads_the_window_from_the_chart() -> None:
     assert _site_minimum() == _minimum()
     assert _site_minimum("-e", "tfjob_kit_min_kubernetes=1.31") == "1.31"
+    assert _site_minimum(key="tfjob_kit_newest") == _newest()
+    assert _site_minimum("-e", "tfjob_kit_max_kubernetes=1.40", key="tfjob_kit_newest") == "1.40"
 
 
 # --------------------------------------------------------------------------- roles

@@ -220,15 +220,15 @@ def _build_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _kubernetes_version_argument(p: argparse.ArgumentParser, what: str) -> None:
-    releases = load_versions()
-    minors = [".".join(r.lstrip("v").split(".")[:2]) for r in releases.kubernetes_releases]
-    default = ".".join(releases.kube_minor)
+    versions = load_versions()
+    default = ".".join(versions.kube_minor)
+    others = [m for m in versions.kubernetes_minors if m != default]
     p.add_argument(
         "--kubernetes-version",
         metavar="MINOR",
         default=UpOptions().kubernetes_version,
         help=f"the Kubernetes minor to {what}: {default} (the default) or one of "
-        f"{', '.join(minors) or 'none'} (versions.toml [kubernetes] releases)"
+        f"{', '.join(others) or 'none'} (versions.toml [kubernetes] releases)"
         + ("; an existing cluster keeps the minor it was made with" if what == "run" else ""),
     )
 

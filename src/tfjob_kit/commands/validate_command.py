@@ -126,6 +126,7 @@ def _ask_the_server(
         connection = Connection.from_options(
             {"kubeconfig": args.kubeconfig, "context": args.context}
         )
-        add_server_findings(docs, result, rule_config, connection, args.namespace)
+        for warning in add_server_findings(docs, result, rule_config, connection, args.namespace):
+            print(f"tfjob-kit validate: warning: {warning}", file=sys.stderr)
     except KubeError as exc:
         raise UsageError(f"--server: {exc}") from None

@@ -503,6 +503,12 @@ class Client:
             raise unreachable(self.host, transport_reason(exc)) from None
         return 200, ""
 
+    def server_version(self) -> str:
+        """The API server's gitVersion ("v1.37.2", "v1.35.1-eks-3b9e8f2")."""
+        with self.errors("read", what="the API server's version"):
+            info = self._version.get_code(_request_timeout=REQUEST_TIMEOUT)
+        return str(info.git_version)
+
     def access_review(self, attributes: dict[str, str]) -> dict[str, Any]:
         """A SelfSubjectAccessReview of resourceAttributes (verb, group, resource, namespace...):
         the server's status (allowed, denied, reason, evaluationError). The server answers it

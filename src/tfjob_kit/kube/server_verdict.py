@@ -25,6 +25,7 @@ from tfjob_kit.manifests import Document
 from tfjob_kit.rules.server import SERVER_RULES
 from tfjob_kit.validate import DocumentResult, Report
 from tfjob_kit.validate_trainer import RUNTIME_NOT_FOUND
+from tfjob_kit.versions import load_versions
 
 
 def add_server_findings(
@@ -33,10 +34,11 @@ def add_server_findings(
     rule_config: config.RuleConfig,
     connection: Connection,
     namespace: str | None = None,
-) -> None:
+) -> list[str]:
     """Ask the cluster about each TFJob and Trainer object of `docs` (a namespace-less one goes
     to `namespace`, else the connection's, else 'default') and add its findings to `result`'s.
-    Raises KubeError when the cluster cannot be asked."""
+    Returns warnings about the cluster itself (a Kubernetes outside the window the toolkit is
+    tested on). Raises KubeError when the cluster cannot be asked."""
     default_namespace = namespace or connection.namespace() or "default"
     chosen: list[tuple[DocumentResult, preflight.Target]] = []
     trainer: list[tuple[DocumentResult, trainer_preflight.TrainerTarget]] = []
@@ -57,8 +59,9 @@ def add_server_findings(
             content.setdefault("metadata", {}).setdefault("namespace", default_namespace)
             chosen.append((doc_result, preflight.Target(doc.source, doc.index, content, doc.line)))
     if not chosen and not trainer:
-        return
+        return []
     with Client(connection) as client:
+        warnings = version_warnings(client.server_version())
         found = preflight.check(client, [t for _, t in chosen], rule_config, the_jobs=True)
         found += trainer_preflight.check(client, [t for _, t in trainer], rule_config)
     judged = [(r, t.source, t.document, t.tfjob) for r, t in chosen]
@@ -76,3 +79,18 @@ def add_server_findings(
             # runtime missing from the input was looked for there (the webhook says if it is not).
             offline = [f for f in offline if f.rule not in (*SERVER_RULES, RUNTIME_NOT_FOUND)]
         doc_result.findings = sorted([*offline, *mine], key=lambda f: (f.path, -f.severity, f.rule))
+    return warnings
+
+
+def version_warnings(server: str) -> list[str]:
+    """What to say of a server outside the Kubernetes window the toolkit is tested on."""
+    versions = load_versions()
+    if versions.in_window(server):
+        return []
+    oldest, newest = versions.kubernetes_window
+    return [
+        f"the API server runs Kubernetes {server}; tfjob-kit is tested on {oldest} to {newest} "
+        f"(make test-versions) and its offline pod checks follow {'.'.join(versions.kube_minor)}: "
+        "the server's answers (origin server) are its own, and the roles' preflight refuses "
+        "this cluster"
+    ]
