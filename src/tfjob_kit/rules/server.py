@@ -64,11 +64,39 @@ def _join(base: str, parts: Path) -> str:
     return out
 
 
+def _at(root: Any, parts: Path) -> Any:
+    """The value at `parts` below `root` (None where it is not there)."""
+    node = root
+    for part in parts:
+        if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str):
+            node = node.get(part)
+        else:
+            return None
+    return node
+
+
+def _limit_behind_request(spec: dict[str, Any], path: Path) -> Path:
+    """A request the template does not set but the server defaulted from the limit of the same
+    name (``SetDefaults_ResourceRequirements``, containers' and the pod's): the limit's path, the
+    field the value is written in."""
+    for at in range(1, len(path) - 2):
+        if path[at : at + 2] == ("resources", "requests"):
+            resources = as_dict(_at(spec, (*path[1:at], "resources")))
+            name = path[at + 2]
+            requests, limits = as_dict(resources.get("requests")), as_dict(resources.get("limits"))
+            if name not in requests and name in limits:
+                return (*path[:at], "resources", "limits", *path[at + 2 :])
+    return path
+
+
 def pod_json_path(replica: Replica, path: Path) -> str:
     """The JSON path in the TFJob of the field behind a field of the replica's pod.
 
     ``spec.…`` is the template's spec, up to the list element the operator appended (the
-    tfjob-port, TF_CONFIG), which points at the list; ``spec.restartPolicy`` is the replica's
+    tfjob-port, TF_CONFIG), which points at the list, and a request the server defaulted from a
+    limit is that limit; ``spec.restartPolicy`` is the replica's
     restartPolicy (the operator's copy); labels, annotations and finalizers are the template's
     when it has them, the job's name otherwise (the operator's labels and annotations carry it);
     the pod's name, namespace and ownerReferences come from the job's."""
@@ -78,6 +106,7 @@ def pod_json_path(replica: Replica, path: Path) -> str:
     if path[0] == "spec":
         if path[:2] == ("spec", "restartPolicy"):
             return replica.path + ".restartPolicy"
+        path = _limit_behind_request(replica.pod_spec, path)
         # A field of a list element the operator appended: the list itself.
         cut = 1 + _walk(replica.pod_spec, path, 1)
         if cut < len(path) and isinstance(path[cut], int):
