@@ -14,7 +14,6 @@ path; ``go mod tidy`` then resolves the rest through the Go module proxy.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from tfjob_kit.cluster.build import Builder  # noqa: E402
 from tfjob_kit.versions import load_versions  # noqa: E402
 
 WRAPPER = ROOT / "components" / "go" / "kube"
@@ -33,19 +33,10 @@ _GO = re.compile(r"^go (\S+)$", re.M)
 _COBRA = re.compile(r"github\.com/spf13/cobra (v\S+)")
 
 
-def _module_dir(module: str, version: str) -> Path:
-    found = subprocess.run(
-        ["go", "mod", "download", "-json", f"{module}@{version}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(json.loads(found.stdout)["Dir"])
-
-
 def modfile(release: str) -> str:
     """The wrapper's go.mod for `release` (vMAJOR.MINOR.PATCH), before ``go mod tidy``."""
-    upstream = (_module_dir("k8s.io/kubernetes", release) / "go.mod").read_text()
+    builder = Builder(load_versions(), ROOT)
+    upstream = (builder.module_download_dir("k8s.io/kubernetes", release) / "go.mod").read_text()
     staging_version = "v0." + release.lstrip("v").split(".", 1)[1]
     staging = sorted(set(_STAGING.findall(upstream)))
     go_version = _GO.search(upstream)
