@@ -99,6 +99,24 @@ def _converted(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     return docs
 
 
+def _apply_converted(cluster: Cluster, docs: list[dict[str, Any]]) -> None:
+    """Apply a conversion's runtime, then its TrainJob once Trainer's webhook finds the runtime:
+    the webhook reads runtimes from its cache, which can lag behind an apply on a busy machine
+    (it then refuses the TrainJob: `TrainingRuntime ... not found`)."""
+    runtimes = [d for d in docs if d["kind"] != "TrainJob"]
+    jobs = [d for d in docs if d["kind"] == "TrainJob"]
+    if runtimes:
+        cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(runtimes))
+    deadline = time.monotonic() + 60
+    while True:
+        proc = cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(jobs), check=False)
+        if proc.returncode == 0:
+            return
+        lagging = "not found" in proc.stderr and "runtimeRef" in proc.stderr
+        assert lagging and time.monotonic() < deadline, proc.stdout + proc.stderr
+        time.sleep(1)
+
+
 def _claims(tfjob: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     """The PersistentVolumeClaims the job's pods mount (examples/tfjobs/gpu-chief.yaml's
     checkpoints), each bound to a PersistentVolume of its own (named after the namespace, and
@@ -162,7 +180,7 @@ def test_every_tfjob_runs_as_a_trainjob_with_the_tf_config_explain_gives(
         if claims:
             trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(claims))
         docs = _converted(tfjob, namespace)
-        trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+        _apply_converted(trainer_cluster, docs)
         v1, _ = convert.to_v1(tfjob)
         v1["metadata"]["namespace"] = namespace
         jobs.append((where, v1, docs, namespace))
@@ -388,7 +406,7 @@ def test_a_gang_trainjob_under_volcano_is_never_partly_placed(trainer_cluster: C
             tfjob["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 10
             docs, _ = convert.to_trainjob(tfjob, gang_scheduler="volcano")
             assert docs[0]["spec"]["podGroupPolicy"] == {"volcano": {}}
-            trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+            _apply_converted(trainer_cluster, docs)
             names.append(docs[1]["metadata"]["name"])
         seen_whole: set[str] = set()
         deadline = time.monotonic() + 180
