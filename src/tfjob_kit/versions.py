@@ -97,11 +97,11 @@ class Versions:
     def for_kubernetes(self, minor: str) -> Versions:
         """These versions with Kubernetes at the release of `minor` ("1.37", "v1.37" or the
         release itself): the default's, or one of [kubernetes] releases."""
-        wanted = ".".join(minor.strip().lstrip("v").split(".")[:2])
-        if wanted == ".".join(self.kube_minor):
+        wanted = minor_of(minor.strip())
+        if wanted == minor_of(self.kubernetes):
             return self
         for release in self.kubernetes_releases:
-            if release.lstrip("v").split(".")[:2] == wanted.split("."):
+            if minor_of(release) == wanted:
                 return replace(self, kubernetes=release, kube_modfile=f"v{wanted}.mod")
         known = ", ".join(self.kubernetes_minors)
         raise VersionsError(f"Kubernetes {minor} is not one the local cluster runs ({known})")

@@ -64,7 +64,7 @@ from tfjob_kit.cluster.procs import (
     wait,
 )
 from tfjob_kit.cluster.training_operator import OPERATOR_NAMESPACE
-from tfjob_kit.versions import Versions, VersionsError, load_versions, repo_root
+from tfjob_kit.versions import Versions, VersionsError, load_versions, minor_of, repo_root
 
 __all__ = [
     "DEFAULT_NAME",
@@ -137,7 +137,7 @@ def cluster_versions(opts: UpOptions, versions: Versions) -> Versions:
     another minor: that is a new cluster."""
     made = load_state(opts.name).get("kubernetes") if cluster_dir(opts.name).exists() else None
     chosen = versions.for_kubernetes(opts.kubernetes_version or made or versions.kubernetes)
-    if made and chosen.kube_minor != tuple(made.lstrip("v").split(".")[:2]):
+    if made and minor_of(chosen.kubernetes) != minor_of(made):
         raise ClusterError(
             f"cluster {opts.name!r} runs Kubernetes {made}, not {chosen.kubernetes}: remove it "
             f"first (`tfjob-kit cluster down --name {opts.name}`) or name another cluster"

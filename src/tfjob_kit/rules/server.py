@@ -245,9 +245,9 @@ def service_json_path(
     """The JSON path in the TFJob of the field behind a field of the replica's Service: a port
     is the tensorflow container's port it comes from (its ``ports`` list for the tfjob-port the
     operator adds), its name that port's name and its number (and target port) that port's
-    ``containerPort``; the
-    Service's name is the replica's (``<job>-<type>-<index>``, as pod-name-too-long says it), its
-    namespace the job's, and its labels, selector and owner come from the job's name."""
+    ``containerPort``; the Service's name is the replica's (``<job>-<type>-<index>``, as
+    pod-name-too-long says it), its namespace the job's, and its labels, selector and owner come
+    from the job's name."""
     if path[:2] == ("spec", "ports") and len(path) > 2:
         at = path[2]
         if isinstance(at, int) and 0 <= at < len(ports):
