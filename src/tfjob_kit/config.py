@@ -5,6 +5,8 @@ The file (``.tfjob-kit.yaml`` in the working directory, or ``--config FILE``) re
     rules:
       image-latest: off        # disable
       gpu-on-ps: error         # re-level: error | warning | info
+    kubernetes-version: "1.35" # judge pods as this minor's API server does (default: the
+                               # default local cluster's; --server: the server's)
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from typing import Any
 from tfjob_kit import rules
 from tfjob_kit.findings import Finding, Severity
 from tfjob_kit.manifests import load_path
+from tfjob_kit.podcheck import release
 
 DEFAULT_CONFIG_FILE = ".tfjob-kit.yaml"
+KUBERNETES_KEY = "kubernetes-version"
 _OFF = ("off", "disable", "disabled", "false")
 
 
@@ -29,6 +33,9 @@ class ConfigError(ValueError):
 class RuleConfig:
     disabled: frozenset[str] = frozenset()
     severities: dict[str, Severity] = field(default_factory=dict)
+    # The Kubernetes minor the pod checks follow ("1.35"); "" for the default
+    # (podcheck.release.default_minor).
+    kubernetes: str = ""
 
     def apply(self, finding: Finding) -> Finding | None:
         if finding.rule in self.disabled:
@@ -41,7 +48,7 @@ class RuleConfig:
         severities = {k: v for k, v in self.severities.items() if k not in other.disabled}
         severities.update(other.severities)
         disabled = (self.disabled - set(other.severities)) | other.disabled
-        return RuleConfig(frozenset(disabled), severities)
+        return RuleConfig(frozenset(disabled), severities, other.kubernetes or self.kubernetes)
 
 
 def _check_rule(rule_id: str, where: str) -> str:
@@ -89,20 +96,41 @@ def from_file(path: str) -> RuleConfig:
     if doc.error is not None:
         raise ConfigError(f"{path}:{doc.error.line or 1}: {doc.error.message}")
     content = doc.content
-    unknown = set(content) - {"rules"}
+    unknown = set(content) - {"rules", KUBERNETES_KEY}
     if unknown:
-        raise ConfigError(f"{path}: unknown keys {sorted(unknown)} (expected 'rules')")
+        raise ConfigError(
+            f"{path}: unknown keys {sorted(unknown)} (expected 'rules', '{KUBERNETES_KEY}')"
+        )
     settings = content.get("rules") or {}
     if not isinstance(settings, dict):
         raise ConfigError(f"{path}: 'rules' must be a mapping of rule id to off|error|warning|info")
-    return from_settings(settings, path)
+    found = from_settings(settings, path)
+    if KUBERNETES_KEY in content:
+        found = replace(found, kubernetes=kubernetes_minor(content[KUBERNETES_KEY], path))
+    return found
 
 
-def load(config_path: str | None, disable: list[str], severity: list[str]) -> RuleConfig:
+def kubernetes_minor(value: Any, where: str) -> str:
+    """A Kubernetes minor of the window the pod checks follow, from a file or an option."""
+    try:
+        return release.checked_minor(str(value))
+    except release.UnknownMinorError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def load(
+    config_path: str | None,
+    disable: list[str],
+    severity: list[str],
+    kubernetes_version: str | None = None,
+) -> RuleConfig:
     """The file (given, or .tfjob-kit.yaml when present) overridden by the command line."""
     base = RuleConfig()
     if config_path is not None:
         base = from_file(config_path)
     elif Path(DEFAULT_CONFIG_FILE).is_file():
         base = from_file(DEFAULT_CONFIG_FILE)
-    return base.merged(from_cli(disable, severity))
+    cli = from_cli(disable, severity)
+    if kubernetes_version is not None:
+        cli = replace(cli, kubernetes=kubernetes_minor(kubernetes_version, "--kubernetes-version"))
+    return base.merged(cli)

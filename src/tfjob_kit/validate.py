@@ -21,6 +21,7 @@ from tfjob_kit.manifests import (
     load_text,
     unsendable,
 )
+from tfjob_kit.podcheck import release
 
 CONVERTIBLE_KINDS = {"TensorFlowTrainingJob": "a T9k job: `tfjob-kit convert` makes it a TFJob"}
 
@@ -99,7 +100,8 @@ def _drop_nulls(value: Any) -> Any:
 def check_object(content: dict[str, Any], config: RuleConfig | None = None) -> list[Finding]:
     """Schema and rule findings for one TFJob object, configured and sorted by path."""
     config = config or RuleConfig()
-    found = rules.run(content)
+    with release.following(config.kubernetes):  # the pod checks judge as that minor
+        found = rules.run(content)
     schema_findings = schema.validate(content)
     if schema_findings:
         # Nulls are dropped by the API server: judge the object it would store. A rule that
@@ -167,7 +169,8 @@ def check_document(
         result.findings = [applied.at(doc.source, doc.index, doc.line)] if applied else []
         return result
     if validate_trainer.is_trainer_object(content):
-        found = validate_trainer.check_trainer_object(content, documents)
+        with release.following(config.kubernetes):
+            found = validate_trainer.check_trainer_object(content, documents)
         result.findings = [
             f.at(doc.source, doc.index, doc.line) for f in _configured(content, found, config)
         ]

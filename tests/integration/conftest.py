@@ -14,7 +14,8 @@ it found them. Knobs:
   that names it. Under ``make test``'s pytest-xdist workers each worker has a session cluster
   of its own (the name gets the worker's id).
 * ``TFJOB_KIT_TEST_KUBERNETES=<minor>``: the session's clusters run that Kubernetes minor (one
-  of versions.toml's; ``make test-versions`` sets it), built on first use.
+  of versions.toml's; ``make test-versions`` sets it), built on first use, and the offline pod
+  checks of the tests on them follow that minor (``podcheck.release``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pytest
 
 from _guard import TEST_PREFIX
 from tfjob_kit.cluster import local
+from tfjob_kit.podcheck import release
 
 from ._cluster import Cluster
 
@@ -61,7 +63,9 @@ def cluster() -> Iterator[Cluster]:
     progress = sys.__stderr__ or sys.stderr
     kubeconfig = local.up(opts, out=progress)
     try:
-        yield Cluster(kubeconfig, name)
+        # The offline pod checks judge as this cluster's minor does, for every test on it.
+        with release.following(KUBERNETES or None):
+            yield Cluster(kubeconfig, name)
     finally:
         if os.environ.get("TFJOB_KIT_KEEP_CLUSTER") != "1":
             local.down(name, out=progress)

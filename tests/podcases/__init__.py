@@ -21,6 +21,32 @@ from typing import Any
 AREAS = ("meta", "pod", "scheduling", "resources", "containers", "security", "volumes")
 IMAGE = "tensorflow/tensorflow:2.15.0"
 
+# A case's verdict is in its name: "ok-" ones are accepted, the others refused, on the window's
+# oldest minor. Where a newer minor changes the verdict (a gate turns on, a check tightens), an
+# area module's VERDICT_CHANGES says so: {case name: (minor, accepted from that minor on)}.
+VerdictChanges = dict[str, tuple[str, bool]]
+
+
+def accepted(name: str, minor: str | None = None) -> bool:
+    """Whether a server of ``minor`` (default: the one the pod checks follow) accepts the case
+    ``name``."""
+    from tfjob_kit.podcheck import release
+    from tfjob_kit.versions import minor_order
+
+    minor = minor or release.minor()
+    change = verdict_changes().get(name)
+    if change is not None and minor_order(minor) >= minor_order(change[0]):
+        return change[1]
+    return name.startswith("ok-")
+
+
+def verdict_changes() -> VerdictChanges:
+    """Every area's VERDICT_CHANGES."""
+    found: VerdictChanges = {}
+    for area in AREAS:
+        found.update(getattr(importlib.import_module(f"podcases.{area}"), "VERDICT_CHANGES", {}))
+    return found
+
 
 @dataclass(frozen=True)
 class Mutation:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfjob_kit import config, report
@@ -18,6 +19,7 @@ from tfjob_kit.validate import Report, validate_documents, validate_paths
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
+    from tfjob_kit.kube.connection import Connection
 
 
 def register(sub: Subparsers) -> None:
@@ -82,11 +84,18 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
         metavar="RULE=LEVEL",
         help="re-level a rule: error, warning or info (repeatable)",
     )
+    parser.add_argument(
+        "--kubernetes-version",
+        metavar="1.NN",
+        help="judge the pods as that Kubernetes minor's API server does, with its default "
+        "feature gates (default: the server's with --server, else the default local "
+        "cluster's; `tfjob-kit validate --help` lists the minors)",
+    )
 
 
 def _rule_config(args: argparse.Namespace) -> config.RuleConfig:
     try:
-        return config.load(args.config, args.disable, args.severity)
+        return config.load(args.config, args.disable, args.severity, args.kubernetes_version)
     except (config.ConfigError, InputError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -97,8 +106,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.server:
             docs = load_paths(args.paths)
+            connection = _connection(args)
+            if args.kubernetes_version is None:
+                rule_config = _follow_the_server(rule_config, connection)
             result = validate_documents(docs, rule_config)
-            _ask_the_server(docs, result, rule_config, args)
+            _ask_the_server(docs, result, rule_config, connection, args.namespace)
         else:
             # What is loaded by now (modules, schemas) outlives the run: kept out of the
             # collector's full passes meanwhile (half its time on many files).
@@ -115,18 +127,39 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.failed(fail_on) else EXIT_OK
 
 
-def _ask_the_server(
-    docs: list[Document], result: Report, rule_config: config.RuleConfig, args: argparse.Namespace
-) -> None:
+def _connection(args: argparse.Namespace) -> Connection:
     from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.connection import Connection
+
+    try:
+        return Connection.from_options({"kubeconfig": args.kubeconfig, "context": args.context})
+    except KubeError as exc:
+        raise UsageError(f"--server: {exc}") from None
+
+
+def _follow_the_server(rule_config: config.RuleConfig, connection: Connection) -> config.RuleConfig:
+    """The pod checks follow the server's minor (the window's nearest one when outside it)."""
+    from tfjob_kit.kube.api_errors import KubeError
+    from tfjob_kit.kube.server_verdict import server_minor
+
+    try:
+        return replace(rule_config, kubernetes=server_minor(connection))
+    except KubeError as exc:
+        raise UsageError(f"--server: {exc}") from None
+
+
+def _ask_the_server(
+    docs: list[Document],
+    result: Report,
+    rule_config: config.RuleConfig,
+    connection: Connection,
+    namespace: str | None,
+) -> None:
+    from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.server_verdict import add_server_findings
 
     try:
-        connection = Connection.from_options(
-            {"kubeconfig": args.kubeconfig, "context": args.context}
-        )
-        for warning in add_server_findings(docs, result, rule_config, connection, args.namespace):
+        for warning in add_server_findings(docs, result, rule_config, connection, namespace):
             print(f"tfjob-kit validate: warning: {warning}", file=sys.stderr)
     except KubeError as exc:
         raise UsageError(f"--server: {exc}") from None

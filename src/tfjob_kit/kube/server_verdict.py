@@ -22,6 +22,7 @@ from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TRAINER_KINDS
 from tfjob_kit.manifests import Document
+from tfjob_kit.podcheck import release
 from tfjob_kit.rules.server import SERVER_RULES
 from tfjob_kit.validate import DocumentResult, Report
 from tfjob_kit.validate_trainer import RUNTIME_NOT_FOUND
@@ -82,6 +83,13 @@ def add_server_findings(
     return warnings
 
 
+def server_minor(connection: Connection) -> str:
+    """The minor of the window the offline pod checks follow for this server: its own, or the
+    window's nearest when it runs another. Raises KubeError when it cannot be asked."""
+    with Client(connection) as client:
+        return release.nearest(client.server_version())
+
+
 def version_warnings(server: str) -> list[str]:
     """What to say of a server outside the Kubernetes window the toolkit is tested on."""
     versions = load_versions()
@@ -90,7 +98,7 @@ def version_warnings(server: str) -> list[str]:
     oldest, newest = versions.kubernetes_window
     return [
         f"the API server runs Kubernetes {server}; tfjob-kit is tested on {oldest} to {newest} "
-        f"(make test-versions) and its offline pod checks follow {'.'.join(versions.kube_minor)}: "
+        f"(make test-versions) and its offline pod checks follow {release.nearest(server)}: "
         "the server's answers (origin server) are its own, and the roles' preflight refuses "
         "this cluster"
     ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tfjob_kit import kueue, model, redact, trainjob
@@ -27,6 +27,7 @@ from tfjob_kit.kube.api_errors import KubeError
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TFJOB, TRAINJOB
+from tfjob_kit.kube.server_verdict import server_minor
 
 DEFAULT_FIELD_MANAGER = "tfjob-kit"
 
@@ -65,11 +66,20 @@ class TaskError(Exception):
         self.result = result
 
 
-def _rule_config(settings: dict[str, Any]) -> RuleConfig:
+def _rule_config(settings: dict[str, Any], kubernetes: str = "") -> RuleConfig:
     try:
-        return from_settings(dict(settings), "rules")
+        return replace(from_settings(dict(settings), "rules"), kubernetes=kubernetes)
     except ConfigError as exc:
         raise jobs.InvalidInputError([str(exc)]) from None
+
+
+def _cluster_minor(connection: Connection) -> str:
+    """The minor the pod checks follow: the cluster's (the window's nearest). "" (the default)
+    when the cluster cannot be asked: the apply then says why."""
+    try:
+        return server_minor(connection)
+    except KubeError:
+        return ""
 
 
 def _job_result(outcome: apply.Outcome, job_status: status.JobStatus | None) -> dict[str, Any]:
@@ -95,7 +105,7 @@ class PreflightError(KubeError):
 
 
 def _preflight(
-    client: Client, request: Request, result: dict[str, Any]
+    client: Client, request: Request, result: dict[str, Any], config: RuleConfig
 ) -> Callable[[list[tuple[jobs.Item, bool]]], None]:
     """The check apply_items runs beside its dry runs (TFJobs only: a Volcano Job's pods are
     Volcano's): findings go to the result; error-level ones raise PreflightError."""
@@ -109,7 +119,6 @@ def _preflight(
         trainjobs = [i for i, _ in changing if i.resource is TRAINJOB]
         if not targets and not trainjobs:
             return
-        config = _rule_config(request.rules)
         found = preflight.check(client, targets, config) if targets else []
         runtimes = {id(item): _runtime(client, item) for item in trainjobs}
         for item in trainjobs:
@@ -215,6 +224,9 @@ def run(request: Request) -> dict[str, Any]:
         docs = jobs.load_input(request.src, request.definition)
         secrets.update(jobs.secret_values(docs))
         default_namespace = request.connection.namespace() or "default"
+        # A pod is judged as the cluster's Kubernetes minor does (asked once the input loads).
+        judged = request.state == "present" and request.validate != "off"
+        rules = _rule_config(request.rules, _cluster_minor(request.connection) if judged else "")
         items = jobs.prepare(
             docs,
             namespace=request.namespace,
@@ -222,7 +234,7 @@ def run(request: Request) -> dict[str, Any]:
             backend=request.backend,
             queue=request.queue,
             validate=request.validate,
-            rules=_rule_config(request.rules),
+            rules=rules,
             allow_convert=request.convert,
             for_delete=request.state == "absent",
         )
@@ -239,7 +251,7 @@ def run(request: Request) -> dict[str, Any]:
             if request.state == "absent":
                 outcomes = apply.delete_items(client, items, check_mode=request.check_mode)
             else:
-                gate = _preflight(client, request, result) if request.preflight else None
+                gate = _preflight(client, request, result, rules) if request.preflight else None
                 applied_at = time.time()
                 outcomes = apply.apply_items(
                     client,
