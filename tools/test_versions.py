@@ -43,6 +43,7 @@ DIFFERENTIAL = (
     "tests/integration/test_pod_validation_agrees.py",
     "tests/integration/test_operator_pods.py",
     "tests/integration/test_validate_server_agrees.py",
+    "tests/integration/test_dropped_fields.py",
 )
 BOOTSTRAP = ("tests/integration/test_bootstrap.py",)
 

@@ -63,10 +63,12 @@ def cluster() -> Iterator[Cluster]:
     progress = sys.__stderr__ or sys.stderr
     kubeconfig = local.up(opts, out=progress)
     try:
-        # The offline pod checks judge as this cluster's minor does, for every test on it.
-        with release.following(KUBERNETES or None):
-            yield Cluster(kubeconfig, name)
+        # The offline pod checks judge as this cluster's minor does, for every test on it (in
+        # every thread).
+        release.set_process_minor(KUBERNETES or None)
+        yield Cluster(kubeconfig, name)
     finally:
+        release.set_process_minor(None)
         if os.environ.get("TFJOB_KIT_KEEP_CLUSTER") != "1":
             local.down(name, out=progress)
 

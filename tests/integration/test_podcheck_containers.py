@@ -1,10 +1,11 @@
 """The container and security context checks of the offline pod validation
 (``podcheck.containers``, ``podcheck.security``) against the real API server.
 
-Every mutation of ``tests/podcases/containers.py`` and ``tests/podcases/security.py`` is applied
-to the usual TFJob replica template; the pod made from it is created with ``dryRun=All`` in the
-test cluster (nothing is stored) and validated offline by ``podcheck.pod.validate_pod``. Both
-must give the same verdict and the same errors: the server's causes (field and message) are
+Every mutation of ``tests/podcases/containers.py`` (its divisor and gated cases too) and
+``tests/podcases/security.py`` is applied to the usual TFJob replica template; the pod made from
+it is created with ``dryRun=All`` in the test cluster (nothing is stored) and validated offline
+by ``podcheck.pod.validate_pod``, following the cluster's Kubernetes minor. Both must give the
+same verdict and the same errors: the server's causes (field and message) are
 the offline errors' fields and bodies. For the pods the server accepts, the defaults it filled
 into the containers (pull policy, termination message, port protocols and host ports, probe
 timings, handler defaults, the fields of disabled gates it dropped) must be what
@@ -34,6 +35,7 @@ from ._dryrun import PodDryRun, causes
 CASES: list[Mutation] = [
     *container_cases.MUTATIONS,
     *container_cases.DIVISORS,
+    *container_cases.GATED,
     *security_cases.MUTATIONS,
 ]
 NAMESPACE = "default"  # dry runs store nothing; its default ServiceAccount always exists

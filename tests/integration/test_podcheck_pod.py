@@ -131,6 +131,12 @@ POD_CASES: list[tuple[str, Callable[[Pod], None], bool]] = [
         True,
     ),
     ("owner apiVersion without a version", _meta(ownerReferences=[_owner(apiVersion="a/")]), True),
+    ("owner apiVersion a slash", _meta(ownerReferences=[_owner(apiVersion="/")]), True),
+    (
+        "second owner without a uid",
+        _meta(ownerReferences=[_owner(), _owner(kind="Job", uid=None)]),
+        True,
+    ),
     (
         "owner apiVersion with two slashes",
         _meta(ownerReferences=[_owner(apiVersion="a/b/c")]),

@@ -26,6 +26,7 @@ from tfjob_kit.kube import preflight
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.task import Request, TaskError, run
+from tfjob_kit.podcheck import release
 from tfjob_kit.versions import load_versions
 
 from ._ansible import run_playbook, run_tasks
@@ -477,7 +478,9 @@ def test_credentials_that_may_not_create_pods_warn_and_go_on(
     assert found[f"{WORKER}.volumes[0].configMap.name"].rule == "missing-reference"
 
 
-def _validate(kubeconfig: Path, namespace: str, path: Path) -> subprocess.CompletedProcess[str]:
+def _validate(
+    kubeconfig: Path, namespace: str, path: Path, *options: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             str(BIN / "tfjob-kit"),
@@ -487,6 +490,7 @@ def _validate(kubeconfig: Path, namespace: str, path: Path) -> subprocess.Comple
             str(kubeconfig),
             "-n",
             namespace,
+            *options,
             str(path),
         ],
         capture_output=True,
@@ -515,6 +519,35 @@ def test_validate_server_cli(cluster: Cluster, namespace: str, tmp_path: Path) -
     proc = _validate(tmp_path / "no-such-kubeconfig", namespace, good)
     assert proc.returncode == 2
     assert "--server: cannot use" in proc.stderr
+
+
+def test_validate_server_and_the_module_judge_as_the_clusters_minor(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Offline, `--server` and tfjob.kit.tfjob follow the server's minor (the session's cluster
+    runs release.minor(): the default, or make test-versions' minor); --kubernetes-version wins.
+    A lifecycle.stopSignal is dropped by every minor of the window (ContainerStopSignals is
+    alpha), and the finding names the minor it judged as."""
+    job = tfjob(namespace, "minor")
+    worker(job)["containers"][0]["lifecycle"] = {"stopSignal": "SIGUSR1"}
+    path = tmp_path / "minor.yaml"
+    path.write_text(yaml.safe_dump(job))
+    said = f"[field-dropped] warning: Kubernetes {release.minor()}'s API server drops this field"
+    proc = _validate(cluster.kubeconfig, namespace, path)
+    assert proc.returncode == 0 and said in proc.stdout, proc.stdout + proc.stderr
+    other = next(m for m in reversed(release.window()) if m != release.minor())
+    proc = _validate(cluster.kubeconfig, namespace, path, "--kubernetes-version", other)
+    assert f"Kubernetes {other}'s API server drops" in proc.stdout, proc.stdout + proc.stderr
+    result = run(
+        Request(
+            definition=job,
+            validate="warn",
+            check_mode=True,
+            connection=Connection(kubeconfig=str(cluster.kubeconfig)),
+        )
+    )
+    dropped = [f for f in result["findings"] if f["rule"] == "field-dropped"]
+    assert len(dropped) == 1 and f"Kubernetes {release.minor()}'s" in dropped[0]["message"]
 
 
 def test_module_with_the_preflight_on_and_off(

@@ -1,7 +1,8 @@
 """Pod template mutations for the container checks (``podcheck.containers``): every check of
 ``validateContainers`` / ``validateInitContainers`` a template can reach, with the edge values
-that pass beside the ones that fail, and the alpha fields a 1.34 server drops before it
-validates."""
+that pass beside the ones that fail, and the fields of gates off on 1.34 (EnvFiles,
+ContainerRestartRules, ContainerStopSignals) that a server drops before it validates while
+their gate is off. ``GATED`` has the cases of the checks those gates bring from 1.35."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation, Template, all_of, set_spec
+from . import Mutation, Template, VerdictChanges, all_of, set_spec
 
 
 def _c0(t: Template) -> dict[str, Any]:
@@ -267,7 +268,7 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation(
-        "env: fileKeyRef is dropped (EnvFiles off)",
+        "env: fileKeyRef to a volume the pod lacks",
         _value_from(fileKeyRef={"key": "K", "volumeName": "v", "path": "p"}),
     ),
     Mutation("fieldRef: metadata.name", _field_ref("metadata.name")),
@@ -478,10 +479,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "lifecycle: stopSignal beside a bad hook", _lifecycle(stopSignal="SIGFOO", postStart={})
     ),
-    # container restart policy (ContainerRestartRules off: dropped)
-    Mutation("container restartPolicy is dropped", _set(restartPolicy="Never")),
+    # container restart policy (dropped while ContainerRestartRules is off, up to 1.34)
+    Mutation("container restartPolicy Never", _set(restartPolicy="Never")),
     Mutation(
-        "container restartPolicy rules are dropped",
+        "container restartPolicy rules: bad action, no exit codes",
         _set(restartPolicy="Never", restartPolicyRules=[{"action": "Bogus"}]),
     ),
     # init containers and sidecars
@@ -492,7 +493,7 @@ MUTATIONS: list[Mutation] = [
         _add_init(_init(livenessProbe=EXEC, readinessProbe=EXEC, startupProbe=EXEC)),
     ),
     Mutation(
-        "init container: restartPolicy OnFailure is dropped",
+        "init container: restartPolicy OnFailure with a lifecycle",
         _add_init(_init(restartPolicy="OnFailure", lifecycle={"preStop": EXEC})),
     ),
     Mutation(
@@ -528,7 +529,7 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation(
-        "sidecar: restartPolicyRules dropped",
+        "sidecar: restartPolicyRules without exit codes",
         _add_init(_sidecar(restartPolicyRules=[{"action": "Restart"}])),
     ),
     Mutation(
@@ -645,3 +646,113 @@ DIVISORS: list[Mutation] = [
     Mutation(f"divisor {divisor} of {resource}", _resource_ref(resource, divisor=divisor))
     for resource, divisor, _ in DIVISOR_CASES
 ]
+
+# The checks the gates that turn on after 1.34 bring (EnvFiles and ContainerRestartRules from
+# 1.35, RestartAllContainersOnContainerExits from 1.36), and the one 1.36 adds to init containers.
+# Kept apart from MUTATIONS, which the golden snapshot draws from at random.
+_EMPTY_DIR = set_spec(volumes=[{"name": "v", "emptyDir": {}}])
+_FILE_REF = {"key": "K", "volumeName": "v", "path": "env/file"}
+_RULE = {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}
+_RESTART_ALL = {"action": "RestartAllContainers", "exitCodes": {"operator": "NotIn", "values": [0]}}
+GATED: list[Mutation] = [
+    Mutation(
+        "env: fileKeyRef to an emptyDir", all_of(_EMPTY_DIR, _value_from(fileKeyRef=_FILE_REF))
+    ),
+    Mutation(
+        "env: fileKeyRef to a configMap volume",
+        all_of(
+            set_spec(volumes=[{"name": "v", "configMap": {"name": "cm"}}]),
+            _value_from(fileKeyRef=_FILE_REF),
+        ),
+    ),
+    Mutation(
+        "env: fileKeyRef bad key, volume name and path",
+        all_of(
+            _EMPTY_DIR,
+            _value_from(fileKeyRef={"key": "a=b", "volumeName": "V_1", "path": "a/../b"}),
+        ),
+    ),
+    Mutation("env: fileKeyRef empty", _value_from(fileKeyRef={})),
+    Mutation(
+        "env: fileKeyRef beside a secretKeyRef",
+        all_of(
+            _EMPTY_DIR, _value_from(fileKeyRef=_FILE_REF, secretKeyRef={"name": "s", "key": "k"})
+        ),
+    ),
+    Mutation(
+        "init container: fileKeyRef to a volume the pod lacks",
+        _add_init(_init(env=[{"name": "X", "valueFrom": {"fileKeyRef": _FILE_REF}}])),
+    ),
+    Mutation(
+        "container restartPolicy rules: a Restart rule",
+        _set(restartPolicy="Never", restartPolicyRules=[_RULE]),
+    ),
+    Mutation(
+        "container restartPolicy rules: RestartAllContainers",
+        _set(restartPolicy="OnFailure", restartPolicyRules=[_RESTART_ALL]),
+    ),
+    Mutation(
+        "container restartPolicy rules without restartPolicy", _set(restartPolicyRules=[_RULE])
+    ),
+    Mutation("container restartPolicy: Sometimes", _set(restartPolicy="Sometimes")),
+    Mutation(
+        "container restartPolicy rules: 21 rules, a bad operator, 256 exit codes",
+        _set(
+            restartPolicy="Never",
+            restartPolicyRules=[
+                {"action": "Restart", "exitCodes": {"operator": "Is", "values": list(range(256))}}
+            ]
+            + [_RULE] * 20,
+        ),
+    ),
+    Mutation(
+        "init container: restartPolicy Never with a rule",
+        _add_init(_init(restartPolicy="Never", restartPolicyRules=[_RULE])),
+    ),
+    Mutation(
+        "init container: rules without restartPolicy", _add_init(_init(restartPolicyRules=[_RULE]))
+    ),
+    Mutation(
+        "sidecar: a RestartAllContainers rule",
+        _add_init(_sidecar(restartPolicyRules=[_RESTART_ALL])),
+    ),
+    Mutation(
+        "sidecar: RestartContainer resizePolicy",
+        _add_init(
+            _sidecar(resizePolicy=[{"resourceName": "memory", "restartPolicy": "RestartContainer"}])
+        ),
+    ),
+    Mutation(
+        "init container: two RestartContainer resize policies",
+        _add_init(
+            _init(
+                resizePolicy=[
+                    {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                    {"resourceName": "memory", "restartPolicy": "RestartContainer"},
+                    {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+                ]
+            )
+        ),
+    ),
+    Mutation("ephemeral container: empty restartPolicyRules", _ephemeral(restartPolicyRules=[])),
+    Mutation("resizePolicy: two empty entries", _set(resizePolicy=[{}, {}])),
+]
+
+# The verdicts the newer minors change: (minor, accepted from it on). This module's names carry
+# no "ok-" (its differential test compares errors, not verdicts), so before that minor an entry
+# says nothing true: most of these cases pass on 1.34, whose server drops the gated field, and a
+# RestartAllContainers rule is refused by 1.35 alone.
+VERDICT_CHANGES: VerdictChanges = {
+    "container restartPolicy rules: bad action, no exit codes": ("1.35", False),
+    "sidecar: restartPolicyRules without exit codes": ("1.35", False),
+    "init container: resizePolicy": ("1.36", False),
+    "env: fileKeyRef to an emptyDir": ("1.35", True),
+    "env: fileKeyRef beside a secretKeyRef": ("1.35", False),
+    "container restartPolicy rules: RestartAllContainers": ("1.36", True),
+    "container restartPolicy rules without restartPolicy": ("1.35", False),
+    "container restartPolicy: Sometimes": ("1.35", False),
+    "container restartPolicy rules: 21 rules, a bad operator, 256 exit codes": ("1.35", False),
+    "init container: rules without restartPolicy": ("1.35", False),
+    "sidecar: a RestartAllContainers rule": ("1.36", True),
+    "init container: two RestartContainer resize policies": ("1.36", False),
+}

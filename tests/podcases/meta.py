@@ -71,6 +71,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("label key with an empty prefix", _label("/x", "x")),
     Mutation("label key with an empty name", _label("example.com/", "x")),
     Mutation("label key with an upper-case prefix", _label("Example.com/x", "x")),
+    Mutation("label key with a prefix of 254 characters", _label("p" * 254 + "/x", "x")),
     Mutation("label key name of 64 characters", _label("k" * 64, "x")),
     Mutation("ok-label key name of 63 characters", _label("k" * 63, "x")),
     Mutation("label key starting with a dot", _label(".x", "x")),

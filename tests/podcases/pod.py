@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation, Template, all_of, set_spec
+from . import Mutation, Template, VerdictChanges, all_of, set_spec
 
 
 def _dns(**config: Any) -> Callable[[Template], None]:
@@ -77,6 +77,20 @@ MUTATIONS: list[Mutation] = [
     Mutation("ok-subdomain", set_spec(subdomain="tfjob")),
     Mutation("subdomain with a dot", set_spec(subdomain="tf.job")),
     Mutation("ok-setHostnameAsFQDN", set_spec(setHostnameAsFQDN=True, hostname="w", subdomain="s")),
+    # hostnameOverride: dropped while HostnameOverride is off (1.34), then validatePodHostName
+    Mutation("ok-hostnameOverride", set_spec(hostnameOverride="worker-0.example")),
+    Mutation("ok-hostnameOverride upper case", set_spec(hostnameOverride="Worker_0")),
+    Mutation("ok-hostnameOverride empty", set_spec(hostnameOverride="")),
+    Mutation(
+        "ok-hostnameOverride of 65 with setHostnameAsFQDN and hostNetwork",
+        set_spec(
+            hostnameOverride="h" * 65,
+            setHostnameAsFQDN=True,
+            hostname="w",
+            subdomain="s",
+            hostNetwork=True,
+        ),
+    ),
     # activeDeadlineSeconds and terminationGracePeriodSeconds
     Mutation("ok-activeDeadlineSeconds 1", set_spec(activeDeadlineSeconds=1)),
     Mutation("activeDeadlineSeconds 0", set_spec(activeDeadlineSeconds=0)),
@@ -294,3 +308,14 @@ MUTATIONS: list[Mutation] = [
     Mutation("ok-shareProcessNamespace", set_spec(shareProcessNamespace=True)),
     Mutation("ok-imagePullSecrets", set_spec(imagePullSecrets=[{"name": "registry"}])),
 ]
+
+# From 1.35 HostnameOverride is on: the field is kept and checked. From 1.36
+# StrictIPCIDRValidation is on: the legacy IP fields refuse leading zeros and IPv4-mapped IPv6.
+VERDICT_CHANGES: VerdictChanges = {
+    "ok-hostnameOverride upper case": ("1.35", False),
+    "ok-hostnameOverride empty": ("1.35", False),
+    "ok-hostnameOverride of 65 with setHostnameAsFQDN and hostNetwork": ("1.35", False),
+    "ok-nameserver with leading zeros": ("1.36", False),
+    "ok-nameserver IPv4-mapped IPv6": ("1.36", False),
+    "ok-hostAlias with leading zeros": ("1.36", False),
+}

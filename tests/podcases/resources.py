@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import Mutate, Mutation, Template, all_of, set_spec
+from . import Mutate, Mutation, Template, VerdictChanges, all_of, set_spec
 
 
 def _res(
@@ -59,6 +59,13 @@ def _prefix(length: int) -> str:
 
 
 CLAIMS = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
+
+# 1.37 turns PodLevelResourcesFixDefaulting on: the pod-level defaults move from SetDefaults_Pod
+# (before the lists are rounded) to PrepareForCreate (after), and complete the pod limits too
+VERDICT_CHANGES: VerdictChanges = {
+    "pod-requests-defaulted-from-nano-requests": ("1.37", True),
+    "pod-hugepage-request-without-pod-limit": ("1.37", True),
+}
 
 MUTATIONS: list[Mutation] = [
     # names
@@ -289,8 +296,10 @@ MUTATIONS: list[Mutation] = [
             _containers({"requests": {"cpu": "1", "memory": "256Mi"}}, {"limits": {"cpu": "1"}}),
         ),
     ),
+    # before 1.37 SetDefaults_Pod defaults the pod requests from the unrounded 1n + 1n (2n, then
+    # 1m), below the rounded containers' 2m; from 1.37 PrepareForCreate sums the rounded 1m + 1m
     Mutation(
-        "pod-requests-defaulted-before-rounding",
+        "pod-requests-defaulted-from-nano-requests",
         all_of(
             set_spec(resources={"limits": {"cpu": "1"}}),
             _containers({"requests": {"cpu": "1n"}}, {"requests": {"cpu": "1n"}}),
@@ -324,6 +333,46 @@ MUTATIONS: list[Mutation] = [
         all_of(
             set_spec(resources={"requests": {"hugepages-2Mi": "4Mi", "memory": "1Gi"}}),
             _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
+        ),
+    ),
+    # from 1.37 (PodLevelResourcesFixDefaulting) pod requests alone are completed too, and the
+    # pod limits default to max(request, aggregate container limits) where every container has one
+    Mutation(
+        "ok-pod-requests-completed-from-containers",
+        all_of(
+            set_spec(resources={"requests": {"cpu": "1"}}),
+            _containers({"requests": {"memory": "256Mi"}}, {"limits": {"memory": "1Gi"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-limits-defaulted-from-container-limits",
+        all_of(
+            set_spec(resources={"requests": {"cpu": "2", "memory": "2Gi"}}),
+            _containers(
+                {"limits": {"cpu": "1", "memory": "1Gi"}},
+                init=[{"resources": {"limits": {"cpu": "2", "memory": "512Mi"}}}],
+            ),
+        ),
+    ),
+    Mutation(
+        "ok-pod-limits-not-defaulted-without-every-container-limit",
+        all_of(
+            set_spec(resources={"requests": {"cpu": "2"}}),
+            _containers({"limits": {"cpu": "1"}}, {"requests": {"cpu": "500m"}}),
+        ),
+    ),
+    Mutation(
+        "pod-hugepage-request-below-containers",
+        all_of(
+            set_spec(resources={"requests": {"hugepages-2Mi": "2Mi", "memory": "1Gi"}}),
+            _containers({"limits": {"hugepages-2Mi": "4Mi", "memory": "512Mi"}}),
+        ),
+    ),
+    Mutation(
+        "ok-pod-requests-rounded-before-defaulting",
+        all_of(
+            set_spec(resources={"requests": {"memory": "1Gi"}}),
+            _containers({"requests": {"cpu": "1500u"}}, {"requests": {"cpu": "0.5m"}}),
         ),
     ),
     Mutation(

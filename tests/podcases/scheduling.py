@@ -341,6 +341,12 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation("toleration-long-value", _tolerate({"key": "a", "value": "v" * 64})),
     Mutation("toleration-bad-operator", _tolerate({"key": "a", "operator": "In", "value": "b"})),
+    # Lt and Gt: unsupported (1.35 on: among four choices, TaintTolerationComparisonOperators off)
+    Mutation("toleration-lt-operator", _tolerate({"key": "cores", "operator": "Lt", "value": "4"})),
+    Mutation(
+        "toleration-gt-operator-bad-number",
+        _tolerate({"key": "cores", "operator": "Gt", "value": "04", "effect": "NoSchedule"}),
+    ),
     Mutation(
         "toleration-bad-effect",
         _tolerate({"key": "a", "operator": "Exists", "effect": "NoScheduleNoAdmit"}),

@@ -1,7 +1,7 @@
 """Pod template mutations for the security context checks (``podcheck.security``): the pod's
 ``securityContext`` (with ``hostNetwork``/``hostPID``/``hostIPC``/``shareProcessNamespace``,
-which the server's internal form keeps there), each container's, ``hostUsers: false`` and
-Windows host-process pods."""
+which the server's internal form keeps there up to 1.36), each container's, ``hostUsers: false``
+and Windows host-process pods."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation, Template, all_of, set_spec
+from . import Mutation, Template, VerdictChanges, all_of, set_spec
 
 
 def _pod_sc(**fields: Any) -> Callable[[Template], None]:
@@ -122,7 +122,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("supplementalGroupsPolicy: unknown", _pod_sc(supplementalGroupsPolicy="Loose")),
     Mutation("seLinuxChangePolicy: Recursive", _pod_sc(seLinuxChangePolicy="Recursive")),
     Mutation(
-        "seLinuxChangePolicy: MountOption (SELinuxMount off)",
+        "seLinuxChangePolicy: MountOption",
         _pod_sc(seLinuxChangePolicy="MountOption"),
     ),
     Mutation("seLinuxChangePolicy: unknown", _pod_sc(seLinuxChangePolicy="Sometimes")),
@@ -333,3 +333,6 @@ MUTATIONS: list[Mutation] = [
         _sidecar_sc(privileged=True, allowPrivilegeEscalation=False),
     ),
 ]
+
+# SELinuxMount is on from 1.37: every seLinuxChangePolicy value is accepted, not only Recursive.
+VERDICT_CHANGES: VerdictChanges = {"seLinuxChangePolicy: MountOption": ("1.37", True)}

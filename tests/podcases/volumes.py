@@ -2,7 +2,9 @@
 
 Each mutation changes a valid TFJob replica template in place (its first container; the base
 templates may already hold a volume ``scratch`` mounted at ``/scratch``, which no mutation here
-reuses). Names starting ``ok-`` leave the pod valid: edge values the server accepts.
+reuses). Names starting ``ok-`` leave the pod valid on the oldest minor (1.34): edge values the
+server accepts; VERDICT_CHANGES lists those a newer minor refuses. The "-dropped" cases are
+sources 1.34 drops before it validates (their gates off) and newer minors keep and check.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from . import Mutation, Template, all_of, set_spec
+from . import Mutation, Template, VerdictChanges, all_of, set_spec
 from .containers import DIVISOR_CASES
 
 
@@ -975,6 +977,15 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
 ]
+
+# Sources whose gates newer minors turn on: kept and checked from then on (ImageVolume from
+# 1.35: an image volume needs a reference; ClusterTrustBundleProjection and
+# PodCertificateRequest from 1.37).
+VERDICT_CHANGES: VerdictChanges = {
+    "ok-image-volume-dropped": ("1.35", False),
+    "ok-projected-cluster-trust-bundle-dropped": ("1.37", False),
+    "ok-projected-pod-certificate-dropped": ("1.37", False),
+}
 
 # The divisors of podcases.containers.DIVISOR_CASES in a downward API volume file.
 DIVISORS: list[Mutation] = [

@@ -15,7 +15,6 @@ LIMIT = 80
 GO_PORTS = {
     ("podcheck/pod.py", "validate_pod_spec"): "ValidatePodSpec",
     ("podcheck/security.py", "validate_pod_security_context"): "validatePodSpecSecurityContext",
-    ("podcheck/containers.py", "validate_containers"): "validateContainers",
 }
 
 pytestmark = pytest.mark.pure

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from tfjob_kit.podcheck import meta, names, pod
+from tfjob_kit.podcheck import meta, names, pod, release
 from tfjob_kit.podcheck.field import ErrorType
 
 LABEL_REGEX = names.regex_error(
@@ -269,3 +269,77 @@ def test_labels_of_remembered_strings_and_of_other_types() -> None:
     assert meta.validate_labels(odd, ("l",)) == []  # what is not a string is skipped
     bad = {**good, "team": "NLP team"}
     assert [e.value for e in meta.validate_labels(bad, ("l",))] == ["NLP team"]
+
+
+def test_label_key_and_value_wording_by_minor() -> None:
+    """From 1.35 the label checks are content's: lengths in bytes, "a valid label key"."""
+    with release.following("1.34"):
+        assert names.is_valid_label_value("v" * 64) == ["must be no more than 63 characters"]
+        assert names.is_qualified_name("a/b/c")[0].startswith("a qualified name must")
+    for minor in ("1.35", "1.37"):
+        with release.following(minor):
+            assert names.is_valid_label_value("v" * 64) == ["must be no more than 63 bytes"]
+            assert names.is_qualified_name("k" * 64) == ["name part must be no more than 63 bytes"]
+            assert names.is_qualified_name("p" * 254 + "/x") == [
+                "prefix part must be no more than 253 bytes"
+            ]
+            assert names.is_qualified_name("a/b/c")[0].startswith("a valid label key must")
+            # the other checks keep validation.MaxLenError
+            assert names.is_dns1123_label("a" * 64) == ["must be no more than 63 characters"]
+
+
+def test_legacy_ip_fields_strict_from_136() -> None:
+    for minor, strict in (("1.35", False), ("1.36", True), ("1.37", True)):
+        with release.following(minor):
+            leading = names.is_valid_ip_for_legacy_field(("ip",), "010.0.0.1")
+            mapped = names.is_valid_ip_for_legacy_field(("ip",), "::ffff:10.0.0.1")
+            assert [e.detail for e in leading] == (["must not have leading 0s"] if strict else [])
+            assert [e.detail for e in mapped] == (
+                ["must not be an IPv4-mapped IPv6 address"] if strict else []
+            )
+            assert names.is_valid_ip_for_legacy_field(("ip",), "010.0.0.1", strict=False) == []
+
+
+def test_owner_references_by_minor() -> None:
+    refs = [
+        {"apiVersion": "v1", "kind": "Job", "name": "a", "uid": "1"},
+        {"apiVersion": "a/b/c", "kind": "", "name": "b", "uid": ""},
+        {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "2"},
+    ]
+    with release.following("1.36"):
+        assert [e.message for e in meta.validate_owner_references(refs, ("o",))] == [
+            'o.apiVersion: Invalid value: "a/b/c": version must not be empty',
+            'o.kind: Invalid value: "": must not be empty',
+            'o.uid: Invalid value: "": must not be empty',
+            'o: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"2"}: '
+            "/v1, Kind=Event is disallowed from being an owner",
+        ]
+    with release.following("1.37"):
+        assert [e.message for e in meta.validate_owner_references(refs, ("o",))] == [
+            'o[1].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>',
+            "o[1].kind: Required value: must not be empty",
+            "o[1].uid: Required value: must not be empty",
+            'o[2]: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"2"}: '
+            "/v1, Kind=Event is disallowed from being an owner",
+        ]
+
+
+def test_managed_fields_operation_from_137() -> None:
+    entries = [{"operation": "Bogus"}, {}]
+    with release.following("1.37"):
+        assert [e.message for e in meta.validate_managed_fields(entries, ("m",))] == [
+            'm[0].operation: Unsupported value: "Bogus": supported values: "Apply", "Update"',
+            "m[1].operation: Required value: must not be empty",
+        ]
+
+
+def test_hostname_override_kept_from_135() -> None:
+    pod_ = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "hostnameOverride": "Bad_Name"},
+    }
+    with release.following("1.34"):
+        assert pod.validate_pod(pod_) == []
+    with release.following("1.35"):
+        (error,) = pod.validate_pod(pod_)
+        assert error.field == "spec.hostnameOverride"

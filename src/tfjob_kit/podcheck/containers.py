@@ -1,20 +1,27 @@
 """Containers and init containers: their defaults and what ``validateContainers`` and
-``validateInitContainers`` (``pkg/apis/core/validation``) check, at Kubernetes 1.34 with its
-default feature gates and the options a create gets (``GetValidationOptionsFromPodSpecAndMeta``
-with no old pod):
+``validateInitContainers`` (``pkg/apis/core/validation``) check, at the Kubernetes minor the
+checks follow (``podcheck.release``: 1.34 to 1.37) with its default feature gates and the options
+a create gets (``GetValidationOptionsFromPodSpecAndMeta`` with no old pod):
 
 - RelaxedEnvironmentVariableValidation is locked on: env names and prefixes are any printable
   ASCII but '='.
 - SidecarContainers is on: an init container with ``restartPolicy: Always`` may have probes and
-  a lifecycle; InPlacePodVerticalScaling is on, so a sidecar may have a ``resizePolicy``.
+  a lifecycle; InPlacePodVerticalScaling is on, so a sidecar may have a ``resizePolicy``. From
+  1.36 a non-sidecar init container may not have a ``RestartContainer`` resize policy.
 - PodLifecycleSleepActionAllowZero is locked on: a sleep of 0 seconds is accepted.
-- EnvFiles, ContainerRestartRules and ContainerStopSignals are off (alpha): the server drops
-  ``env[].valueFrom.fileKeyRef``, the containers' ``restartPolicy`` / ``restartPolicyRules``
-  (an init container keeps ``restartPolicy: Always``) and ``lifecycle.stopSignal`` before it
-  validates (``dropDisabledFields``); :func:`set_defaults` drops them as well.
+- EnvFiles (on from 1.35): ``env[].valueFrom.fileKeyRef`` is kept and checked
+  (``validateFileKeySelector``, and ``validateFileKeyRefVolumes``: its volume is an emptyDir of
+  the pod); while it is off the server drops it before it validates (``dropDisabledFields``).
+- ContainerRestartRules (on from 1.35): the containers' ``restartPolicy`` and
+  ``restartPolicyRules`` are kept and checked (``validateContainerRestartPolicy``);
+  RestartAllContainersOnContainerExits (on from 1.36) adds the ``RestartAllContainers`` action
+  and lets a sidecar have rules. While ContainerRestartRules is off the server drops them (an
+  init container keeps ``restartPolicy: Always``).
+- ContainerStopSignals is off (alpha) in every minor: ``lifecycle.stopSignal`` is dropped.
 
-The pod is the v1 JSON form; values of a wrong JSON type are skipped (the schema check reports
-them). Every check names the Go function it mirrors in ``origin``.
+:func:`set_defaults` drops what the server drops. The pod is the v1 JSON form; values of a wrong
+JSON type are skipped (the schema check reports them). Every check names the Go function it
+mirrors in ``origin``.
 """
 
 from __future__ import annotations
@@ -22,9 +29,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tfjob_kit.podcheck import downward_api, names, resources, security
+from tfjob_kit.podcheck import downward_api, names, release, resources, security
 from tfjob_kit.podcheck import volumes as volumes_module
 from tfjob_kit.podcheck.field import (
+    ErrorType,
     FieldError,
     Path,
     duplicate,
@@ -33,8 +41,10 @@ from tfjob_kit.podcheck.field import (
     not_found,
     not_supported,
     required,
+    too_long,
 )
 from tfjob_kit.podcheck.fields import as_list, opt_dict, opt_int, str_of
+from tfjob_kit.podcheck.volume_paths import validate_path_no_backsteps
 
 # ---------------------------------------------------------------------------------------------
 # Defaults (SetObjectDefaults_Pod for containers, defaultHostNetworkPorts) and dropped fields
@@ -156,8 +166,8 @@ def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
             field_ref = value_from.get("fieldRef")
             if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
                 field_ref["apiVersion"] = "v1"
-            # EnvFiles is off: dropFileKeyRefInUse
-            value_from.pop("fileKeyRef", None)
+            if not release.gate("EnvFiles"):  # dropFileKeyRefInUse
+                value_from.pop("fileKeyRef", None)
     for key in _PROBE_KEYS:
         probe = ctr.get(key)
         if isinstance(probe, dict):
@@ -166,8 +176,8 @@ def _default_container(ctr: dict[str, Any], host_network: bool) -> None:
     if isinstance(lifecycle, dict):
         _default_http_get(lifecycle.get("postStart"))
         _default_http_get(lifecycle.get("preStop"))
-        # ContainerStopSignals is off: dropContainerStopSignals
-        if "stopSignal" in lifecycle:
+        # dropContainerStopSignals (ContainerStopSignals is off in every minor of the window)
+        if "stopSignal" in lifecycle and not release.gate("ContainerStopSignals"):
             del lifecycle["stopSignal"]
             if lifecycle.get("postStart") is None and lifecycle.get("preStop") is None:
                 del ctr["lifecycle"]
@@ -178,12 +188,13 @@ def set_defaults(spec: dict[str, Any]) -> None:
     place, as the server's decoding does (``SetDefaults_Container``, ``SetDefaults_Probe``,
     ``SetDefaults_HTTPGetAction``, ``SetDefaults_ObjectFieldSelector``, the generated port
     protocol default and, for a ``hostNetwork`` pod, ``defaultHostNetworkPorts``), then drop the
-    fields of the disabled alpha gates as ``dropDisabledFields`` does. Idempotent.
+    fields of the gates off at the minor followed as ``dropDisabledFields`` does. Idempotent.
 
     One pass per list: a container's defaults never read ``restartPolicy`` or
     ``restartPolicyRules``, so dropping them right after its defaults (rather than after every
     container's) changes nothing, even for a container listed twice (a YAML alias)."""
     host_network = spec.get("hostNetwork") is True
+    drop_restart_rules = not release.gate("ContainerRestartRules")
     for key in _KINDS:
         ctrs = spec.get(key)
         if not isinstance(ctrs, list):
@@ -195,8 +206,9 @@ def set_defaults(spec: dict[str, Any]) -> None:
             if not isinstance(ctr, dict):
                 continue
             _default_container(ctr, ctr_host_network)
-            # ContainerRestartRules is off: dropContainerRestartRules (an init container keeps
-            # restartPolicy: Always)
+            if not drop_restart_rules:
+                continue
+            # dropContainerRestartRules (an init container keeps restartPolicy: Always)
             if "restartPolicy" in ctr:
                 policy = ctr["restartPolicy"]
                 if not init or (policy is not None and policy != "Always"):
@@ -328,11 +340,62 @@ def _validate_key_selector(selector: dict[str, Any], path: Path, origin: str) ->
     return errs
 
 
+def _validate_file_key_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateFileKeySelector``."""
+    origin = "validateFileKeySelector"
+    errs: list[FieldError] = []
+    key = str_of(selector.get("key"))
+    if key == "":
+        errs.append(required((*path, "key"), origin=origin))
+    else:
+        errs.extend(
+            invalid((*path, "key"), key, m, origin) for m in names.is_relaxed_env_var_name(key)
+        )
+    volume = str_of(selector.get("volumeName"))
+    if volume == "":
+        errs.append(required((*path, "volumeName"), origin=origin))
+    else:
+        errs.extend(names.validate_dns1123_label(volume, (*path, "volumeName")))
+    target = str_of(selector.get("path"))
+    if target == "":
+        errs.append(required((*path, "path"), origin=origin))
+    else:
+        errs.extend(validate_path_no_backsteps(target, (*path, "path")))
+    return errs
+
+
+def validate_file_key_ref_volumes(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateFileKeyRefVolumes`` (``path`` is the spec's; ``ValidatePodSpec`` runs it last):
+    the volume of each ``fileKeyRef`` is one of the pod's, an emptyDir. A fileKeyRef is only
+    there when EnvFiles is on (:func:`set_defaults` drops it otherwise)."""
+    origin = "validateFileKeyRefVolumes"
+    errs: list[FieldError] = []
+    sources: dict[str, Any] | None = None  # the volumes by name, once a fileKeyRef needs them
+    for key in _KINDS:  # VisitContainersWithPath: init containers, containers, ephemeral ones
+        for i, ctr in _indexed(spec.get(key)):
+            for j, item in enumerate(as_list(ctr.get("env"))):
+                value_from = item.get("valueFrom") if isinstance(item, dict) else None
+                ref = value_from.get("fileKeyRef") if isinstance(value_from, dict) else None
+                if not isinstance(ref, dict):
+                    continue
+                if sources is None:
+                    volumes = [v for v in as_list(spec.get("volumes")) if isinstance(v, dict)]
+                    sources = {str_of(v.get("name")): v for v in volumes}
+                name = str_of(ref.get("volumeName"))
+                name_path = (*path, key, i, "env", j, "valueFrom", "fileKeyRef", "volumeName")
+                if name not in sources:
+                    errs.append(not_found(name_path, name, origin))
+                elif sources[name].get("emptyDir") is None:
+                    detail = "referenced volume must be of type emptyDir"
+                    errs.append(invalid(name_path, name, detail, origin))
+    return errs
+
+
 def _validate_env_value_from(
     value_from: dict[str, Any], value: Any, path: Path
 ) -> list[FieldError]:
-    """``validateEnvVarValueFrom`` (EnvFiles off: fileKeyRef was dropped); ``value`` is the
-    variable's."""
+    """``validateEnvVarValueFrom`` (``fileKeyRef`` is only there when EnvFiles is on: see
+    :func:`set_defaults`); ``value`` is the variable's."""
     origin = "validateEnvVarValueFrom"
     errs: list[FieldError] = []
     sources = 0
@@ -366,18 +429,20 @@ def _validate_env_value_from(
         errs.extend(
             _validate_key_selector(secret_ref, (*path, "secretKeyRef"), "validateSecretKeySelector")
         )
+    file_ref = value_from.get("fileKeyRef")
+    if isinstance(file_ref, dict):
+        sources += 1
+        errs.extend(_validate_file_key_selector(file_ref, (*path, "fileKeyRef")))
     if sources == 1 and not value:  # the usual case: one source, no value (str_of(value) == "")
         return errs
     if sources == 0:
-        errs.append(
-            invalid(
-                path,
-                "",
-                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
-                "`secretKeyRef`",
-                origin,
-            )
+        # AllowEnvFilesValidation: the EnvFiles gate (no old pod on a create)
+        choices = (
+            "`fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"
+            if release.gate("EnvFiles")
+            else "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"
         )
+        errs.append(invalid(path, "", f"must specify one of: {choices}", origin))
     elif str_of(value):
         errs.append(invalid(path, "", "may not be specified when `value` is not empty", origin))
     elif sources > 1:
@@ -682,12 +747,91 @@ def validate_resize_policy(
         else:
             errs.append(not_supported(path, policy, ["NotRequired", "RestartContainer"], origin))
         if pod_restart_policy == "Never" and policy != "NotRequired":
-            errs.append(
-                invalid(
-                    path, policy, "must be 'NotRequired' when `restartPolicy` is 'Never'", origin
-                )
-            )
+            pod = "pod " if release.at_least("1.36") else ""
+            detail = f"must be 'NotRequired' when {pod}`restartPolicy` is 'Never'"
+            errs.append(invalid(path, policy, detail, origin))
     return errs
+
+
+_CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")  # sorted, as sets.List gives them
+_EXIT_CODE_OPERATORS = ("In", "NotIn")
+_RULES_NEED_POLICY = "must specify restartPolicy when restart rules are used"
+
+
+def _too_many(path: Path, count: int, limit: int, origin: str) -> FieldError:
+    """A list over its limit: ``field.TooMany`` from 1.36, ``field.TooLong`` (which speaks of
+    bytes) before."""
+    if release.at_least("1.36"):
+        detail = f"must have at most {limit} items"
+        return FieldError(path, ErrorType.TOO_MANY, count, detail, origin)
+    return too_long(path, f"may not be more than {limit} bytes", origin)
+
+
+def validate_container_restart_policy(ctr: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateContainerRestartPolicy`` of a container whose rules the server kept
+    (ContainerRestartRules on); ``path`` is the container's."""
+    origin = "validateContainerRestartPolicy"
+    errs: list[FieldError] = []
+    policy = ctr.get("restartPolicy")
+    rules = as_list(ctr.get("restartPolicyRules"))
+    if not isinstance(policy, str):
+        if not rules:
+            return errs
+        errs.append(required((*path, "restartPolicy"), _RULES_NEED_POLICY, origin))
+    elif policy not in _CONTAINER_RESTART_POLICIES:
+        errs.append(
+            not_supported((*path, "restartPolicy"), policy, _CONTAINER_RESTART_POLICIES, origin)
+        )
+    if len(rules) > 20:
+        errs.append(_too_many((*path, "restartPolicyRules"), len(rules), 20, origin))
+    # RestartAllContainersOnContainerExits (AllowRestartAllContainers) adds an action; 1.35 lists
+    # only "Restart" in its message, which is all it allows with its default gates
+    actions = ["Restart"]
+    if release.gate("RestartAllContainersOnContainerExits"):
+        actions.append("RestartAllContainers")
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        rule_path = (*path, "restartPolicyRules", i)
+        action = str_of(rule.get("action"))
+        if action not in actions:
+            errs.append(not_supported((*rule_path, "action"), action, actions, origin))
+        exit_codes = rule.get("exitCodes")
+        if exit_codes is None:
+            errs.append(required((*rule_path, "exitCodes"), "must be specified", origin))
+            continue
+        if not isinstance(exit_codes, dict):
+            continue
+        operator = str_of(exit_codes.get("operator"))
+        if operator not in _EXIT_CODE_OPERATORS:
+            op_path = (*rule_path, "exitCodes", "operator")
+            errs.append(not_supported(op_path, operator, _EXIT_CODE_OPERATORS, origin))
+        values = as_list(exit_codes.get("values"))
+        if len(values) > 255:
+            errs.append(_too_many((*rule_path, "exitCodes", "values"), len(values), 255, origin))
+    return errs
+
+
+def _validate_init_container_restart_policy(ctr: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateInitContainerRestartPolicy`` (``path`` is the container's). Up to 1.34 Go calls
+    it only for a policy that is set; a policy left unset with rules is found from 1.35, when
+    the rules are no longer dropped."""
+    origin = "validateInitContainerRestartPolicy"
+    policy = ctr.get("restartPolicy")
+    if not isinstance(policy, str):
+        if as_list(ctr.get("restartPolicyRules")):
+            return [required((*path, "restartPolicy"), _RULES_NEED_POLICY, origin)]
+        return []
+    if not release.gate("ContainerRestartRules"):  # AllowContainerRestartPolicyRules
+        if policy != "Always":
+            return [not_supported((*path, "restartPolicy"), policy, ["Always"], origin)]
+        return []
+    if policy != "Always" or release.gate("RestartAllContainersOnContainerExits"):
+        return validate_container_restart_policy(ctr, path)
+    if as_list(ctr.get("restartPolicyRules")):
+        detail = "restartPolicyRules are not allowed for init containers with restart policy Always"
+        return [forbidden((*path, "restartPolicyRules"), detail, origin)]
+    return []
 
 
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")  # tuples: `in` takes any JSON value
@@ -767,6 +911,16 @@ def _validate_lifecycle_and_probes(
     return errs
 
 
+def _validate_regular_restart_policy(ctr: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateContainers``' check of a regular container's ``restartPolicy`` and rules."""
+    if release.gate("ContainerRestartRules"):  # AllowContainerRestartPolicyRules
+        return validate_container_restart_policy(ctr, path)
+    if isinstance(ctr.get("restartPolicy"), str):  # (set_defaults has dropped it)
+        detail = "may not be set for non-init containers"
+        return [forbidden((*path, "restartPolicy"), detail, "validateContainers")]
+    return []
+
+
 def _indexed(value: Any) -> list[tuple[int, dict[str, Any]]]:
     """The containers of a container list with their indexes (items not objects skipped)."""
     if not isinstance(value, list):
@@ -806,6 +960,7 @@ def validate_containers(
             else:
                 seen.add(name)
             errs.extend(_validate_lifecycle_and_probes(ctr, grace_period, ctr_path))
+            errs.extend(_validate_regular_restart_policy(ctr, ctr_path))
         errs.extend(accumulate_unique_host_ports([c for _i, c in regular], set(), containers_path))
 
     # validateInitContainers
@@ -819,21 +974,8 @@ def validate_containers(
                 ctr, volumes, pod_claims, ctr_path, restart_policy, host_users
             )
         )
-        restart_always = False
-        ctr_restart = ctr.get("restartPolicy")
-        if isinstance(ctr_restart, str):
-            # validateInitContainerRestartPolicy (ContainerRestartRules off): only Always is left
-            # after dropContainerRestartRules
-            if ctr_restart != "Always":
-                errs.append(
-                    not_supported(
-                        (*ctr_path, "restartPolicy"),
-                        ctr_restart,
-                        ["Always"],
-                        "validateInitContainerRestartPolicy",
-                    )
-                )
-            restart_always = ctr_restart == "Always"
+        errs.extend(_validate_init_container_restart_policy(ctr, ctr_path))
+        restart_always = ctr.get("restartPolicy") == "Always"
         name = str_of(ctr.get("name"))
         if name in all_names:
             errs.append(duplicate((*ctr_path, "name"), name, "validateInitContainers"))
@@ -853,16 +995,38 @@ def validate_containers(
                             "validateInitContainers",
                         )
                     )
+        if not restart_always and release.at_least("1.36"):
+            errs.extend(_restart_container_resize(ctr, ctr_path))
     errs.extend(validate_ephemeral_containers(spec, volumes, pod_claims, path))
     return errs
 
 
+def _restart_container_resize(ctr: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validateInitContainers`` from 1.36: a non-sidecar init container may not have a
+    ``RestartContainer`` resize policy (no old pod has one on a create)."""
+    errs: list[FieldError] = []
+    for j, item in enumerate(as_list(ctr.get("resizePolicy"))):
+        if isinstance(item, dict) and item.get("restartPolicy") == "RestartContainer":
+            errs.append(
+                invalid(
+                    (*path, "resizePolicy", j, "restartPolicy"),
+                    "RestartContainer",
+                    "must not be set to 'RestartContainer' for non-sidecar initContainers",
+                    "validateInitContainers",
+                )
+            )
+    return errs
+
+
 # allowedEphemeralContainerFields: the fields an ephemeral container may not set, in the order
-# of EphemeralContainerCommon (RestartPolicy and RestartPolicyRules are dropped before)
+# of EphemeralContainerCommon (restartPolicy and restartPolicyRules are there only where
+# ContainerRestartRules is on: set_defaults drops them otherwise)
 _EPHEMERAL_FORBIDDEN = (
     "ports",
     "resources",
     "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
     "livenessProbe",
     "readinessProbe",
     "startupProbe",
@@ -878,6 +1042,8 @@ def _is_set(key: str, value: Any) -> bool:
         return isinstance(value, dict) and any(
             value.get(k) is not None for k in ("limits", "requests", "claims")
         )
+    if key == "restartPolicy":  # a pointer to a string
+        return isinstance(value, str)
     return isinstance(value, dict | list)
 
 

@@ -61,8 +61,9 @@ _TEMPLATE_META_POINTERS = frozenset(
 )
 
 
-def _label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
-    """``ValidateLabelSelector`` with invalid label values not allowed."""
+def label_selector(selector: dict[str, Any], path: Path) -> list[FieldError]:
+    """``ValidateLabelSelector`` with invalid label values not allowed (a claim template's
+    selector, a clusterTrustBundle projection's)."""
 
     errs = []
     labels = selector.get("matchLabels")
@@ -142,7 +143,7 @@ def _claim_spec(spec: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(required((*path, "accessModes"), "at least 1 access mode is required", origin))
     selector = opt_dict(spec.get("selector"))
     if selector is not None:
-        errs.extend(_label_selector(selector, (*path, "selector")))
+        errs.extend(label_selector(selector, (*path, "selector")))
     rwop = other = False
     for mode in modes:
         if mode not in _ACCESS_MODES:

@@ -176,3 +176,17 @@ def not_supported_detail(valid: Sequence[str]) -> str:
 def not_supported(path: Path, value: Any, valid: Sequence[str], origin: str = "") -> FieldError:
     """``field.NotSupported``."""
     return FieldError(path, ErrorType.NOT_SUPPORTED, value, not_supported_detail(valid), origin)
+
+
+def distinct(errs: Sequence[FieldError]) -> list[FieldError]:
+    """``ErrorList.Filter``'s side effect (it goes through ``ToAggregate``): an error whose
+    ``Error()`` text (:attr:`FieldError.message`) an earlier one has is dropped. A pod create's
+    errors pass through it from 1.37, where the pod strategy runs declarative validation and
+    ``FilterCoveredHandwrittenErrors`` filters the handwritten list."""
+    seen: set[str] = set()
+    out: list[FieldError] = []
+    for err in errs:
+        if err.message not in seen:
+            seen.add(err.message)
+            out.append(err)
+    return out

@@ -8,17 +8,25 @@ total), ownerReferences, finalizers and managedFields.
 
 Go ranges over label and annotation maps in random order; here they are checked in the dict's
 order, so only the set of errors is comparable, not their order.
+
+The checks follow the minor of :mod:`tfjob_kit.podcheck.release`: label keys and values are
+worded as ``names`` says; from 1.37 an owner reference's errors are reported at its index
+(``ownerReferences[0].uid``), an empty field is Required, and an apiVersion that does not parse
+says so; a managedFields entry's empty or unknown operation is Required / Unsupported.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tfjob_kit.podcheck import release
 from tfjob_kit.podcheck.field import (
     FieldError,
+    Named,
     Path,
     forbidden,
     invalid,
+    not_supported,
     required,
     too_long,
 )
@@ -118,17 +126,17 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-def _group_version(api_version: str) -> tuple[str, str]:
-    """``schema.ParseGroupVersion`` as ``FromAPIVersionAndKind`` uses it: "v1" is the core
-    group; "a/b" is group a, version b; anything else (two '/' or more) parses to nothing."""
-    if not api_version:
+def _group_version(api_version: str) -> tuple[str, str] | None:
+    """``schema.ParseGroupVersion``: "v1" is the core group; "a/b" is group a, version b; ""
+    and "/" are empty; anything else (two '/' or more) is an error (None)."""
+    if not api_version or api_version == "/":
         return "", ""
     parts = api_version.split("/")
     if len(parts) == 1:
         return "", api_version
     if len(parts) == 2:
         return parts[0], parts[1]
-    return "", ""
+    return None
 
 
 def _owner_json(ref: dict[str, Any]) -> dict[str, Any]:
@@ -145,42 +153,81 @@ def _owner_json(ref: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _validate_owner_reference(
+    ref: dict[str, Any], path: Path, group: str, version: str
+) -> list[FieldError]:
+    """``validateOwnerReference`` (the reference's group and version parsed) as 1.34 to 1.36
+    have it: at the list's path, each empty field Invalid, an apiVersion that does not parse
+    read as no version."""
+    origin = "validateOwnerReference"
+    errs: list[FieldError] = []
+    kind = str_of(ref.get("kind"))
+    if not version:
+        api_version = str_of(ref.get("apiVersion"))
+        errs.append(
+            invalid((*path, "apiVersion"), api_version, "version must not be empty", origin)
+        )
+    if not kind:
+        errs.append(invalid((*path, "kind"), kind, "must not be empty", origin))
+    for key in ("name", "uid"):
+        if not str_of(ref.get(key)):
+            errs.append(invalid((*path, key), "", "must not be empty", origin))
+    return errs
+
+
+def _validate_owner_reference_137(
+    ref: dict[str, Any], path: Path, parsed: tuple[str, str] | None
+) -> list[FieldError]:
+    """``validateOwnerReference`` from 1.37 (``path`` is the reference's own, indexed): an
+    empty field is Required; an apiVersion that does not parse or has no version is Invalid."""
+    origin = "validateOwnerReference"
+    errs: list[FieldError] = []
+    api_version = str_of(ref.get("apiVersion"))
+    if not api_version:
+        errs.append(required((*path, "apiVersion"), "must not be empty", origin))
+    elif parsed is None or not parsed[1]:
+        detail = "must be <group>/<version> or <version>"
+        errs.append(invalid((*path, "apiVersion"), api_version, detail, origin))
+    for key in ("kind", "name", "uid"):
+        if not str_of(ref.get(key)):
+            errs.append(required((*path, key), "must not be empty", origin))
+    return errs
+
+
 def validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
-    """``ValidateOwnerReferences``: each reference complete, no Event owner, one controller."""
+    """``ValidateOwnerReferences``: each reference complete, no Event owner, one controller
+    (from 1.37 a reference's errors at its index, ``validateOwnerReference``'s new wording)."""
     if not isinstance(refs, list):
         return []
     origin = "ValidateOwnerReferences"
     errs: list[FieldError] = []
     first_controller = ""
-    for ref in refs:
+    indexed: bool | None = None  # whether the minor followed is 1.37 or newer, once asked
+    for index, ref in enumerate(refs):
         if not isinstance(ref, dict):
             continue
-        api_version = str_of(ref.get("apiVersion"))
         kind = str_of(ref.get("kind"))
         name = str_of(ref.get("name"))
-        uid = str_of(ref.get("uid"))
-        group, version = _group_version(api_version)
-        if version and kind and name and uid and kind not in _BANNED_OWNER_KINDS:
+        parsed = _group_version(str_of(ref.get("apiVersion")))
+        group, version = parsed or ("", "")
+        if version and kind and name and str_of(ref.get("uid")) and kind not in _BANNED_OWNER_KINDS:
             # the common case: every check below passes, bar a second controller's
             if ref.get("controller") is not True:
                 continue
             if not first_controller:
                 first_controller = f"{kind}/{name}"
                 continue
-        if not version:
-            errs.append(
-                invalid((*path, "apiVersion"), api_version, "version must not be empty", origin)
-            )
-        if not kind:
-            errs.append(invalid((*path, "kind"), kind, "must not be empty", origin))
-        if not name:
-            errs.append(invalid((*path, "name"), name, "must not be empty", origin))
-        if not uid:
-            errs.append(invalid((*path, "uid"), uid, "must not be empty", origin))
+        if indexed is None:
+            indexed = release.at_least("1.37")
+        at = (*path, index) if indexed else path
+        if indexed:
+            errs.extend(_validate_owner_reference_137(ref, at, parsed))
+        else:
+            errs.extend(_validate_owner_reference(ref, at, group, version))
         if (group, version, kind) in _BANNED_OWNERS:
             gvk = f"{group}/{version}, Kind={kind}"
             errs.append(
-                invalid(path, _owner_json(ref), f"{gvk} is disallowed from being an owner", origin)
+                invalid(at, _owner_json(ref), f"{gvk} is disallowed from being an owner", origin)
             )
         if ref.get("controller") is True:
             current = f"{kind}/{name}"
@@ -240,8 +287,12 @@ def _go_rune_u(ch: str) -> str:
     return f"{code} '{ch}'" if ch.isprintable() else code
 
 
+_MANAGED_FIELDS_OPERATIONS = ("Apply", "Update")
+
+
 def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
-    """``metav1validation.ValidateManagedFields``."""
+    """``metav1validation.ValidateManagedFields`` (from 1.37 an empty operation is Required, an
+    unknown one NotSupported)."""
     if not isinstance(entries, list):
         return []
     origin = "ValidateManagedFields"
@@ -251,10 +302,21 @@ def validate_managed_fields(entries: Any, path: Path) -> list[FieldError]:
             continue
         at = (*path, index)
         operation = str_of(entry.get("operation"))
-        if operation not in ("Apply", "Update"):
-            errs.append(
-                invalid((*at, "operation"), operation, "must be `Apply` or `Update`", origin)
-            )
+        if operation not in _MANAGED_FIELDS_OPERATIONS:
+            if not release.at_least("1.37"):
+                errs.append(
+                    invalid(
+                        (*at, "operation"), Named(operation), "must be `Apply` or `Update`", origin
+                    )
+                )
+            elif not operation:
+                errs.append(required((*at, "operation"), "must not be empty", origin))
+            else:
+                errs.append(
+                    not_supported(
+                        (*at, "operation"), Named(operation), _MANAGED_FIELDS_OPERATIONS, origin
+                    )
+                )
         fields_type = str_of(entry.get("fieldsType"))
         if fields_type and fields_type != "FieldsV1":
             errs.append(invalid((*at, "fieldsType"), fields_type, "must be `FieldsV1`", origin))

@@ -10,9 +10,18 @@ Also here: the ``ValidateNameFunc`` helpers of ``k8s.io/apimachinery/pkg/api/val
 one-line wrappers of ``pkg/apis/core/validation`` that turn messages into field errors
 (``ValidateDNS1123Label``, ``ValidateQualifiedName``, ...).
 
-Defaults of Kubernetes 1.34: ``StrictIPCIDRValidation`` is off, so the legacy IP fields accept
-leading zeros and IPv4-mapped IPv6 addresses (only unparsable values fail);
-``RelaxedEnvironmentVariableValidation`` is on (:func:`is_relaxed_env_var_name`).
+The checks follow the Kubernetes minor of :mod:`tfjob_kit.podcheck.release`:
+
+* From 1.35 ``IsQualifiedName`` and ``IsValidLabelValue`` are ``content.IsLabelKey`` and
+  ``content.IsLabelValue`` (``k8s.io/apimachinery/pkg/api/validate/content``): the same rules,
+  worded a little differently (a length "no more than 63 bytes", not "characters", the prefix's
+  subdomain length too, and a key of three parts or more called "a valid label key", not "a
+  qualified name"). The other checks here keep the wording of ``pkg/util/validation``.
+* ``StrictIPCIDRValidation`` is off by default up to 1.35, so the legacy IP fields accept
+  leading zeros and IPv4-mapped IPv6 addresses (only unparsable values fail); from 1.36 it is
+  on and they refuse both (:func:`is_valid_ip_for_legacy_field`).
+* ``RelaxedEnvironmentVariableValidation`` is on in every minor of the window
+  (:func:`is_relaxed_env_var_name`).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 
+from tfjob_kit.podcheck import release
 from tfjob_kit.podcheck.field import FieldError, Path, invalid, required
 
 # ---------------------------------------------------------------------------------------------
@@ -29,6 +39,19 @@ from tfjob_kit.podcheck.field import FieldError, Path, invalid, required
 
 def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
+
+
+def content_max_len_error(length: int) -> str:
+    """``content.MaxLenError`` (``k8s.io/apimachinery/pkg/api/validate/content``, 1.35 on): the
+    length in bytes."""
+    return f"must be no more than {length} bytes"
+
+
+def _label_len_error(length: int) -> str:
+    """The MaxLenError of the label-key and label-value checks at the minor followed: 1.34's
+    ``validation.MaxLenError``, then ``content.MaxLenError`` (only called for an error: the
+    valid strings never ask for the minor)."""
+    return content_max_len_error(length) if release.at_least("1.35") else max_len_error(length)
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -190,8 +213,9 @@ def _remember(valid: set[str], value: str, errs: list[str]) -> list[str]:
 
 
 def is_qualified_name(value: str) -> list[str]:
-    """``IsQualifiedName``: an optional DNS subdomain prefix and '/', then a name of at most 63
-    alphanumerics, '-', '_' or '.'."""
+    """``IsQualifiedName`` (from 1.35 ``content.IsLabelKey``, worded as the module docstring
+    says): an optional DNS subdomain prefix and '/', then a name of at most 63 alphanumerics,
+    '-', '_' or '.'."""
     if value in VALID_QUALIFIED_NAMES:
         return []
     return _remember(VALID_QUALIFIED_NAMES, value, _qualified_name_errors(value))
@@ -206,18 +230,22 @@ def _qualified_name_errors(value: str) -> list[str]:
         prefix, name = parts
         if not prefix:
             errs.append("prefix part " + empty_error())
-        else:
-            errs.extend("prefix part " + msg for msg in is_dns1123_subdomain(prefix))
+        elif prefix not in VALID_DNS1123_SUBDOMAINS:  # else remembered as valid
+            # IsDNS1123Subdomain, from 1.35 content's: its length error worded as the label's
+            errs.extend(
+                "prefix part " + msg for msg in _dns1123_subdomain_errors(prefix, _label_len_error)
+            )
     else:
+        what = "a valid label key " if release.at_least("1.35") else "a qualified name "
         return [
-            "a qualified name "
+            what
             + regex_error(_QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
         errs.append("name part " + empty_error())
     elif byte_len(name) > QUALIFIED_NAME_MAX_LENGTH:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
+        errs.append("name part " + _label_len_error(QUALIFIED_NAME_MAX_LENGTH))
     if _QUALIFIED_NAME_RE.fullmatch(name) is None:
         errs.append(
             "name part "
@@ -227,12 +255,12 @@ def _qualified_name_errors(value: str) -> list[str]:
 
 
 def is_valid_label_value(value: str) -> list[str]:
-    """``IsValidLabelValue``."""
+    """``IsValidLabelValue`` (from 1.35 ``content.IsLabelValue``: its length in bytes)."""
     if value in VALID_LABEL_VALUES:
         return []
     errs: list[str] = []
     if byte_len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
+        errs.append(_label_len_error(LABEL_VALUE_MAX_LENGTH))
     if _LABEL_VALUE_RE.fullmatch(value) is None:
         errs.append(regex_error(_LABEL_VALUE_ERR, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return _remember(VALID_LABEL_VALUES, value, errs)
@@ -257,12 +285,20 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
     if value in VALID_DNS1123_SUBDOMAINS:
         return []
+    return _remember(
+        VALID_DNS1123_SUBDOMAINS, value, _dns1123_subdomain_errors(value, max_len_error)
+    )
+
+
+def _dns1123_subdomain_errors(value: str, too_long: Callable[[int], str]) -> list[str]:
+    """The messages of ``IsDNS1123Subdomain``, the length error worded by ``too_long``
+    (``validation.MaxLenError`` or, for content's own copy, ``content.MaxLenError``)."""
     errs: list[str] = []
     if byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+        errs.append(too_long(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
         errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return _remember(VALID_DNS1123_SUBDOMAINS, value, errs)
+    return errs
 
 
 def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
@@ -322,7 +358,7 @@ def _has_chdir_prefix(value: str) -> list[str]:
 
 
 def is_env_var_name(value: str) -> list[str]:
-    """``IsEnvVarName``: the strict form (not what 1.34 uses by default; see
+    """``IsEnvVarName``: the strict form (not what the window's minors use by default; see
     :func:`is_relaxed_env_var_name`)."""
     errs: list[str] = []
     if _ENV_VAR_NAME_RE.fullmatch(value) is None:
@@ -336,8 +372,8 @@ def is_env_var_name(value: str) -> list[str]:
 
 
 def is_relaxed_env_var_name(value: str) -> list[str]:
-    """``IsRelaxedEnvVarName``: non-empty, printable ASCII other than '=' (the check 1.34 makes,
-    RelaxedEnvironmentVariableValidation being locked on)."""
+    """``IsRelaxedEnvVarName``: non-empty, printable ASCII other than '=' (the check every minor
+    of the window makes, RelaxedEnvironmentVariableValidation being locked on)."""
     if value in VALID_RELAXED_ENV_VAR_NAMES:
         return []
     errs: list[str] = []
@@ -648,12 +684,15 @@ def _parse_ip(
 
 
 def is_valid_ip_for_legacy_field(
-    path: Path, value: str, strict: bool = False, valid_old: Sequence[str] = ()
+    path: Path, value: str, strict: bool | None = None, valid_old: Sequence[str] = ()
 ) -> list[FieldError]:
-    """``IsValidIPForLegacyField`` as core validation calls it in 1.34 (StrictIPCIDRValidation
-    off by default: only an unparsable value fails)."""
+    """``IsValidIPForLegacyField``; ``strict`` None: as core validation's wrapper of the same
+    name calls it, strict when StrictIPCIDRValidation is on at the minor followed (1.36 on:
+    leading zeros and IPv4-mapped IPv6 addresses fail; before, only an unparsable value)."""
     if value in valid_old:
         return []
+    if strict is None:
+        strict = release.gate("StrictIPCIDRValidation")
     return _parse_ip(path, value, strict, "format=ip-sloppy")[1]
 
 

@@ -12,16 +12,21 @@ entry points) and the create-only checks.
 Steps of the server that are not validation are mirrored too, because they decide what is
 validated: a generateName becomes a name, the namespace comes from the request when the pod has
 none, the field manager replaces managedFields, PrepareForCreate sets generation 1 and drops
-the fields of disabled gates (hostnameOverride here; the sibling modules drop theirs), and the
-ServiceAccount admission plugin (on in every API server by default) sets
-``serviceAccountName`` to ``default`` when it is empty. The other admission plugins are not:
-Priority (``priority``, ``preemptionPolicy``, an unknown ``priorityClassName``), RuntimeClass
-and the ServiceAccount plugin's look-up of the account refuse pods on cluster state, before
-validation; the server-aware preflight checks those.
+the fields of the gates off at the minor followed (hostnameOverride here, while HostnameOverride
+is off: 1.34; the sibling modules drop theirs), and the ServiceAccount admission plugin (on in
+every API server by default) sets ``serviceAccountName`` to ``default`` when it is empty. The
+other admission plugins are not: Priority (``priority``, ``preemptionPolicy``, an unknown
+``priorityClassName``), RuntimeClass and the ServiceAccount plugin's look-up of the account
+refuse pods on cluster state, before validation; the server-aware preflight checks those.
 
-The internal form keeps ``hostNetwork``, ``hostPID``, ``hostIPC`` and ``hostUsers`` in the pod
-security context; checks that read them here read the v1 spec fields, and report the paths Go
-reports.
+Up to 1.36 the internal form keeps ``hostNetwork``, ``hostPID``, ``hostIPC`` and ``hostUsers``
+in the pod security context (from 1.37 they are spec fields there too); checks that read them
+here read the v1 spec fields, and report the paths Go reports.
+
+The checks follow the minor of :mod:`tfjob_kit.podcheck.release`: from 1.35 a hostnameOverride
+is kept and checked (``validatePodHostName``); from 1.36 the legacy IP fields (nameservers,
+hostAliases) are strict (``names.is_valid_ip_for_legacy_field``); from 1.37 ``validateWindows``
+checks the host fields after the security context's.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from tfjob_kit.podcheck import (
     containers,
     gojson,
+    release,
     resources,
     scheduling,
     security,
@@ -42,23 +48,27 @@ from tfjob_kit.podcheck.field import (
     FieldError,
     Key,
     Path,
+    distinct,
     duplicate,
     forbidden,
     invalid,
     not_supported,
     required,
+    too_long,
 )
 from tfjob_kit.podcheck.fields import as_dict, as_list, opt_int, str_of
 from tfjob_kit.podcheck.meta import validate_object_meta
 from tfjob_kit.podcheck.names import (
     MAX_INT32,
     VALID_DNS1123_SUBDOMAINS,
+    byte_len,
     inclusive_range_error,
     is_valid_ip_for_legacy_field,
     name_is_dns_subdomain,
     validate_dns1123_label,
     validate_dns1123_subdomain,
     validate_dns1123_subdomain_with_underscore,
+    validate_nonnegative_field,
     validate_qualified_name,
     validate_service_account_name,
 )
@@ -229,7 +239,8 @@ def prepare_pod(pod: Any, namespace: str = "default", *, copy: bool = True) -> d
     if _unset(spec.get("serviceAccountName")):  # the ServiceAccount admission plugin
         spec["serviceAccountName"] = DEFAULT_SERVICE_ACCOUNT
     volumes.mount_service_account_token(spec)  # the same plugin's token volume and mounts
-    spec.pop("hostnameOverride", None)  # dropDisabledFields: HostnameOverride is alpha
+    if "hostnameOverride" in spec and not release.gate("HostnameOverride"):
+        del spec["hostnameOverride"]  # dropDisabledFields (the gate is on from 1.35)
     _apply_apparmor_version_skew(meta, spec)
     return out
 
@@ -608,6 +619,29 @@ def _validate_host_aliases(aliases: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+MAX_HOSTNAME_OVERRIDE_LENGTH = 64
+
+
+def _validate_pod_host_name(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """``validatePodHostName``: a hostnameOverride (kept from 1.35, HostnameOverride on) is a
+    DNS subdomain of at most 64 bytes, without setHostnameAsFQDN or hostNetwork."""
+    value = spec.get("hostnameOverride")
+    if not isinstance(value, str):
+        return []
+    origin = "validatePodHostName"
+    at = (*path, "hostnameOverride")
+    errs: list[FieldError] = []
+    if spec.get("setHostnameAsFQDN") is True:
+        errs.append(forbidden(at, "may not be specified when setHostnameAsFQDN is true", origin))
+    if spec.get("hostNetwork") is True:
+        errs.append(forbidden(at, "may not be specified when hostNetwork is true", origin))
+    if byte_len(value) > MAX_HOSTNAME_OVERRIDE_LENGTH:
+        detail = f"may not be more than {MAX_HOSTNAME_OVERRIDE_LENGTH} bytes"
+        errs.append(too_long(at, detail, origin))
+    errs.extend(validate_dns1123_subdomain(value, at))
+    return errs
+
+
 def _named(spec: dict[str, Any], key: str, origin: str) -> list[FieldError]:
     """A name field checked when set, as ``NameIsDNSSubdomain`` does."""
     value = str_of(spec.get(key))
@@ -659,17 +693,29 @@ def _validate_windows(spec: dict[str, Any]) -> list[FieldError]:
         if present:
             errs.append(forbidden(path, _WINDOWS_DETAIL, origin))
 
+    def forbid_host_fields() -> None:
+        forbid(spec.get("hostUsers") is not None, (*_SPEC, "hostUsers"))
+        forbid(spec.get("hostPID") is True, (*_SPEC, "hostPID"))
+        forbid(spec.get("hostIPC") is True, (*_SPEC, "hostIPC"))
+
+    # Up to 1.36 the internal pod security context holds hostUsers, hostPID, hostIPC and
+    # shareProcessNamespace, checked among its fields; from 1.37 they are spec fields, checked
+    # after them.
+    moved = release.at_least("1.37")
     for key, rel in _WINDOWS_POD_FORBIDDEN:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
-    forbid(spec.get("hostUsers") is not None, (*_SPEC, "hostUsers"))
-    forbid(spec.get("hostPID") is True, (*_SPEC, "hostPID"))
-    forbid(spec.get("hostIPC") is True, (*_SPEC, "hostIPC"))
+    if not moved:
+        forbid_host_fields()
     for key, rel in _WINDOWS_POD_FORBIDDEN_LATER:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
     forbid(bool(as_list(sc.get("sysctls"))), (*_SPEC, "securityContext", "sysctls"))
-    forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
+    if not moved:
+        forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
     for key, rel in _WINDOWS_POD_FORBIDDEN_LAST:
         forbid(sc.get(key) is not None, (*_SPEC, *rel))
+    if moved:
+        forbid_host_fields()
+        forbid(spec.get("shareProcessNamespace") is not None, (*_SPEC, "shareProcessNamespace"))
     for ctr, ctr_path in _containers(spec, _ALL):
         csc = ctr.get("securityContext")
         if not isinstance(csc, dict):
@@ -759,6 +805,8 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
     errs.extend(security.validate_windows_host_process_pod(spec, path))
     if spec.get("hostUsers") is False:  # else validateHostUsers finds nothing
         errs.extend(security.validate_host_users(spec, path))
+    if spec.get("hostnameOverride") is not None:  # else validatePodHostName finds nothing
+        errs.extend(_validate_pod_host_name(spec, path))
     service_account = str_of(spec.get("serviceAccountName"))
     if service_account and service_account not in VALID_DNS1123_SUBDOMAINS:  # else remembered
         msgs = validate_service_account_name(service_account, False)
@@ -806,6 +854,7 @@ def validate_pod_spec(meta: dict[str, Any], spec: dict[str, Any]) -> list[FieldE
         )
     if spec.get("os") is not None:
         errs.extend(_validate_os(spec))
+    errs.extend(containers.validate_file_key_ref_volumes(spec, path))
     return errs
 
 
@@ -951,6 +1000,10 @@ def validate_prepared_pod(pod: dict[str, Any]) -> list[FieldError]:
     errs.extend(validate_pod_specific_annotations(annotations, spec, (*_META, "annotations")))
     errs.extend(validate_pod_spec(meta, spec))
     errs.extend(_validate_projected_tokens_need_account(spec))
+    grace = opt_int(spec.get("terminationGracePeriodSeconds"))
+    if grace is not None and grace < 0 and release.at_least("1.37"):
+        # validatePodMetadataAndSpec from 1.37 (SetDefaults_Pod has made a negative one 1)
+        errs.extend(validate_nonnegative_field(grace, (*_SPEC, "terminationGracePeriodSeconds")))
     errs.extend(containers.validate_containers_only_for_pod(spec, _SPEC))
     if as_list(spec.get("ephemeralContainers")):
         errs.append(
@@ -978,4 +1031,6 @@ def validate_pod(pod: Any, *, namespace: str = "default", copy: bool = True) -> 
     JSON), after defaulting it as the server does; ``namespace`` stands for the request's when
     the pod names none. ``copy=False`` defaults ``pod`` itself, in place (no copy): for a pod
     the caller owns and does not use again."""
-    return validate_prepared_pod(prepare_pod(pod, namespace, copy=copy))
+    errs = validate_prepared_pod(prepare_pod(pod, namespace, copy=copy))
+    # from 1.37 the pod strategy's declarative validation filters the list (field.distinct)
+    return distinct(errs) if release.at_least("1.37") else errs

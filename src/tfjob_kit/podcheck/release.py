@@ -37,11 +37,21 @@ def default_minor() -> str:
 
 
 _MINOR: ContextVar[str | None] = ContextVar("tfjob_kit_kubernetes_minor", default=None)
+# What every thread follows outside a following() block (set_process_minor); None: the default.
+_process_minor: str | None = None
 
 
 def minor() -> str:
     """The minor the checks follow now."""
-    return _MINOR.get() or default_minor()
+    return _MINOR.get() or _process_minor or default_minor()
+
+
+def set_process_minor(value: str | None) -> None:
+    """Follow ``value`` in every thread of this process, outside following() blocks (a new
+    thread starts with none of its creator's context); None: the default again. For a process
+    that talks to one cluster all along (a test session)."""
+    global _process_minor
+    _process_minor = checked_minor(value) if value else None
 
 
 def checked_minor(value: str) -> str:
@@ -72,8 +82,8 @@ def nearest(server: str) -> str:
 
 @contextmanager
 def following(value: str | None) -> Iterator[str]:
-    """Judge as ``value``'s minor (None or "": the default) inside the block."""
-    wanted = checked_minor(value) if value else default_minor()
+    """Judge as ``value``'s minor inside the block (None or "": the minor followed already)."""
+    wanted = checked_minor(value) if value else minor()
     token = _MINOR.set(wanted)
     try:
         yield wanted

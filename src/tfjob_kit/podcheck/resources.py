@@ -3,7 +3,9 @@
 Mirrors ``SetDefaults_Pod`` and ``SetDefaults_ResourceList`` (pkg/apis/core/v1/defaults.go) for
 the resource lists, and ``validateResourceRequirements`` with its helpers
 (pkg/apis/core/validation/validation.go, pkg/apis/core/helper) for container resources,
-``overhead`` and the pod-level ``resources`` (PodLevelResources is on by default in 1.34).
+``overhead`` and the pod-level ``resources`` (PodLevelResources is on by default from 1.34; from
+1.37 PodLevelResourcesFixDefaulting moves the pod-level defaults after the rounding, see
+:func:`set_defaults`).
 
 Quantities are read as resource.Quantity reads them (:func:`tfjob_kit.quantity.parse_quantity`)
 and printed as ``Quantity.String`` prints them, so the messages equal the server's. A quantity the
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from tfjob_kit.podcheck import release
 from tfjob_kit.quantity import (
     JSON_SPACE,
     Quantity,
@@ -599,11 +602,15 @@ def _validate_consistency(
 
 
 def set_defaults(spec: dict[str, Any]) -> None:
-    """The resource defaults of ``SetDefaults_Pod``: a container's (and init container's) missing
-    requests default to its limits; with PodLevelResources, the pod-level hugepage limits and
-    requests defaults (defaultHugePagePodLimits, defaultPodRequests). Changes ``spec`` in place
-    (give it a copy). The milli rounding of SetDefaults_ResourceList is applied when the lists
-    are read (:func:`read_quantity`), so the values themselves are left as written."""
+    """The resource defaults of a create: ``SetDefaults_Pod`` makes a container's (and init
+    container's) missing requests its limits; the pod-level defaults follow, where
+    PodLevelResources is on. Before PodLevelResourcesFixDefaulting (on by default from 1.37)
+    SetDefaults_Pod itself defaults them, from the lists as written (defaultHugePagePodLimits,
+    defaultPodRequests); with it the pod strategy's PrepareForCreate does, after
+    SetDefaults_ResourceList rounded the lists, and also defaults the pod-level limits
+    (``podutil.DefaultPodLevelResources``). Changes ``spec`` in place (give it a copy). The milli
+    rounding of SetDefaults_ResourceList is applied when the lists are read
+    (:func:`read_quantity`), so the values themselves are left as written."""
     for key in ("containers", "initContainers"):
         items = spec.get(key)
         if not isinstance(items, list):
@@ -624,20 +631,43 @@ def set_defaults(spec: dict[str, Any]) -> None:
                 for name, value in limits.items():
                     requests.setdefault(name, value)
     resources = spec.get("resources")
-    if isinstance(resources, dict):
-        _default_hugepage_pod_limits(spec, resources)
-        _default_pod_requests(spec, resources)
+    if not isinstance(resources, dict) or not release.gate("PodLevelResources"):
+        return
+    if release.gate("PodLevelResourcesFixDefaulting"):
+        _default_pod_level_resources(spec, resources)
+    else:
+        _default_hugepage_pod_limits(spec, resources, rounded=False)
+        _default_pod_requests(spec, resources, rounded=False)
 
 
-def _default_hugepage_pod_limits(spec: dict[str, Any], resources: dict[str, Any]) -> None:
-    """``defaultHugePagePodLimits``."""
+def _default_pod_level_resources(spec: dict[str, Any], resources: dict[str, Any]) -> None:
+    """``podutil.DefaultPodLevelResources`` (PrepareForCreate, with
+    PodLevelResourcesFixDefaulting): on the rounded lists, the pod-level hugepage limits, then
+    the requests, then the limits; nothing when the pod sets neither requests nor limits."""
+    if not resources.get("requests") and not resources.get("limits"):
+        return
+    _default_hugepage_pod_limits(spec, resources, rounded=True)
+    _default_pod_requests(spec, resources, rounded=True)
+    _default_pod_limits(spec, resources)
+
+
+def _is_pod_level(name: str) -> bool:
+    """``resourcehelper.IsSupportedPodLevelResource``."""
+    return name in _POD_LEVEL or is_hugepage(name)
+
+
+def _default_hugepage_pod_limits(
+    spec: dict[str, Any], resources: dict[str, Any], rounded: bool
+) -> None:
+    """``defaultHugePagePodLimits`` (``defaultHugePagePodLevelLimits`` on the ``rounded``
+    lists)."""
     limits = resources.get("limits")
     requests = resources.get("requests")
     if not limits and not requests:
         return
     pod_limits = dict(limits) if isinstance(limits, dict) else {}
     req_names = requests if isinstance(requests, dict) else {}
-    for name, total in aggregate(spec, "limits", rounded=False).items():
+    for name, total in aggregate(spec, "limits", rounded).items():
         if not is_hugepage(name) or name in req_names:
             continue
         pod_limits.setdefault(name, total.string())
@@ -648,11 +678,13 @@ def _default_hugepage_pod_limits(spec: dict[str, Any], resources: dict[str, Any]
             resources["limits"] = pod_limits
 
 
-def _default_pod_requests(spec: dict[str, Any], resources: dict[str, Any]) -> None:
-    """``defaultPodRequests``."""
+def _default_pod_requests(spec: dict[str, Any], resources: dict[str, Any], rounded: bool) -> None:
+    """``defaultPodRequests``: only where the pod sets limits. On the ``rounded`` lists
+    ``defaultPodLevelRequests``, whose caller also lets requests alone through."""
     limits = resources.get("limits")
-    if not isinstance(limits, dict) or not limits:
+    if not rounded and (not isinstance(limits, dict) or not limits):
         return
+    limits = limits if isinstance(limits, dict) else {}
     requests = resources.get("requests")
     if requests is None:
         pod_requests: dict[str, Any] = {}
@@ -660,12 +692,42 @@ def _default_pod_requests(spec: dict[str, Any], resources: dict[str, Any]) -> No
         pod_requests = requests
     else:
         return
-    for name, total in aggregate(spec, "requests", rounded=False).items():
-        supported = name in _POD_LEVEL or is_hugepage(name)
-        if name not in pod_requests and supported and is_overcommit_allowed(name):
+    for name, total in aggregate(spec, "requests", rounded).items():
+        if name not in pod_requests and _is_pod_level(name) and is_overcommit_allowed(name):
             pod_requests[name] = total.string()
     for name, value in limits.items():
-        if name not in pod_requests and (name in _POD_LEVEL or is_hugepage(name)):
+        if name not in pod_requests and _is_pod_level(name):
             pod_requests[name] = value
     if pod_requests and requests is None:
         resources["requests"] = pod_requests
+
+
+def _default_pod_limits(spec: dict[str, Any], resources: dict[str, Any]) -> None:
+    """``defaultPodLevelLimits``: a pod-level request of a supported resource without a
+    pod-level limit gets the limit max(request, the containers' aggregate limits), where every
+    container (init, sidecar, ephemeral too) has a limit for it."""
+    requests = resources.get("requests")
+    limits = resources.get("limits")
+    if not isinstance(requests, dict):
+        return
+    have = limits if isinstance(limits, dict) else {}
+    candidates = {n for n in requests if isinstance(n, str) and _is_pod_level(n) and n not in have}
+    for key in ("initContainers", "containers", "ephemeralContainers"):  # VisitContainers
+        for _, ctr in _containers(spec, key):
+            resources_of = ctr.get("resources")
+            ctr_limits = resources_of.get("limits") if isinstance(resources_of, dict) else None
+            candidates &= set(ctr_limits) if isinstance(ctr_limits, dict) else set()
+    if not candidates:
+        return
+    totals = aggregate(spec, "limits")
+    for name in sorted(candidates):
+        total = totals.get(name)
+        if total is None:
+            continue
+        request = read_quantity(requests[name])
+        value: Any = total.string()
+        if request is not None and request.value > total.value:
+            value = requests[name]
+        if not isinstance(resources.get("limits"), dict):
+            resources["limits"] = {}
+        resources["limits"][name] = value

@@ -2,9 +2,11 @@
 
 Mirrors the placement checks of ``ValidatePodSpec`` (pkg/apis/core/validation/validation.go):
 ``nodeSelector`` (ValidateLabels), ``affinity`` (validateAffinity), ``topologySpreadConstraints``
-(validateTopologySpreadConstraints) and ``tolerations`` (ValidateTolerations), with 1.34's default
-gates and a create's PodValidationOptions: invalid label values are not allowed in selectors or
-required node affinity; MatchLabelKeysInPodTopologySpread and its SelectorMerge are on.
+(validateTopologySpreadConstraints) and ``tolerations`` (ValidateTolerations), with the default
+gates of the minor followed (:mod:`release`) and a create's PodValidationOptions: invalid label
+values are not allowed in selectors or required node affinity; MatchLabelKeysInPodTopologySpread
+and its SelectorMerge are on (1.34-1.37). From 1.35 a toleration's ``Lt``/``Gt`` operator is
+refused among four choices while TaintTolerationComparisonOperators is off (all of 1.35-1.37).
 
 Before validating, the pod strategy's PrepareForCreate merges ``matchLabelKeys`` (and
 ``mismatchLabelKeys``) into the label selectors, with the pod's own label values
@@ -20,8 +22,11 @@ same check, for callers that want it alone).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from tfjob_kit.podcheck import release
 
 from .field import (
     FieldError,
@@ -31,6 +36,7 @@ from .field import (
     invalid,
     not_supported,
     required,
+    value_string,
 )
 from .fields import as_list, indexed_dicts, opt_int, str_of, strings_of
 from .meta import validate_label_name, validate_labels
@@ -47,6 +53,9 @@ _NODE_OPERATORS_NO_VALUES = ("Exists", "DoesNotExist")
 _NODE_OPERATORS_ONE_VALUE = ("Gt", "Lt")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _TOLERATION_OPERATORS = ("Equal", "Exists")
+_COMPARISON_OPERATORS = ("Lt", "Gt")
+_COMPARISON_CHOICES = ("Equal", "Exists", "Lt", "Gt")  # a literal slice: not sorted
+_DECIMAL_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")  # sets.List: sorted
 _INCLUSION_POLICIES = ("Honor", "Ignore")  # sets.List: sorted
 _OBJECT_NAME_FIELD = "metadata.name"
@@ -390,12 +399,39 @@ def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
             if value:
                 detail = "value must be empty when `operator` is 'Exists'"
                 errs.append(invalid((*item, "operator"), value, detail, origin))
+        elif operator in _COMPARISON_OPERATORS and release.at_least("1.35"):
+            errs.extend(_comparison_toleration(operator, value, item))
         else:
             errs.append(not_supported((*item, "operator"), operator, _TOLERATION_OPERATORS, origin))
         if effect and effect not in _TAINT_EFFECTS:
             errs.append(
                 not_supported((*item, "effect"), effect, _TAINT_EFFECTS, "validateTaintEffect")
             )
+    return errs
+
+
+def _comparison_toleration(operator: str, value: str, item: Path) -> list[FieldError]:
+    """``ValidateTolerations``' Lt and Gt (1.35 on): refused unless
+    TaintTolerationComparisonOperators is on; then the value must be a decimal integer in
+    canonical form (``content.IsDecimalInteger``) that ``strconv.ParseInt`` reads as an int64."""
+    origin = "ValidateTolerations"
+    if not release.gate("TaintTolerationComparisonOperators"):
+        return [not_supported((*item, "operator"), operator, _COMPARISON_CHOICES, origin)]
+    errs: list[FieldError] = []
+    if not value:
+        errs.append(invalid((*item, "value"), value, "must be non-empty", origin))
+    elif not _DECIMAL_INTEGER.fullmatch(value):
+        detail = "must be a valid decimal integer in canonical form"
+        errs.append(invalid((*item, "value"), value, detail, origin))
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not digits.isascii() or not digits.isdigit():
+        problem = "invalid syntax"
+    elif not -(2**63) <= int(value) < 2**63:
+        problem = "value out of range"
+    else:
+        return errs
+    detail = f"strconv.ParseInt: parsing {value_string(value)}: {problem}"
+    errs.append(invalid((*item, "value"), value, detail, origin))
     return errs
 
 

@@ -1,12 +1,15 @@
 """Security contexts: the pod's (``validatePodSpecSecurityContext``) and each container's
 (``ValidateSecurityContext``), with the helpers they share (seccomp and AppArmor profile fields,
-Windows options, sysctls), as ``pkg/apis/core/validation`` checks them at Kubernetes 1.34 with
-its default feature gates and the options a create gets.
+Windows options, sysctls), as ``pkg/apis/core/validation`` checks them at the Kubernetes minor
+the checks follow (``podcheck.release``: 1.34 to 1.37) with its default feature gates and the
+options a create gets.
 
-The pod is the v1 JSON form. The server validates its internal form, where ``hostNetwork``,
-``hostPID``, ``hostIPC``, ``hostUsers`` and ``shareProcessNamespace`` belong to the pod security
-context: the checks read them from the spec and report the paths Go reports (for example
-``spec.securityContext.shareProcessNamespace``).
+The pod is the v1 JSON form. Up to 1.36 the server validates an internal form where
+``hostNetwork``, ``hostPID``, ``hostIPC``, ``hostUsers`` and ``shareProcessNamespace`` belong to
+the pod security context; from 1.37 they are spec fields there as in v1. The checks read them
+from the spec and report the paths Go reports (for example
+``spec.securityContext.shareProcessNamespace`` up to 1.36, ``spec.shareProcessNamespace`` from
+1.37).
 Values of a wrong JSON type are skipped (the schema check reports them).
 
 Also here, for ``pod.py``: ``validate_host_users`` (``validateHostUsers``) and
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tfjob_kit.podcheck import names
+from tfjob_kit.podcheck import names, release
 from tfjob_kit.podcheck.field import (
     FieldError,
     Path,
@@ -37,9 +40,11 @@ from tfjob_kit.podcheck.volume_paths import validate_local_descending_path
 # false, but every usable cluster (kubeadm, kind, the local test cluster) sets it to true.
 ALLOW_PRIVILEGED = True
 
-# validateSELinuxChangePolicy: with SELinuxMount off (its 1.34 default) and no old pod, only
-# Recursive is accepted (AllowOnlyRecursiveSELinuxChangePolicy).
-ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY = True
+
+def allow_only_recursive_selinux_change_policy() -> bool:
+    """``useOnlyRecursiveSELinuxChangePolicy`` with no old pod: while SELinuxMount is off (up to
+    1.36) only Recursive is accepted; from 1.37 MountOption too."""
+    return not release.gate("SELinuxMount")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,7 +458,8 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
         return []
     fld = (*path, "securityContext")
     if not sc:  # the defaulted {}: only the check that reads the spec can fail
-        return _validate_share_process_namespace(spec, fld)
+        return _validate_share_process_namespace(spec, path)
+    moved = release.at_least("1.37")  # validateShareProcessNamespace runs after this one
     errs: list[FieldError] = []
     fs_group = opt_int(sc.get("fsGroup"))
     if fs_group is not None:
@@ -473,7 +479,8 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
             continue
         for msg in names.is_valid_group_id(gid_int):
             errs.append(invalid((*fld, "supplementalGroups", g), gid_int, msg, origin))
-    errs.extend(_validate_share_process_namespace(spec, fld))
+    if not moved:
+        errs.extend(_validate_share_process_namespace(spec, path))
     sysctls = as_list(sc.get("sysctls"))
     if sysctls:
         errs.extend(_validate_sysctls(sysctls, spec, (*fld, "sysctls")))
@@ -503,7 +510,7 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
         )
     change_policy = sc.get("seLinuxChangePolicy")
     if isinstance(change_policy, str):
-        if ALLOW_ONLY_RECURSIVE_SELINUX_CHANGE_POLICY:
+        if allow_only_recursive_selinux_change_policy():
             if change_policy != "Recursive":
                 errs.append(
                     not_supported(
@@ -522,21 +529,23 @@ def validate_pod_security_context(spec: dict[str, Any], path: Path) -> list[Fiel
                     "validateSELinuxChangePolicy",
                 )
             )
+    if moved:
+        errs.extend(_validate_share_process_namespace(spec, path))
     return errs
 
 
-def _validate_share_process_namespace(spec: dict[str, Any], fld: Path) -> list[FieldError]:
-    """``validatePodSpecSecurityContext``'s shareProcessNamespace check (``fld`` is the pod
-    security context's path)."""
+def _validate_share_process_namespace(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """The shareProcessNamespace check (``path`` is the spec's): ``validatePodSpecSecurityContext``
+    makes it on the pod security context up to 1.36, ``validateShareProcessNamespace`` on the
+    spec from 1.37."""
     if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
-        return [
-            invalid(
-                (*fld, "shareProcessNamespace"),
-                True,
-                "ShareProcessNamespace and HostPID cannot both be enabled",
-                "validatePodSpecSecurityContext",
-            )
-        ]
+        at: Path = (*path, "shareProcessNamespace")
+        origin = "validateShareProcessNamespace"
+        if not release.at_least("1.37"):
+            at = (*path, "securityContext", "shareProcessNamespace")
+            origin = "validatePodSpecSecurityContext"
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        return [invalid(at, True, detail, origin)]
     return []
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfjob_kit.podcheck import meta as podmeta
-from tfjob_kit.podcheck import names
+from tfjob_kit.podcheck import names, release
 from tfjob_kit.podcheck.field import FieldError, Path, duplicate, invalid, not_supported, required
 from tfjob_kit.podcheck.fields import as_dict
 
@@ -78,10 +78,12 @@ def _port_key(port: dict[str, Any]) -> dict[str, Any]:
 
 def validate_service(service: dict[str, Any]) -> list[FieldError]:
     """The server's field errors for creating `service` (namespaced, named), in Go's order."""
+    # RelaxedServiceNameValidation (on from 1.36): a DNS label, a leading digit allowed
+    relaxed = release.gate("RelaxedServiceNameValidation")
     errs = podmeta.validate_object_meta(
         service.get("metadata"),
         ("metadata",),
-        name_rule=names.name_is_dns1035_label,
+        name_rule=names.name_is_dns_label if relaxed else names.name_is_dns1035_label,
         kube_finalizers=True,
     )
     spec = as_dict(service.get("spec"))

@@ -1,12 +1,16 @@
 """What the API server sets on a pod's volumes before it validates them: each source's defaults
-(``SetDefaults_*`` of ``pkg/apis/core/v1/defaults.go``, every source nil meaning an emptyDir)
-and the ServiceAccount admission plugin's token volume and mounts."""
+(``SetDefaults_*`` of ``pkg/apis/core/v1/defaults.go``, every source nil meaning an emptyDir),
+what ``dropDisabledPodFields`` drops for the gates off at the minor followed
+(:mod:`tfjob_kit.podcheck.release`: image volumes up to 1.34, clusterTrustBundle and
+podCertificate projections up to 1.36), and the ServiceAccount admission plugin's token volume
+and mounts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from . import release
 from .fields import (
     as_list,
     field_str,
@@ -88,9 +92,12 @@ def _default_projected(src: dict[str, Any]) -> None:
                 _default_field_ref(item)
         if (token := opt_dict(source.get("serviceAccountToken"))) is not None:
             _set_default(token, "expirationSeconds", 3600)
-        # ClusterTrustBundleProjection and PodCertificateRequest are off: dropped
-        source.pop("clusterTrustBundle", None)
-        source.pop("podCertificate", None)
+        # dropDisabledClusterTrustBundleProjection, dropDisabledPodCertificateProjection: both
+        # gates are on from 1.37
+        if "clusterTrustBundle" in source and not release.gate("ClusterTrustBundleProjection"):
+            del source["clusterTrustBundle"]
+        if "podCertificate" in source and not release.gate("PodCertificateRequest"):
+            del source["podCertificate"]
 
 
 def _default_iscsi(src: dict[str, Any]) -> None:
@@ -141,6 +148,18 @@ _SOURCE_DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+def _default_image(src: dict[str, Any]) -> None:
+    """``SetDefaults_Volume``'s image pull policy (with the ImageVolume gate on): Always for a
+    reference whose tag is "latest" (no tag, no digest), else IfNotPresent."""
+    if src.get("pullPolicy") in (None, ""):
+        # imported here: containers imports the volume modules
+        from .containers import image_tag
+
+        reference = src.get("reference")
+        tag = image_tag(reference if isinstance(reference, str) else "")
+        src["pullPolicy"] = "Always" if tag == "latest" else "IfNotPresent"
+
+
 def _default_volume(volume: dict[str, Any]) -> None:
     # the sources the volume has (its keys looked at, not the 30 sources; a loop, not a list
     # comprehension: cheaper for a volume's two or three keys)
@@ -151,6 +170,13 @@ def _default_volume(volume: dict[str, Any]) -> None:
     if not present:
         volume["emptyDir"] = {}  # SetDefaults_Volume: every source nil
         return
+    # SetDefaults_Volume's, before the sources' defaults
+    if (
+        "image" in present
+        and isinstance(src := volume["image"], dict)
+        and release.gate("ImageVolume")
+    ):
+        _default_image(src)
     if len(present) > 1:  # in _SOURCE_DEFAULTS' order
         present = [key for key in _SOURCE_DEFAULTS if key in present]
     for key in present:
@@ -160,8 +186,8 @@ def _default_volume(volume: dict[str, Any]) -> None:
 
 
 def set_defaults(spec: dict[str, Any]) -> None:
-    """The volume defaults of a pod's spec, in place; then image volumes (and the mounts of
-    them) go, as ``dropImageVolumes`` drops them while the ImageVolume gate is off."""
+    """The volume defaults of a pod's spec, in place; then, while the ImageVolume gate is off
+    (1.34), image volumes (and the mounts of them) go, as ``dropImageVolumes`` drops them."""
     volumes = spec.get("volumes")
     if not isinstance(volumes, list):
         return
@@ -172,7 +198,7 @@ def set_defaults(spec: dict[str, Any]) -> None:
             if volume.get("image") is not None:
                 name = volume.get("name")
                 image_volumes.add(name if isinstance(name, str) else "")
-    if not image_volumes:
+    if not image_volumes or release.gate("ImageVolume"):
         return
     spec["volumes"] = [
         v for v in volumes if not (isinstance(v, dict) and v.get("image") is not None)

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from . import names
+from . import names, release
 from .downward_api import downward_api_file
-from .ephemeral import validate_ephemeral
+from .ephemeral import label_selector, validate_ephemeral
 from .field import (
     FieldError,
     Key,
@@ -28,7 +29,9 @@ from .fields import (
     field_str,
     field_true,
     opt_dict,
+    str_of,
 )
+from .meta import TOTAL_ANNOTATION_SIZE_LIMIT_B
 from .volume_defaults import is_token_projection
 from .volume_paths import (
     is_abs,
@@ -417,11 +420,13 @@ def _storage_os(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 
 def validate_csi_driver_name(driver: str, path: Path) -> list[FieldError]:
-    """``ValidateCSIDriverName``."""
+    """``ValidateCSIDriverName`` (from 1.35 an empty name is only required, not checked on)."""
     origin = "ValidateCSIDriverName"
     errs = []
     if driver == "":
         errs.append(required(path, origin=origin))
+        if release.at_least("1.35"):
+            return errs
     if names.byte_len(driver) > 63:
         errs.append(too_long(path, "may not be more than 63 bytes", origin))
     for msg in names.is_dns1123_subdomain(driver.lower()):
@@ -445,7 +450,8 @@ def _csi(src: dict[str, Any], path: Path) -> list[FieldError]:
 
 
 def _image(src: dict[str, Any], path: Path) -> list[FieldError]:
-    """``validateImageVolumeSource`` (reached only with the ImageVolume gate on)."""
+    """``validateImageVolumeSource`` (reached with the ImageVolume gate on, from 1.35; the pull
+    policy is defaulted by then, so never empty)."""
     origin = "validateImageVolumeSource"
     errs = []
     if field_str(src, "reference") == "":
@@ -469,6 +475,249 @@ def _downward_api(src: dict[str, Any], path: Path) -> list[FieldError]:
     return errs
 
 
+_KEY_TYPES = ("RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
+
+# certificates.MaxMaxExpirationSeconds, and KubernetesMaxMaxExpirationSeconds for the signers
+# of kubernetes.io
+MAX_MAX_EXPIRATION_SECONDS = 91 * 24 * 60 * 60
+KUBERNETES_MAX_MAX_EXPIRATION_SECONDS = 24 * 60 * 60
+
+# ValidateSignerName: <fqdn>/<namespace>.<name>
+_SIGNER_DOMAIN_MAX_LENGTH = names.DNS1123_SUBDOMAIN_MAX_LENGTH
+_SIGNER_NAME_MAX_LENGTH = (
+    _SIGNER_DOMAIN_MAX_LENGTH
+    + (names.DNS1123_SUBDOMAIN_MAX_LENGTH + names.DNS1123_LABEL_MAX_LENGTH + 1)
+    + 1
+)
+
+Claim = Callable[[str, Any], None]
+"""Takes a projected file's path for a source (``allPaths``), with the value its "conflicting
+duplicate paths" error shows."""
+
+
+def _go_quoted(text: str) -> str:
+    """Go's ``%q`` for printable text."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def is_kubernetes_signer_name(signer: str) -> bool:
+    """``IsKubernetesSignerName``: the host part is kubernetes.io or a subdomain of it."""
+    host = signer.split("/", 1)[0]
+    return host == "kubernetes.io" or host.endswith(".kubernetes.io")
+
+
+def validate_signer_name(signer: str, path: Path) -> list[FieldError]:
+    """``ValidateSignerName``: ``example.com/signer-name``, a domain of DNS labels (two at least)
+    and a path of DNS subdomains, at most 571 bytes in all."""
+    origin = "ValidateSignerName"
+    if signer == "":
+        return [required(path, origin=origin)]
+    segments = signer.split("/")
+    if len(segments) != 2:
+        detail = "must be a fully qualified domain and path of the form 'example.com/signer-name'"
+        return [invalid(path, signer, detail, origin)]
+    domain, rest = segments
+    errs = []
+    if names.byte_len(domain) > _SIGNER_DOMAIN_MAX_LENGTH:
+        errs.append(
+            too_long(path, f"may not be more than {_SIGNER_DOMAIN_MAX_LENGTH} bytes", origin)
+        )
+    labels = domain.split(".")
+    for label in labels:  # the first bad label only
+        if msgs := names.is_dns1123_label(label):
+            for msg in msgs:
+                detail = f"validating label {_go_quoted(label)}: {msg}"
+                errs.append(invalid(path, domain, detail, origin))
+            break
+    if len(labels) < 2:
+        detail = "should be a domain with at least two segments separated by dots"
+        errs.append(invalid(path, domain, detail, origin))
+    for label in rest.split("."):
+        if msgs := names.is_dns1123_subdomain(label):
+            for msg in msgs:
+                errs.append(
+                    invalid(path, rest, f"validating label {_go_quoted(label)}: {msg}", origin)
+                )
+            break
+    if names.byte_len(signer) > _SIGNER_NAME_MAX_LENGTH:
+        errs.append(too_long(path, f"may not be more than {_SIGNER_NAME_MAX_LENGTH} bytes", origin))
+    return errs
+
+
+def _cluster_trust_bundle_name_errors(name: str) -> list[str]:
+    """``ValidateClusterTrustBundleName`` of the signer that
+    ``extractSignerNameFromClusterTrustBundleName`` finds in ``name`` (the part before its last
+    ':', each ':' read as '/'), or of none."""
+    split = name.rfind(":")
+    signer = name[:split].replace(":", "/") if split != -1 else ""
+    if signer == "":
+        if ":" in name:
+            return ['ClusterTrustBundle without signer name must not have ":" in its name']
+        return names.name_is_dns_subdomain(name, False)
+    prefix = signer.replace("/", ":") + ":"
+    if not name.startswith(prefix):
+        return [f"ClusterTrustBundle for signerName {signer} must be named with prefix {prefix}"]
+    return names.name_is_dns_subdomain(name[len(prefix) :], False)
+
+
+def _selector_json(selector: dict[str, Any]) -> dict[str, Any]:
+    """A ``metav1.LabelSelector`` as encoding/json prints it (empty fields omitted, map keys
+    sorted)."""
+    out: dict[str, Any] = {}
+    labels = selector.get("matchLabels")
+    if isinstance(labels, dict) and labels:
+        out["matchLabels"] = dict(sorted(labels.items()))
+    expressions = [opt_dict(e) or {} for e in as_list(selector.get("matchExpressions"))]
+    if expressions:
+        out["matchExpressions"] = []
+        for expr in expressions:
+            item: dict[str, Any] = {"key": str_of(expr.get("key"))}
+            item["operator"] = str_of(expr.get("operator"))
+            if values := as_list(expr.get("values")):
+                item["values"] = values
+            out["matchExpressions"].append(item)
+    return out
+
+
+def _cluster_trust_bundle_json(ctb: dict[str, Any]) -> dict[str, Any]:
+    """The internal ``core.ClusterTrustBundleProjection`` as encoding/json prints it (no JSON
+    tags: Go's field names; ``User`` is always dropped, AtomicWriteVolumeUserFields being off)."""
+    selector = opt_dict(ctb.get("labelSelector"))
+    optional = ctb.get("optional")
+    return {
+        "Name": ctb.get("name"),
+        "SignerName": ctb.get("signerName"),
+        "LabelSelector": _selector_json(selector) if selector is not None else None,
+        "Optional": optional if isinstance(optional, bool) else None,
+        "Path": str_of(ctb.get("path")),
+        "User": None,
+    }
+
+
+def _cluster_trust_bundle(ctb: dict[str, Any], proj_path: Path, claim: Claim) -> list[FieldError]:
+    """``validateProjectionSources``' checks of a clusterTrustBundle projection (kept from 1.37,
+    ClusterTrustBundleProjection on): a name or a signer name (with a label selector), and a
+    path, claimed even when empty."""
+    origin = "validateProjectionSources"
+    errs: list[FieldError] = []
+    name, signer = ctb.get("name"), ctb.get("signerName")
+    if name is not None and signer is not None:
+        detail = "only one of name and signerName may be used"
+        errs.append(invalid(proj_path, _cluster_trust_bundle_json(ctb), detail, origin))
+    elif isinstance(name, str):
+        name_path = (*proj_path, "name")
+        if name == "":
+            errs.append(required(name_path, "must be a valid object name", origin))
+        for msg in _cluster_trust_bundle_name_errors(name):
+            detail = f"not a valid clustertrustbundlename: {msg}"
+            errs.append(invalid(name_path, name, detail, origin))
+        selector = opt_dict(ctb.get("labelSelector"))
+        if selector is not None:
+            detail = "labelSelector must be unset if name is specified"
+            errs.append(
+                invalid((*proj_path, "labelSelector"), _selector_json(selector), detail, origin)
+            )
+    elif isinstance(signer, str):
+        signer_path = (*proj_path, "signerName")
+        if signer == "":
+            errs.append(required(signer_path, "must be a valid signer name", origin))
+        errs.extend(validate_signer_name(signer, signer_path))
+        selector = opt_dict(ctb.get("labelSelector"))
+        if selector is not None:
+            errs.extend(label_selector(selector, (*proj_path, "labelSelector")))
+    elif name is None and signer is None:
+        errs.append(required(proj_path, "either name or signerName must be specified", origin))
+    target = field_str(ctb, "path")
+    if target is not None:
+        if target == "":
+            errs.append(required((*proj_path, "path"), origin=origin))
+        errs.extend(local_non_reserved_path(target, (*proj_path, "path")))
+        claim(target, target)
+    return errs
+
+
+def _user_annotations(annotations: dict[str, Any], path: Path) -> list[FieldError]:
+    """``ValidateUserAnnotations``: each key, lower-cased, a domain-prefixed key
+    (``IsDomainPrefixedKey``), and keys plus values at most 256 KiB."""
+    errs: list[FieldError] = []
+    size = 0
+    for key, value in annotations.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            continue
+        size += names.byte_len(key) + names.byte_len(value)
+        key = key.lower()
+        if key == "":
+            errs.append(required(path, origin="IsDomainPrefixedKey"))
+            continue
+        msgs = names.is_qualified_name(key)  # content.IsLabelKey
+        errs.extend(invalid(path, key, msg, "IsDomainPrefixedKey") for msg in msgs)
+        if not msgs and len(key.split("/")) != 2:
+            detail = 'must be a domain-prefixed key (such as "acme.io/foo")'
+            errs.append(invalid(path, key, detail, "IsDomainPrefixedKey"))
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+        detail = f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes"
+        errs.append(too_long(path, detail, "ValidateUserAnnotations"))
+    return errs
+
+
+def _pod_certificate(cert: dict[str, Any], proj_path: Path, claim: Claim) -> list[FieldError]:
+    """``validateProjectionSources``' checks of a podCertificate projection (kept from 1.37,
+    PodCertificateRequest on)."""
+    origin = "validateProjectionSources"
+    signer = field_str(cert, "signerName")
+    errs = validate_signer_name(signer, (*proj_path, "signerName")) if signer is not None else []
+    annotations = cert.get("userAnnotations")
+    if isinstance(annotations, dict):
+        errs.extend(_user_annotations(annotations, (*proj_path, "userAnnotations")))
+    key_type = field_str(cert, "keyType")
+    if key_type is not None and key_type not in _KEY_TYPES:
+        errs.append(not_supported((*proj_path, "keyType"), key_type, _KEY_TYPES, origin))
+    seconds = field_int(cert, "maxExpirationSeconds")
+    if seconds is not None:
+        seconds_path = (*proj_path, "maxExpirationSeconds")
+        if seconds < 3600:
+            detail = "if provided, maxExpirationSeconds must be >= 3600"
+            errs.append(invalid(seconds_path, seconds, detail, origin))
+        most = MAX_MAX_EXPIRATION_SECONDS
+        if is_kubernetes_signer_name(signer or ""):
+            most = KUBERNETES_MAX_MAX_EXPIRATION_SECONDS
+        if seconds > most:
+            detail = f"if provided, maxExpirationSeconds must be <= {most}"
+            errs.append(invalid(seconds_path, seconds, detail, origin))
+    paths = 0
+    for key in ("credentialBundlePath", "keyPath", "certificateChainPath"):
+        target = field_str(cert, key)
+        if target:
+            paths += 1
+            errs.extend(local_non_reserved_path(target, (*proj_path, key)))
+            claim(target, target)
+    if paths == 0:
+        detail = "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"
+        errs.append(required(proj_path, detail, origin))
+    return errs
+
+
+def _service_account_token(token: dict[str, Any], proj_path: Path, path: Path) -> list[FieldError]:
+    """``validateProjectionSources``' checks of a serviceAccountToken projection (its
+    expirationSeconds defaulted to an hour; the errors of its path name the volume's ``path``,
+    as Go's do)."""
+    origin = "validateProjectionSources"
+    errs = []
+    seconds = field_int(token, "expirationSeconds")
+    if seconds is not None and seconds < 600:
+        detail = "may not specify a duration less than 10 minutes"
+        errs.append(invalid((*proj_path, "expirationSeconds"), seconds, detail, origin))
+    if seconds is not None and seconds > 1 << 32:
+        detail = "may not specify a duration larger than 2^32 seconds"
+        errs.append(invalid((*proj_path, "expirationSeconds"), seconds, detail, origin))
+    target = field_str(token, "path")
+    if target == "":
+        errs.append(required((*path, "path"), origin=origin))
+    elif target is not None:
+        errs.extend(local_non_reserved_path(target, (*path, "path")))
+    return errs
+
+
 def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
     """``validateProjectedVolumeSource`` and ``validateProjectionSources``."""
     if is_token_projection(src):
@@ -477,11 +726,14 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
     errs = validate_mode(src, "defaultMode", path, "validateProjectedVolumeSource")
     seen: set[str] = set()
 
+    def claim_any(target: str, value: Any) -> None:
+        if target in seen:
+            errs.append(invalid(path, value, "conflicting duplicate paths", origin))
+        seen.add(target)
+
     def claim(target: Any, value: Any) -> None:
         if isinstance(target, str) and target:
-            if target in seen:
-                errs.append(invalid(path, value, "conflicting duplicate paths", origin))
-            seen.add(target)
+            claim_any(target, value)
 
     for i, source in enumerate(as_list(src.get("sources"))):
         if (source := opt_dict(source)) is None:
@@ -512,32 +764,20 @@ def _projected(src: dict[str, Any], path: Path) -> list[FieldError]:
         if source.get("serviceAccountToken") is not None:
             count += 1
             if (token := opt_dict(source["serviceAccountToken"])) is not None:
-                proj_path = (*src_path, "serviceAccountToken")
-                seconds = field_int(token, "expirationSeconds")
-                if seconds is not None and seconds < 600:
-                    errs.append(
-                        invalid(
-                            (*proj_path, "expirationSeconds"),
-                            seconds,
-                            "may not specify a duration less than 10 minutes",
-                            origin,
-                        )
-                    )
-                if seconds is not None and seconds > 1 << 32:
-                    errs.append(
-                        invalid(
-                            (*proj_path, "expirationSeconds"),
-                            seconds,
-                            "may not specify a duration larger than 2^32 seconds",
-                            origin,
-                        )
-                    )
-                target = field_str(token, "path")
-                if target == "":
-                    errs.append(required((*path, "path"), origin=origin))
-                elif target is not None:
-                    errs.extend(local_non_reserved_path(target, (*path, "path")))
-        # clusterTrustBundle and podCertificate: dropped while their gates are off
+                token_path = (*src_path, "serviceAccountToken")
+                errs.extend(_service_account_token(token, token_path, path))
+        # clusterTrustBundle and podCertificate: set_defaults drops them while their gates are
+        # off (up to 1.36)
+        if source.get("clusterTrustBundle") is not None:
+            count += 1
+            if (ctb := opt_dict(source["clusterTrustBundle"])) is not None:
+                ctb_path = (*src_path, "clusterTrustBundle")
+                errs.extend(_cluster_trust_bundle(ctb, ctb_path, claim_any))
+        if source.get("podCertificate") is not None:
+            count += 1
+            if (cert := opt_dict(source["podCertificate"])) is not None:
+                cert_path = (*src_path, "podCertificate")
+                errs.extend(_pod_certificate(cert, cert_path, claim_any))
         if count > 1:
             errs.append(
                 forbidden(src_path, "may not specify more than 1 volume type per source", origin)

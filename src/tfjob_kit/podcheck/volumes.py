@@ -1,22 +1,31 @@
 """Pod volumes, volume mounts and volume devices, as a pod create checks them: the entry points.
 
 Ports of ``ValidateVolumes`` (every volume source's checks), ``ValidateVolumeMounts`` and
-``ValidateVolumeDevices`` of ``k8s.io/kubernetes/pkg/apis/core/validation`` at the pinned
-release, with its default feature gates, and of the defaults the API server applies to volumes
-before it validates them (``pkg/apis/core/v1/defaults.go`` and ``zz_generated.defaults.go``),
-plus what the pod strategy drops for disabled gates (``dropDisabledPodFields``: image volumes,
-clusterTrustBundle and podCertificate projections are all off by default in 1.34).
+``ValidateVolumeDevices`` of ``k8s.io/kubernetes/pkg/apis/core/validation``, as the Kubernetes
+minor followed (:mod:`tfjob_kit.podcheck.release`) has them with its default feature gates, and
+of the defaults the API server applies to volumes before it validates them
+(``pkg/apis/core/v1/defaults.go`` and ``zz_generated.defaults.go``), plus what the pod strategy
+drops for disabled gates (``dropDisabledPodFields``).
 
 The Go code's quirks are kept on purpose, as the server prints them: some paths miss an index
 (``volumeMounts.subPath``, ``downwardAPI.path``), some are misspelt (``downwarAPI``,
 ``persistentDisk`` for gcePersistentDisk's checks). Values of the wrong JSON type are skipped:
 the schema check reports them.
 
-With 1.34's default gates: gitRepo volumes pass the API (the GitRepoVolumeDriver gate is off,
-but only the kubelet refuses them; the server merely warns); an image volume is dropped with
-its mounts before validation, so its own checks (kept here) are not reached; clusterTrustBundle
-and podCertificate projections are dropped too, and are not checked. As every source field nil
-is defaulted to an emptyDir, "must specify a volume type" is not reached from JSON either.
+What differs by minor:
+
+* image volumes: 1.34 drops them with their mounts before validation (ImageVolume off); from
+  1.35 they are kept, their pull policy defaulted, and checked (a reference is required);
+* clusterTrustBundle and podCertificate projections: dropped up to 1.36, kept and checked from
+  1.37 (ClusterTrustBundleProjection and PodCertificateRequest on);
+* an empty CSI driver name is only "Required" from 1.35 (1.34 also runs the name's format check
+  on it);
+* from 1.37 the server drops an error whose text an earlier one has (``field.distinct``, which
+  ``pod.validate_pod`` applies to the whole pod): two bad quobyte registries, say, say so once.
+
+In every minor: gitRepo volumes pass the API (the GitRepoVolumeDriver gate is off, but only the
+kubelet refuses them; the server merely warns). As every source field nil is defaulted to an
+emptyDir, "must specify a volume type" is not reached from JSON either.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ The modules, one job each:
 * :mod:`.scheduling`: gang scheduling (minAvailable, PodGroups by hand, kube-batch);
 * :mod:`.server`: what the API server rejects, in the pods the operator creates from each
   replica and in the TFJob's metadata (:mod:`tfjob_kit.podcheck`); imported last, and its
-  findings give way to another rule's error at the same path.
+  findings give way to another rule's error at the same path;
+* :mod:`.dropped`: template fields the API server of the minor validated for drops (a feature
+  that is off there).
 
 Webhook rules and pitfalls sit side by side in a topic (the webhook checks the name, the
 containers and their images, and the number of chiefs), so the modules follow topics. A rule
@@ -48,10 +50,19 @@ from tfjob_kit.rules import (
     policies,
     gang,
 )
-from tfjob_kit.rules import server
+from tfjob_kit.rules import server, dropped
 # isort: on
 
-TOPICS = (metadata, replicas, replica_containers, replica_resources, policies, gang, server)
+TOPICS = (
+    metadata,
+    replicas,
+    replica_containers,
+    replica_resources,
+    policies,
+    gang,
+    server,
+    dropped,
+)
 """The modules of rules, in the order their rules register (the order of :func:`run`'s findings)."""
 
 __all__ = [
