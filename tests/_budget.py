@@ -4,6 +4,9 @@ and the order the files start in.
 ``make test`` must stay within its budget (ARCHITECTURE.md, "The test budget"); this table says
 where the time went: each test file's seconds (setup, call and teardown of its tests, a shared
 fixture's cost counted where it was first paid) and each folder's, with the run's wall time.
+Beside the seconds, the CPU seconds each file cost its test process and the processes the test
+waited for (Ansible, Molecule, the CLI; not a cluster's processes, which outlive the test): with
+three workers on two cores the run is bound by CPU, so that column says what a cut would save.
 
 ``make test`` runs the files on three pytest-xdist workers, a file on one worker at a time
 (``--dist loadfile``: a module's clusters are brought up once). A worker takes the next file when
@@ -14,8 +17,11 @@ their usual order.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections import defaultdict
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -44,6 +50,31 @@ LONGEST_FIRST = (
 
 _started = time.monotonic()
 _seconds: dict[str, float] = defaultdict(float)
+_cpu: dict[str, float] = defaultdict(float)
+_CPU_PROPERTY = "cpu_seconds"
+_phase_started = [0.0]  # this process's CPU seconds when the current test phase began
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children it has waited for."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def pytest_runtest_logstart() -> None:
+    _phase_started[0] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport() -> Generator[None, Any, None]:
+    """Each phase's report carries the CPU it cost (through pytest-xdist, as a user property)."""
+    outcome = yield
+    now = _cpu_seconds()
+    outcome.get_result().user_properties.append((_CPU_PROPERTY, now - _phase_started[0]))
+    _phase_started[0] = now
 
 
 @pytest.hookimpl(trylast=True)
@@ -54,7 +85,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _seconds[report.nodeid.split("::", 1)[0]] += report.duration
+    path = report.nodeid.split("::", 1)[0]
+    _seconds[path] += report.duration
+    for key, value in report.user_properties:
+        if key == _CPU_PROPERTY and isinstance(value, float):
+            _cpu[path] += value
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -66,9 +101,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         folders[path.rsplit("/", 1)[0]] += seconds
     write = terminalreporter.write_line
     terminalreporter.section("time per folder and per file (a report, not a limit)")
-    write(f"wall time of the run: {wall / 60:.1f} min")
+    write(
+        f"wall time of the run: {wall / 60:.1f} min; CPU seconds of the tests and the processes "
+        f"they waited for: {sum(_cpu.values()):.0f}"
+    )
     for folder, seconds in sorted(folders.items(), key=lambda kv: -kv[1]):
         write(f"{seconds:8.0f} s  {folder}/")
     write("")
+    write(f"{'seconds':>8}  {'CPU s':>6}  file")
     for path, seconds in sorted(_seconds.items(), key=lambda kv: -kv[1])[:30]:
-        write(f"{seconds:8.0f} s  {path}")
+        write(f"{seconds:8.0f}  {_cpu[path]:6.0f}  {path}")

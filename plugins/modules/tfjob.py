@@ -87,6 +87,9 @@ options:
       - V(warn) shows every finding as a warning and applies anyway. The API server still has
         the last word.
       - V(off) skips validation.
+      - The pods are judged as the API server of the cluster's Kubernetes minor judges them,
+        with that minor's default feature gates (the nearest minor tfjob-kit supports when the
+        cluster runs another); a template field that minor drops is a C(field-dropped) warning.
       - Documents that are not valid YAML, or not TFJobs, always fail the task.
     type: str
     choices: [strict, warn, 'off']

@@ -44,7 +44,7 @@ def removed(before: Any, after: Any, path: Path = ()) -> Iterator[Path]:
             else:
                 yield from removed(value, after[key], (*path, key))
     elif isinstance(before, list) and isinstance(after, list):
-        named = {as_dict(a).get("name"): a for a in after if as_dict(a).get("name")}
+        named = {n: a for a in after if isinstance(n := as_dict(a).get("name"), str) and n}
         if len(before) == len(after) or not named:  # by position (the server may append)
             for i, b in enumerate(before):
                 if i < len(after):
@@ -54,7 +54,7 @@ def removed(before: Any, after: Any, path: Path = ()) -> Iterator[Path]:
             return
         for i, b in enumerate(before):  # by name: an element was dropped
             name = as_dict(b).get("name")
-            if name in named:
+            if isinstance(name, str) and name in named:
                 yield from removed(b, named[name], (*path, i))
             elif not _empty(b):
                 yield (*path, i)
