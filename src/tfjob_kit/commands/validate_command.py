@@ -14,6 +14,7 @@ from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 from tfjob_kit.commands.output import write
 from tfjob_kit.findings import Severity
 from tfjob_kit.manifests import Document, InputError, load_paths
+from tfjob_kit.podcheck import release
 from tfjob_kit.report.text import summary_line
 from tfjob_kit.validate import Report, validate_documents, validate_paths
 
@@ -88,8 +89,8 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
         "--kubernetes-version",
         metavar="1.NN",
         help="judge the pods as that Kubernetes minor's API server does, with its default "
-        "feature gates (default: the server's with --server, else the default local "
-        "cluster's; `tfjob-kit validate --help` lists the minors)",
+        f"feature gates: one of {', '.join(release.window())} (default: the server's with "
+        f"--server, else {release.default_minor()}, the default local cluster's)",
     )
 
 
