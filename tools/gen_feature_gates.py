@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from gen_k8s_schema import _module
+from gen_k8s_schema import _module, write_or_check
 from tfjob_kit.versions import load_versions, minor_order
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,17 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     release = newest_release()
     source = (_module("k8s.io/kubernetes", release) / SOURCE_IN_MODULE).read_text()
-    text = render(parse(source), release)
-    if args.check:
-        current = OUTPUT.read_text() if OUTPUT.exists() else ""
-        if current != text:
-            print(f"{OUTPUT.relative_to(ROOT)} is out of date: run `make schemas`", file=sys.stderr)
-            return 1
-        print(f"{OUTPUT.relative_to(ROOT)} is up to date (Kubernetes {release})")
-        return 0
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT.relative_to(ROOT)} (Kubernetes {release}, {len(text)} bytes)")
-    return 0
+    return write_or_check(OUTPUT, render(parse(source), release), args.check, release)
 
 
 if __name__ == "__main__":

@@ -225,23 +225,28 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=1, sort_keys=True) + "\n"
 
 
+def write_or_check(output: Path, text: str, check: bool, version: str) -> int:
+    """Write a generated file, or (check) say whether it is up to date: the exit status."""
+    name = output.relative_to(ROOT)
+    if check:
+        if (output.read_text() if output.exists() else "") != text:
+            print(f"{name} is out of date: run `make schemas`", file=sys.stderr)
+            return 1
+        print(f"{name} is up to date (Kubernetes {version})")
+        return 0
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text)
+    print(f"wrote {name} (Kubernetes {version}, {len(text)} bytes)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
     args = parser.parse_args(argv)
     version = load_versions(ROOT).kubernetes
     text = render(build(download_openapi(version), version, download_types(version)))
-    if args.check:
-        current = OUTPUT.read_text() if OUTPUT.exists() else ""
-        if current != text:
-            print(f"{OUTPUT.relative_to(ROOT)} is out of date: run `make schemas`", file=sys.stderr)
-            return 1
-        print(f"{OUTPUT.relative_to(ROOT)} is up to date (Kubernetes {version})")
-        return 0
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT.relative_to(ROOT)} (Kubernetes {version}, {len(text)} bytes)")
-    return 0
+    return write_or_check(OUTPUT, text, args.check, version)
 
 
 if __name__ == "__main__":
