@@ -26,8 +26,8 @@ import pytest
 from podcases import Mutation, accepted
 from podcases.resources import MUTATIONS as RESOURCES
 from podcases.scheduling import MUTATIONS as SCHEDULING
-from tfjob_kit.podcheck import release, resources, scheduling
-from tfjob_kit.podcheck.field import FieldError, distinct
+from tfjob_kit.podcheck import resources, scheduling
+from tfjob_kit.podcheck.field import FieldError, as_listed
 
 from ._cluster import Cluster
 from ._dryrun import DECODE, Causes, PodDryRun
@@ -69,8 +69,7 @@ def offline_errors(pod: dict[str, Any]) -> list[FieldError]:
     for key in ("containers", "initContainers"):
         for i, container in enumerate(spec.get(key, [])):
             errs.extend(resources.validate_container_resources(container, claims, (*path, key, i)))
-    # from 1.37 the server drops an error whose text an earlier one has (field.distinct)
-    return distinct(errs) if release.at_least("1.37") else errs
+    return as_listed(errs)
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ import pytest
 
 from podcases import Mutation, VerdictChanges, accepted
 from podcases.volumes import DIVISORS, MUTATIONS, claim, projected, source, vol
-from tfjob_kit.podcheck import release, volumes
-from tfjob_kit.podcheck.field import distinct
+from tfjob_kit.podcheck import volumes
+from tfjob_kit.podcheck.field import as_listed
 from tfjob_kit.podcheck.pod import validate_pod
 
 from ._cluster import Cluster
@@ -61,10 +61,7 @@ def offline(pod: dict[str, Any]) -> Causes:
     for key in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(key, [])):
             errs.extend(volumes.validate_volume_mounts(container, valid, ("spec", key, i)))
-    # from 1.37 the server drops an error whose text an earlier one has (field.distinct)
-    if release.at_least("1.37"):
-        errs = distinct(errs)
-    return sorted((e.field, e.body) for e in errs)
+    return sorted((e.field, e.body) for e in as_listed(errs))
 
 
 @pytest.mark.parametrize(
@@ -319,18 +316,10 @@ GATED_CHANGES: VerdictChanges = {
 }
 
 
-def gated_accepted(name: str) -> bool:
-    """Whether the server of the minor followed accepts the GATED case ``name``."""
-    change = GATED_CHANGES.get(name)
-    if change is not None and release.at_least(change[0]):
-        return change[1]
-    return name.startswith("ok-")
-
-
 @pytest.mark.parametrize("mutation", GATED, ids=[m.name for m in GATED])
 def test_gated_sources_as_the_server_says(dry_run: PodDryRun, mutation: Mutation) -> None:
     pod = pod_of(mutation)
     server = dry_run.causes(pod)
     assert offline(pod) == server
-    assert (not server) == gated_accepted(mutation.name), server
+    assert (not server) == accepted(mutation.name, changes=GATED_CHANGES), server
     assert sorted((e.field, e.body) for e in validate_pod(pod)) == server

@@ -27,14 +27,14 @@ IMAGE = "tensorflow/tensorflow:2.15.0"
 VerdictChanges = dict[str, tuple[str, bool]]
 
 
-def accepted(name: str, minor: str | None = None) -> bool:
+def accepted(name: str, minor: str | None = None, changes: VerdictChanges | None = None) -> bool:
     """Whether a server of ``minor`` (default: the one the pod checks follow) accepts the case
-    ``name``."""
+    ``name``; ``changes``: the verdict changes of cases outside the areas (default: the areas')."""
     from tfjob_kit.podcheck import release
     from tfjob_kit.versions import minor_order
 
     minor = minor or release.minor()
-    change = verdict_changes().get(name)
+    change = (verdict_changes() if changes is None else changes).get(name)
     if change is not None and minor_order(minor) >= minor_order(change[0]):
         return change[1]
     return name.startswith("ok-")

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from tfjob_kit.podcheck import release
+
 
 class Key(str):
     """A map key in a path (``field.Path.Key``): printed ``[key]``, where a field is ``.name``."""
@@ -190,3 +192,9 @@ def distinct(errs: Sequence[FieldError]) -> list[FieldError]:
             seen.add(err.message)
             out.append(err)
     return out
+
+
+def as_listed(errs: list[FieldError]) -> list[FieldError]:
+    """A pod create's errors as the server of the minor followed lists them: :func:`distinct`
+    from 1.37, as they are before."""
+    return distinct(errs) if release.at_least("1.37") else errs

@@ -48,7 +48,7 @@ from tfjob_kit.podcheck.field import (
     FieldError,
     Key,
     Path,
-    distinct,
+    as_listed,
     duplicate,
     forbidden,
     invalid,
@@ -1032,5 +1032,4 @@ def validate_pod(pod: Any, *, namespace: str = "default", copy: bool = True) -> 
     the pod names none. ``copy=False`` defaults ``pod`` itself, in place (no copy): for a pod
     the caller owns and does not use again."""
     errs = validate_prepared_pod(prepare_pod(pod, namespace, copy=copy))
-    # from 1.37 the pod strategy's declarative validation filters the list (field.distinct)
-    return distinct(errs) if release.at_least("1.37") else errs
+    return as_listed(errs)

@@ -20,7 +20,7 @@ What differs by minor:
   1.37 (ClusterTrustBundleProjection and PodCertificateRequest on);
 * an empty CSI driver name is only "Required" from 1.35 (1.34 also runs the name's format check
   on it);
-* from 1.37 the server drops an error whose text an earlier one has (``field.distinct``, which
+* from 1.37 the server drops an error whose text an earlier one has (``field.as_listed``, which
   ``pod.validate_pod`` applies to the whole pod): two bad quobyte registries, say, say so once.
 
 In every minor: gitRepo volumes pass the API (the GitRepoVolumeDriver gate is off, but only the
