@@ -90,10 +90,12 @@ test-versions: cluster-build
 # Regenerate what is generated from schemas/ and the pinned Kubernetes OpenAPI (needs Go).
 schemas: venv
 	$(BIN)/python tools/gen_k8s_schema.py
+	$(BIN)/python tools/gen_chart_crds.py
 	$(BIN)/python tools/gen_feature_gates.py
 
 schemas-check: venv
 	$(BIN)/python tools/gen_k8s_schema.py --check
+	$(BIN)/python tools/gen_chart_crds.py --check
 	$(BIN)/python tools/gen_feature_gates.py --check
 
 bench: venv

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tfjob_kit.podcheck import release
 
 # What each test file cost (tests/_budget.py, a report at the end of every run), and the guard
 # of the local clusters the run did not create (tests/_guard.py).
@@ -107,3 +110,11 @@ def _register_hypothesis_profiles() -> None:
 
 
 _register_hypothesis_profiles()
+
+
+@pytest.fixture
+def on_1_34() -> Iterator[None]:
+    """The offline pod checks follow Kubernetes 1.34 (the window's oldest minor) for the test:
+    for the tests of that minor's wording and of the fields its feature gates drop."""
+    with release.following("1.34"):
+        yield

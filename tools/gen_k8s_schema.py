@@ -1,7 +1,10 @@
 """Generate schemas/k8s/podtemplatespec.json from the Kubernetes OpenAPI v3 document.
 
 The source is `api/openapi-spec/v3/api__v1_openapi.json` inside the `k8s.io/kubernetes` Go module
-at the version pinned in versions.toml, fetched with `go mod download` (the Go module proxy).
+of the release whose API types the training-operator is built on (the `k8s.io/api v0.N.P` its
+wrapper's go.mod requires gives `v1.N.P`), fetched with `go mod download` (the Go module proxy).
+A TFJob's pod templates are the operator's Go types, as upstream's CRD is generated from them: a
+field newer than those never reaches a pod, whatever the cluster's minor.
 Nothing in the output is written by hand; the transformations are:
 
 * `#/components/schemas/X` references become `#/$defs/X`; a lone `allOf: [{$ref}]` becomes `$ref`;
@@ -33,10 +36,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tfjob_kit.versions import load_versions
-
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "schemas" / "k8s" / "podtemplatespec.json"
+OPERATOR_WRAPPER = ROOT / "components" / "go" / "training-operator"
 SOURCE_IN_MODULE = "api/openapi-spec/v3/api__v1_openapi.json"
 TYPES_IN_API = "core/v1/types.go"
 CORE_PREFIX = "io.k8s.api.core.v1."
@@ -240,11 +242,20 @@ def write_or_check(output: Path, text: str, check: bool, version: str) -> int:
     return 0
 
 
+def operator_kubernetes() -> str:
+    """The Kubernetes release of the training-operator's API types (its wrapper's k8s.io/api)."""
+    gomod = (OPERATOR_WRAPPER / "go.mod").read_text()
+    found = re.search(r"^\s*k8s\.io/api (v0\.\d+\.\d+)\b", gomod, re.M)
+    if found is None:
+        raise SystemExit(f"{OPERATOR_WRAPPER / 'go.mod'}: no k8s.io/api requirement")
+    return "v1." + found.group(1).removeprefix("v0.")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
     args = parser.parse_args(argv)
-    version = load_versions(ROOT).kubernetes
+    version = operator_kubernetes()
     text = render(build(download_openapi(version), version, download_types(version)))
     return write_or_check(OUTPUT, text, args.check, version)
 

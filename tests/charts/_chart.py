@@ -19,7 +19,7 @@ from tfjob_kit.versions import load_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS = ROOT / "charts"
-KUBE = load_versions(ROOT).kubernetes.lstrip("v")  # the pinned cluster line, e.g. 1.34.4
+KUBE = load_versions(ROOT).kubernetes.lstrip("v")  # the pinned cluster line, e.g. 1.37.2
 LEGACY_KUBE = "1.21.0"  # the newest line kube-batch can run on
 
 Doc = dict[str, Any]

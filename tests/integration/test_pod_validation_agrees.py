@@ -1,5 +1,6 @@
-"""The differential test: `tfjob-kit validate` (offline) against the real API server (v1.34.4)
-on the generated TFJobs of tests/podcases (at least 500, every area's mutations).
+"""The differential test: `tfjob-kit validate` (offline) against the real API server (of the
+session cluster's minor) on the generated TFJobs of tests/podcases (at least 500, every area's
+mutations).
 
 For every case, the TFJob is created with dryRun=All (the CRD's schema, CR metadata validation,
 the operator's validating webhook), and so is the pod the operator would create for each

@@ -91,6 +91,10 @@ MUTATIONS: list[Mutation] = [
             hostNetwork=True,
         ),
     ),
+    # schedulingGroup: dropped while GenericWorkload is off (every minor of the window; 1.34 and
+    # 1.35 do not know the field), so not even a bad name is refused
+    Mutation("ok-schedulingGroup", set_spec(schedulingGroup={"podGroupName": "group-a"})),
+    Mutation("ok-schedulingGroup bad name", set_spec(schedulingGroup={"podGroupName": "Group A"})),
     # activeDeadlineSeconds and terminationGracePeriodSeconds
     Mutation("ok-activeDeadlineSeconds 1", set_spec(activeDeadlineSeconds=1)),
     Mutation("activeDeadlineSeconds 0", set_spec(activeDeadlineSeconds=0)),

@@ -58,6 +58,7 @@ def test_pull_policy_default_follows_the_tag() -> None:
     assert spec["initContainers"][0]["imagePullPolicy"] == "Never"
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_set_defaults_is_idempotent_and_drops_the_disabled_fields() -> None:
     spec: dict[str, Any] = {
         "hostNetwork": True,

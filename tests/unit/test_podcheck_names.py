@@ -51,6 +51,7 @@ def test_dns1123_label(value: str, expected: list[str]) -> None:
     assert names.is_dns1123_label(value) == expected
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_qualified_name_parts() -> None:
     assert names.is_qualified_name("example.com/Role_1") == []
     assert names.is_qualified_name("/x") == ["prefix part must be non-empty"]
@@ -66,6 +67,7 @@ def test_qualified_name_parts() -> None:
     assert prefix.startswith("prefix part a lowercase RFC 1123 subdomain")
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_label_values_and_lengths() -> None:
     assert names.is_valid_label_value("") == []
     assert names.is_valid_label_value("v" * 63) == []
@@ -162,6 +164,7 @@ def test_ipv6_printing_is_rfc5952() -> None:
         assert names.ip_string(raw) == str(ipaddress.IPv6Address(raw))
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_strict_ip_messages() -> None:
     def details(text: str) -> list[str]:
         return [e.detail for e in names.is_valid_ip(("ip",), text)]
@@ -207,6 +210,7 @@ def test_kube_finalizer_rule_is_for_built_in_types() -> None:
     assert forbidden.message == "metadata.namespace: Forbidden: not allowed on this type"
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_managed_fields_messages() -> None:
     entries = [{"operation": "Bogus", "fieldsType": "X", "manager": "a\tb"}]
     assert [e.message for e in meta.validate_managed_fields(entries, ("m",))] == [

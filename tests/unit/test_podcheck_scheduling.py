@@ -234,6 +234,7 @@ def test_match_label_keys_are_merged_with_the_pod_labels() -> None:
     ]
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_toleration_messages() -> None:
     errs = scheduling.validate_tolerations(
         [{"operator": "Gt", "effect": "Never", "tolerationSeconds": 1}], ("spec", "tolerations")

@@ -61,6 +61,7 @@ def test_split_host_port(pair: str, ok: bool) -> None:
     assert volume_sources._split_host_port(pair) is ok
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_defaults_fill_each_source() -> None:
     spec: dict[str, Any] = {
         "volumes": [
@@ -110,6 +111,7 @@ def test_defaults_fill_each_source() -> None:
     assert by_name["e"]["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] == "Filesystem"
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_image_volumes_and_their_mounts_are_dropped() -> None:
     spec: dict[str, Any] = {
         "volumes": [{"name": "model", "image": {"reference": "m"}}, {"name": "data"}],

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tfjob_kit import model, rules
 from tfjob_kit.podcheck.field import Key
 from tfjob_kit.rules import server
@@ -104,6 +106,7 @@ def test_a_server_finding_gives_way_where_the_schema_reports_the_field_missing()
     assert "spec.containers[2].ports[0].containerPort: Required value" in message
 
 
+@pytest.mark.usefixtures("on_1_34")
 def test_pod_errors_from_the_jobs_metadata_once_and_not_where_the_tfjob_is_rejected() -> None:
     job = _job()
     job["metadata"]["name"] = "a" * 64  # the job-name label: too long, in both pods

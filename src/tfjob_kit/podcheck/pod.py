@@ -12,8 +12,9 @@ entry points) and the create-only checks.
 Steps of the server that are not validation are mirrored too, because they decide what is
 validated: a generateName becomes a name, the namespace comes from the request when the pod has
 none, the field manager replaces managedFields, PrepareForCreate sets generation 1 and drops
-the fields of the gates off at the minor followed (hostnameOverride here, while HostnameOverride
-is off: 1.34; the sibling modules drop theirs), and the ServiceAccount admission plugin (on in
+the fields of the gates off at the minor followed (here hostnameOverride, while HostnameOverride
+is off: 1.34, and schedulingGroup, GenericWorkload being off in the whole window; the sibling
+modules drop theirs), and the ServiceAccount admission plugin (on in
 every API server by default) sets ``serviceAccountName`` to ``default`` when it is empty. The
 other admission plugins are not: Priority (``priority``, ``preemptionPolicy``, an unknown
 ``priorityClassName``), RuntimeClass and the ServiceAccount plugin's look-up of the account
@@ -241,6 +242,10 @@ def prepare_pod(pod: Any, namespace: str = "default", *, copy: bool = True) -> d
     volumes.mount_service_account_token(spec)  # the same plugin's token volume and mounts
     if "hostnameOverride" in spec and not release.gate("HostnameOverride"):
         del spec["hostnameOverride"]  # dropDisabledFields (the gate is on from 1.35)
+    if "schedulingGroup" in spec and not release.gate("GenericWorkload"):
+        # dropDisabledFields from 1.36, off at every minor of the window (1.34 and 1.35 have no
+        # such field: their servers drop it as unknown), so validateSchedulingGroup never runs
+        del spec["schedulingGroup"]
     _apply_apparmor_version_skew(meta, spec)
     return out
 
