@@ -39,9 +39,9 @@ def test_molecule(cluster: Cluster, role: str, tmp_path: Path) -> None:
         "ANSIBLE_NOCOLOR": "1",
         "PY_COLORS": "0",
         "NO_COLOR": "1",
-        # Molecule installs the collection under test into ANSIBLE_HOME's collections
-        # (~/.ansible by default): a copy there, left behind, would shadow the checkout for
-        # every later ansible-lint and ansible-playbook of this user.
+        # Whatever Molecule or Ansible would write under ANSIBLE_HOME (~/.ansible by default)
+        # stays in the test's directory: a copy of the collection there, left behind, would
+        # shadow the checkout for every later ansible-lint and ansible-playbook of this user.
         "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
     }
     proc = subprocess.run(

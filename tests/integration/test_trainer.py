@@ -211,16 +211,19 @@ def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict
     job."""
     seen: dict[str, list[dict[str, Any]]] = {}
     deadline = time.monotonic() + 120
+    label = "jobset.sigs.k8s.io/jobset-name"
     while len(seen) < len(jobs):
+        # every job's pods in one look: a look per job may outlast a short job on a busy machine
+        running: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for pod in cluster.items("pods", "--all-namespaces", "-l", label):
+            if pod["status"].get("phase") == "Running":
+                meta = pod["metadata"]
+                running.setdefault((meta["namespace"], meta["labels"][label]), []).append(pod)
         for where, v1, docs, namespace in jobs:
-            if where in seen:
-                continue
             expected = sum(r.count for r in model.replicas(v1))
-            selector = f"jobset.sigs.k8s.io/jobset-name={docs[-1]['metadata']['name']}"
-            pods = cluster.items("pods", "-n", namespace, "-l", selector)
-            running = [p for p in pods if p["status"].get("phase") == "Running"]
-            if len(running) == expected:
-                seen[where] = running
+            pods = running.get((namespace, docs[-1]["metadata"]["name"]), [])
+            if where not in seen and len(pods) == expected:
+                seen[where] = pods
         if time.monotonic() > deadline:
             late = [(w, ns) for w, _, _, ns in jobs if w not in seen]
             raise AssertionError(f"not every pod ran: {late}\n" + cluster.diagnostics(late[0][1]))
