@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Python caches what it compiles (its default). An environment that turns that off makes every
+# CLI, Ansible module and test process compile the library again.
+unexport PYTHONDONTWRITEBYTECODE
 # The files run on TEST_WORKERS pytest-xdist workers, each file whole on one worker (its clusters
 # come up once), the longest first (tests/_budget.py). TEST_WORKERS=0 runs them in this process
 # (needed with TFJOB_KIT_KUBECONFIG: the workers would share that one cluster).
@@ -10,7 +13,7 @@ TEST_WORKERS ?= 3
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: venv demo test test-versions lint typecheck sanity unit integration schemas schemas-check bench bench-apply bench-scale \
-	bench-bad-input clean lock \
+	bench-bad-input clean lock dist \
 	cluster-build cluster-up cluster-down
 
 venv: $(STAMP)
@@ -32,12 +35,14 @@ $(STAMP): pyproject.toml requirements/runtime.txt requirements/dev.txt $(wildcar
 # The hashed locks, for Linux, macOS and Windows and Python 3.11 to 3.13, after a change to
 # pyproject.toml's dependencies; uv (from PyPI) resolves them and keeps the versions locked
 # already: `make lock LOCK_UPGRADE=--upgrade` takes the newest releases pyproject.toml allows.
+# validate.txt: tfjob-kit without extras (validate, explain, convert), the same versions.
 LOCK_UPGRADE ?=
 LOCK_OPTIONS := --universal --python-version 3.11 --generate-hashes --no-annotate --custom-compile-command "make lock" --quiet $(LOCK_UPGRADE)
 lock: venv
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra bootstrap $(LOCK_OPTIONS) -o requirements/runtime.txt
-	printf 'hatchling>=1.25\neditables\n' | $(BIN)/uv pip compile - pyproject.toml --extra dev --extra bench \
+	$(BIN)/uv pip compile pyproject.toml -c requirements/runtime.txt $(LOCK_OPTIONS) -o requirements/validate.txt
+	printf 'hatchling>=1.25\neditables\n' | $(BIN)/uv pip compile - pyproject.toml --extra dev --extra bench --extra plot \
 		--extra bootstrap -c requirements/runtime.txt $(LOCK_OPTIONS) -o requirements/dev.txt
 
 # CLUSTER=<name> runs it on another local cluster (default: $TFJOB_KIT_CLUSTER, else tfjob-kit).
@@ -66,6 +71,11 @@ unit: venv
 # The build is cached per version (a no-op when cached; ~10-20 min cold on 2 cores).
 cluster-build: venv
 	$(BIN)/tfjob-kit cluster build
+
+# The release artifacts under dist/ (tools/dist.py): the wheel and sdist, the collection tarball,
+# the packaged charts and their repository index; the same commit gives the same bytes.
+dist: cluster-build
+	$(BIN)/python tools/dist.py
 
 cluster-up: cluster-build
 	$(BIN)/tfjob-kit cluster up
@@ -118,4 +128,4 @@ bench-scale: cluster-build
 	$(BIN)/python bench/scale_bench.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache dist

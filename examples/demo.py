@@ -30,12 +30,14 @@ from typing import Any
 
 import gang_story
 
-from tfjob_kit import model, trainjob
+from tfjob_kit import extras, model, trainjob
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.kubectl import Kubectl
+from tfjob_kit.cluster.paths import cluster_dir
 from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TFJOB, TRAINJOB
+from tfjob_kit.report import timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -224,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             "with the kueue chart's 5-minute timeout) the second job waited suspended, no pod "
             "made, until the quota had room for all of it."
         )
+        picture(args.cluster, runs)
     except DemoError as exc:
         print(f"\ndemo FAILED: {exc}", file=sys.stderr)
         return 1
@@ -234,6 +237,19 @@ def main(argv: list[str] | None = None) -> int:
         f"tfjob-kit cluster down{named} to remove it."
     )
     return 0
+
+
+def picture(cluster: str, runs: dict[str, dict[str, gang_story.JobTimeline]]) -> None:
+    """The story as a timeline picture, in the cluster's folder (with the plot extra)."""
+    if extras.missing("plot"):
+        print("\n(pip install 'tfjob-kit[plot]' and the story is also drawn as a picture)")
+        return
+    path = timeline.draw(
+        gang_story.panels(runs),
+        cluster_dir(cluster) / "gang-story.png",
+        "Seed 003: two jobs of 6 GPUs on 8 GPUs",
+    )
+    print(f"\nThe story as a picture (GPUs in use and held idle over time): {path}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.kube.status import job_status
+from tfjob_kit.report.timeline import Lane, Panel
 
 JOBS_DIR = Path(__file__).resolve().parent / "gang"
 GPU = "nvidia.com/gpu"
@@ -60,6 +61,9 @@ class JobTimeline:
     partly_placed_s: float = 0.0
     held_gpu_s: float = 0.0  # GPUs held by placed pods while the job was only partly placed
     worst: str = ""  # the most pods placed while partly placed, and why the rest were not
+    # At each look: (seconds, GPUs of its running pods if all are placed, else 0, GPUs of its
+    # running pods if only some are placed, else 0): the timeline picture's lane.
+    samples: list[tuple[float, float, float]] = field(default_factory=list)
     _worst_key: tuple[int, bool] = field(default=(0, False), repr=False)
     _partly_seen: bool = field(default=False, repr=False)  # partly placed at the last look
 
@@ -108,10 +112,15 @@ def _observe(
             # Only time between two looks that both saw the job partly placed counts: a gang's
             # pods are bound by one API call each, so a single look can land between the binds
             # of a placement the scheduler made all at once. A real stall is seen look after look.
-            if partly and line._partly_seen:
+            stalled = partly and line._partly_seen
+            if stalled:
                 line.partly_placed_s += dt
                 line.held_gpu_s += dt * sum(_gpus(p) for p in active)
             line._partly_seen = partly
+            running = sum(_gpus(p) for p in active)
+            whole = bool(line.members) and len(placed) >= line.members
+            # The picture counts as the table does: held from the second look that saw it so.
+            line.samples.append((elapsed, running if whole else 0, running if stalled else 0))
             # The look with the most pods placed, and among those one that already says why the
             # rest wait: the scheduler writes a pod's PodScheduled=False condition only after it
             # has tried that pod, which may come a look after the first pods were bound.
@@ -273,6 +282,17 @@ def story(cluster: str, out: TextIO) -> dict[str, dict[str, JobTimeline]]:
     finally:
         local.up(_as_it_runs(cluster, "volcano"), out=out)
     return runs
+
+
+def panels(runs: dict[str, dict[str, JobTimeline]]) -> list[Panel]:
+    """The story as a picture: a panel per scheduler, a lane per job."""
+    return [
+        Panel(
+            SCHEDULERS[scheduler],
+            [Lane(f"{t.name} ({t.gpus} GPUs)", t.samples) for t in timelines.values()],
+        )
+        for scheduler, timelines in runs.items()
+    ]
 
 
 def verdict(runs: dict[str, dict[str, JobTimeline]]) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 try:
-    from tfjob_kit import redact
+    from tfjob_kit import extras, redact
     from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.connection import Connection
 except ImportError:
@@ -122,6 +122,14 @@ def require_library(module: AnsibleModule) -> None:
                 "tfjob-kit", reason="the tfjob.kit modules run the tfjob_kit library"
             ),
             exception=LIBRARY_IMPORT_ERROR,
+        )
+    # The library's own extra for the modules (the cluster's API: kubernetes).
+    absent = extras.missing("ansible")
+    if absent:
+        module.fail_json(
+            msg=missing_required_lib(
+                " and ".join(absent), reason="the tfjob.kit modules (tfjob-kit[ansible])"
+            )
         )
 
 

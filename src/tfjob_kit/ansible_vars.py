@@ -53,7 +53,7 @@ class Variables:
         except ImportError as exc:
             raise VariablesError(
                 "tfjob-kit images renders the roles' variables with Ansible: install ansible-core "
-                "(pip install 'tfjob-kit[bootstrap]')"
+                "(pip install 'tfjob-kit[ansible]')"
             ) from exc
         self._templar = Templar(loader=DataLoader(), variables=self.raw)
 

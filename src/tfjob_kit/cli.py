@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tfjob_kit import __version__, commands
+from tfjob_kit import __version__, commands, extras
 from tfjob_kit.commands import EXIT_OK, EXIT_USAGE, UsageError
 
 
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
-    except UsageError as exc:
+    except (UsageError, extras.MissingExtraError) as exc:
         print(f"tfjob-kit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

@@ -200,6 +200,11 @@ def test_make_demo_runs_end_to_end_and_again(demo_cluster: Cluster) -> None:
     check_story(first)
     check_readme_sample(first)
     assert "demo: done in" in first
+    # the story's timeline picture, where the demo says (the plot extra is in the test tools)
+    said = "The story as a picture (GPUs in use and held idle over time): "
+    (picture,) = [line.removeprefix(said) for line in first.splitlines() if line.startswith(said)]
+    assert Path(picture).parent == cluster.kubeconfig.parent
+    assert Path(picture).read_bytes().startswith(b"\x89PNG")
 
     second = demo(cluster)
     check_summary(second)

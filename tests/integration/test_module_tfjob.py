@@ -181,6 +181,8 @@ def test_wait_for_succeeded_and_tf_config(cluster: Cluster, namespace: str, tmp_
     )
     assert result.rc == 0, result.output
     applied, info, listed, none = result.results
+    # The tasks run with ignore_errors: a failed wait is the module's message, not rc.
+    assert not applied.get("failed"), applied.get("msg")
     (job_result,) = applied["jobs"]
     assert job_result["phase"] == "Succeeded", job_result
     assert job_result["replica_statuses"]["Chief"] == {"succeeded": 1}

@@ -3,6 +3,7 @@ real git repository: pre-commit installs the hook from this repository (at HEAD)
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -49,10 +50,14 @@ def test_readme_precommit_config_blocks_a_bad_tfjob(tmp_path: Path) -> None:
     (repo / "docs" / "not-checked.yaml").write_text("kind: TFJob\nspec: [broken\n")
     git(repo, "add", "-A")
 
+    # pre-commit's own home (where it installs the hook) in the test's folder, to look into.
+    home = tmp_path / "pre-commit-home"
+
     def pre_commit() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [PRE_COMMIT, "run", "--all-files"],
             cwd=repo,
+            env={**os.environ, "PRE_COMMIT_HOME": str(home)},
             capture_output=True,
             text=True,
             timeout=900,
@@ -66,6 +71,12 @@ def test_readme_precommit_config_blocks_a_bad_tfjob(tmp_path: Path) -> None:
     assert "jobs/bad.yaml:1:$.spec.cleanPodPolicy" in output, output
     assert "good.yaml:" not in output.replace("jobs/good.yaml", "")  # no finding for it
     assert "not-checked.yaml" not in output  # `files: ^jobs/`
+    # The hook installed tfjob-kit without extras: neither Ansible nor the Kubernetes client.
+    (python,) = home.glob("repo*/py_env-*/bin/python")
+    probe = "import importlib.util as u; print([u.find_spec(m) is None for m in ('tfjob_kit', "
+    probe += "'ansible', 'kubernetes', 'cryptography')])"
+    found = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[False, True, True, True]"
 
     (repo / "jobs" / "bad.yaml").unlink()
     git(repo, "add", "-A")

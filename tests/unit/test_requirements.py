@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "requirements" / "runtime.txt"
 DEV = ROOT / "requirements" / "dev.txt"
+VALIDATE = ROOT / "requirements" / "validate.txt"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # One requirement: its line and the continuation lines after it.
 ENTRY = re.compile(
@@ -24,17 +25,23 @@ ENTRY = re.compile(
 
 
 def pins(path: Path) -> dict[str, str]:
-    """Name -> version of every requirement of a lock; each must be `name==version` with hashes."""
+    """Name -> version of every requirement of a lock, for this Python (a universal lock may pin
+    a package once per Python range, with markers); each must be `name==version` with hashes."""
     text = path.read_text()
     found: dict[str, str] = {}
+    parsed = 0
     for match in ENTRY.finditer(text):
+        parsed += 1
         requirement = Requirement(match["head"])
         (spec,) = requirement.specifier
         assert spec.operator == "==", match["head"]
         assert re.fullmatch(r"(?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n?)+", match["hashes"])
-        found[canonicalize_name(requirement.name)] = spec.version
+        if requirement.marker is None or requirement.marker.evaluate():
+            name = canonicalize_name(requirement.name)
+            assert name not in found, f"{name} is pinned twice for this Python"
+            found[name] = spec.version
     entries = [line for line in text.splitlines() if line and not line.startswith(("#", " "))]
-    assert len(entries) == len(found), "a requirement without a pinned version and hashes"
+    assert len(entries) == parsed, "a requirement without a pinned version and hashes"
     return found
 
 
@@ -47,7 +54,11 @@ def wanted(*extras: str) -> list[Requirement]:
 
 @pytest.mark.parametrize(
     ("lock", "extras"),
-    [(RUNTIME, ("bootstrap",)), (DEV, ("bootstrap", "dev", "bench"))],
+    [
+        (RUNTIME, ("bootstrap",)),
+        (VALIDATE, ()),
+        (DEV, ("bootstrap", "dev", "bench", "plot")),
+    ],
 )
 def test_the_lock_pins_every_dependency_within_pyprojects_bounds(
     lock: Path, extras: tuple[str, ...]
@@ -60,8 +71,10 @@ def test_the_lock_pins_every_dependency_within_pyprojects_bounds(
 
 
 def test_the_dev_lock_agrees_with_the_runtime_lock_and_holds_the_build_backend() -> None:
-    runtime, dev = pins(RUNTIME), pins(DEV)
+    runtime, dev, lean = pins(RUNTIME), pins(DEV), pins(VALIDATE)
     assert {name: dev.get(name) for name in runtime} == runtime
+    # tfjob-kit without extras: a subset of the runtime lock, at the same versions.
+    assert {name: runtime.get(name) for name in lean} == lean
     for requirement in map(Requirement, PROJECT["build-system"]["requires"]):
         version = dev[canonicalize_name(requirement.name)]
         assert requirement.specifier.contains(version)

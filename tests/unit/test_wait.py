@@ -153,6 +153,28 @@ def test_the_wait_follows_jobs_pods_events_and_podgroups_by_watch() -> None:
     assert script.sources == [JOBS, PODS, EVENTS, follow.Source(status.PODGROUP, NS)]
 
 
+def test_progress_is_told_each_look_that_read_a_job() -> None:
+    """What tfjob-kit wait shows as it goes: each look's statuses, the last one the end."""
+    virtual = Virtual(
+        [
+            (0, follow.Reset(JOBS, [job("Created")])),
+            (0.5, follow.Reset(JOBS, [job("Created", "Running")])),
+            (1.0, follow.Reset(JOBS, [job("Created", "Running", "Succeeded")])),
+        ]
+    )
+    seen: list[str] = []
+    wait(
+        virtual,
+        10,
+        tick=TICK,
+        clock=virtual.clock,
+        wall=virtual.wall,
+        progress=lambda current: seen.append(current[KEY].phase),
+    )
+    assert list(dict.fromkeys(seen)) == ["Created", "Running", "Succeeded"]
+    assert seen[-1] == "Succeeded"
+
+
 def virtual_wait(virtual: Virtual, timeout: float) -> dict[Any, status.JobStatus]:
     """The wait on the virtual follower's clock, one tick of TICK at a time."""
     return wait(virtual, timeout, tick=TICK, clock=virtual.clock, wall=virtual.wall)

@@ -29,10 +29,13 @@ COMMANDS = (
     "convert",
     "rules",
     "schema",
+    "status",
+    "wait",
     "gpu",
     "webhooks",
     "images",
     "cluster",
+    "completion",
 )
 
 

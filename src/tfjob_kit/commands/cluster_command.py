@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tfjob_kit import extras
 from tfjob_kit.cluster import build, local
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.options import (
@@ -145,6 +146,7 @@ def _guard(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
     """`func` as a command's run: a ClusterError is said in one line (exit 2)."""
 
     def run(args: argparse.Namespace) -> int:
+        extras.require("cluster", "tfjob-kit cluster")
         try:
             return func(args)
         except (ClusterError, VersionsError) as exc:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfjob_kit import images
+from tfjob_kit import extras, images
 from tfjob_kit.ansible_vars import VariablesError
 
 if TYPE_CHECKING:
@@ -115,6 +115,8 @@ def _options(args: argparse.Namespace) -> images.Options:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The roles' variables are rendered by Ansible's template engine (tfjob_kit.ansible_vars).
+    extras.require("ansible", "tfjob-kit images")
     try:
         options = _options(args)
         helm = args.helm or default_helm()

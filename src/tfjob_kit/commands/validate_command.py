@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tfjob_kit import config, report
+from tfjob_kit import config, extras, report
 from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 from tfjob_kit.commands.output import write
 from tfjob_kit.findings import Severity
@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     fail_on = Severity.parse(args.fail_on)
     try:
         if args.server:
+            extras.require("cluster", "validate --server")
             docs = load_paths(args.paths)
             connection = _connection(args)
             if args.kubernetes_version is None:

@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from tfjob_kit import extras
 from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def register(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 1 when a webhook with failurePolicy Fail blocks requests, 2 when the cluster cannot
     be asked."""
+    extras.require("cluster", "tfjob-kit webhooks")
     from tfjob_kit.kube import webhooks
     from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client

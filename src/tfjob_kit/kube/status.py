@@ -551,13 +551,16 @@ def wait(
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
     follower: Callable[[Client, list[follow.Source]], follow.Follower] = follow.Follower,
+    progress: Callable[[dict[Key, JobStatus]], None] | None = None,
 ) -> dict[Key, JobStatus]:
     """Until every job has a wait_for condition. Follows the jobs, their pods, their PodGroups
     and the namespaces' events with watches (diagnose.py reads them), and with ``workloads``
     (jobs submitted to Kueue) the namespaces' Kueue Workloads. Ends at once, raising
     WaitError with the reason, when a job reaches a fail_on condition, disappears, or has a
     fatal problem (the object and the server's reason named), or when the timeout passes
-    (whatever the watches do: a broken watch is listed and watched again meanwhile)."""
+    (whatever the watches do: a broken watch is listed and watched again meanwhile).
+    ``progress`` is given what is known of every job read so far, after each look that read
+    one."""
     deadline = clock() + timeout
     wanted, failing = frozenset(wait_for), frozenset(fail_on)
     keys = list(dict.fromkeys(jobs))
@@ -574,30 +577,27 @@ def wait(
             # A job is read again when the watches told something about it, and every
             # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
             changed = view.take_changed()
+            looked = False
             for key in keys:
                 if key in done or not view.readable(key, workloads):
                     continue
                 if key not in changed and clock() - read_at.get(key, -1e9) < REREAD_TICKS * tick:
                     continue
                 read_at[key] = clock()
-                resource, namespace, name = key
-                what = resource.describe(namespace, name)
+                looked = True
                 obj = view.jobs.get(key)
-                status = job_status(resource, obj)
                 if obj is None:
-                    raise _deleted(what, wait_for, {**current, key: status})
-                workload = view.workload_of(key, obj)
+                    gone = {**current, key: job_status(key[0], None)}
+                    raise _deleted(key[0].describe(key[1], key[2]), wait_for, gone)
                 context = diagnose.Context(
                     now=now,
                     unschedulable_grace=unschedulable_grace,
                     cluster=cluster.capacity,
                     since=(since or {}).get(key),
                     webhooks=webhooks[key],
-                    workload=workload,
+                    workload=view.workload_of(key, obj),
                 )
-                problems = _diagnose(view, key, obj, cluster, context)
-                status.problems = [p.as_dict() for p in problems]
-                status.queue = kueue.admission(workload).as_dict() if workload else None
+                status, problems = _judged(view, key, obj, cluster, context)
                 current[key] = status
                 if status.true & failing:
                     raise _failed(client, key, status, failing, current)
@@ -606,16 +606,36 @@ def wait(
                     continue
                 fatal = [p for p in problems if p.fatal]
                 if fatal:
-                    raise WaitError(
-                        f"{what} cannot reach {' or '.join(wait_for)} (it is {status.phase}): "
-                        + "; ".join(p.line() for p in fatal),
-                        "diagnosed",
-                        current,
-                    )
+                    raise _cannot_reach(key, wait_for, fatal, current)
+            if looked and progress:
+                progress(dict(current))
             if len(done) == len(keys):
                 return done
             if clock() >= deadline:
                 raise _timed_out(keys, done, current, view, timeout, wait_for)
+
+
+def _judged(
+    view: _View, key: Key, obj: dict[str, Any], cluster: ClusterReader, context: diagnose.Context
+) -> tuple[JobStatus, list[diagnose.Problem]]:
+    """The job's status, with its problems and (submitted to Kueue) its admission."""
+    status = job_status(key[0], obj)
+    problems = _diagnose(view, key, obj, cluster, context)
+    status.problems = [p.as_dict() for p in problems]
+    status.queue = kueue.admission(context.workload).as_dict() if context.workload else None
+    return status, problems
+
+
+def _cannot_reach(
+    key: Key, wait_for: list[str], fatal: list[diagnose.Problem], current: dict[Key, JobStatus]
+) -> WaitError:
+    what = key[0].describe(key[1], key[2])
+    return WaitError(
+        f"{what} cannot reach {' or '.join(wait_for)} (it is {current[key].phase}): "
+        + "; ".join(p.line() for p in fatal),
+        "diagnosed",
+        current,
+    )
 
 
 def _deleted(what: str, wait_for: list[str], statuses: dict[Key, JobStatus]) -> WaitError:

@@ -1,0 +1,90 @@
+"""A picture of GPU occupancy over time (the gang story of ``make demo``, ``make bench-scale``):
+one panel per scheduler, one lane per job (or one for all jobs), and in each lane the GPUs in use
+by jobs whose pods all run, and the GPUs held idle by jobs placed only in part, waiting for
+peers that cannot start.
+
+Drawn with matplotlib, the ``plot`` extra (``pip install 'tfjob-kit[plot]'``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tfjob_kit import extras
+
+IN_USE, HELD = "#2e7d32", "#c62828"
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One job (or all): (seconds since the start, GPUs in use, GPUs held idle) at each look."""
+
+    label: str
+    samples: list[tuple[float, float, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    lanes: list[Lane]
+
+
+def draw(panels: list[Panel], path: Path, title: str) -> Path:
+    """Write the picture (PNG) to ``path``; MissingExtraError without matplotlib."""
+    extras.require("plot", "the timeline picture")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    height = max(
+        (
+            max((max(u, h) for _, u, h in lane.samples), default=1.0)
+            for p in panels
+            for lane in p.lanes
+        ),
+        default=1.0,
+    )
+    end = max(
+        (lane.samples[-1][0] for p in panels for lane in p.lanes if lane.samples), default=1.0
+    )
+    figure, axes = plt.subplots(
+        len(panels),
+        1,
+        sharex=True,
+        squeeze=False,
+        figsize=(9, 0.6 + 1.1 * sum(len(p.lanes) for p in panels)),
+    )
+    for axis, panel in zip(axes[:, 0], panels, strict=True):
+        gap = height * 0.25
+        ticks = []
+        for index, lane in enumerate(reversed(panel.lanes)):
+            base = index * (height + gap)
+            ticks.append(base + height / 2)
+            times = [t for t, _, _ in lane.samples]
+            used = [base + u for _, u, _ in lane.samples]
+            held = [base + u + h for _, u, h in lane.samples]
+            axis.fill_between(times, base, used, step="post", color=IN_USE, linewidth=0)
+            axis.fill_between(times, used, held, step="post", color=HELD, linewidth=0, hatch="//")
+            axis.axhline(base, color="#9e9e9e", linewidth=0.5)
+        axis.set_yticks(ticks, [lane.label for lane in reversed(panel.lanes)])
+        axis.set_ylim(-gap / 2, len(panel.lanes) * (height + gap) - gap / 2)
+        axis.set_title(panel.title, loc="left", fontsize=10)
+        axis.set_xlim(0, end)
+    axes[-1, 0].set_xlabel("seconds since the jobs were submitted")
+    figure.legend(
+        handles=[
+            Patch(color=IN_USE, label="GPUs in use (every pod of the job running)"),
+            Patch(facecolor=HELD, hatch="//", label="GPUs held idle (job placed in part)"),
+        ],
+        loc="upper right",
+        fontsize=8,
+    )
+    figure.suptitle(title, x=0.01, ha="left", fontsize=11)
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return path
