@@ -5,6 +5,7 @@ shape; a line per change in a log."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def test_wait_follows_a_job_to_success(cluster: Cluster, namespace: str, tmp_pat
     # In a log, a line per change: the job was seen before it succeeded.
     seen = [line for line in waited.stderr.splitlines() if line.startswith(f"TFJob {namespace}/")]
     assert seen and seen[-1].startswith(f"TFJob {namespace}/fine: Succeeded"), waited.stderr
-    assert len(seen) == len(set(seen))  # a line only when something changed
+    assert all(a != b for a, b in itertools.pairwise(seen))  # a line per change
 
     status = cli(cluster, "status", "fine", "-n", namespace, "--format", "json")
     assert status.returncode == 0, status.stderr

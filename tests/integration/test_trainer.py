@@ -207,21 +207,23 @@ Job = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # where, TFJob, con
 
 
 def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
-    """Each job's pods, taken when all of them run (for 20 s, or their job's run-duration): by
-    job."""
+    """Each job's pods, each as it was while it ran (for 20 s, or its job's run-duration): by
+    job. A pod is kept from the first look that saw it Running: on a busy machine a look can
+    take seconds, and the pods of a job that succeeds are not all Running at any one look."""
     seen: dict[str, list[dict[str, Any]]] = {}
     deadline = time.monotonic() + 120
     label = "jobset.sigs.k8s.io/jobset-name"
+    ran: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     while len(seen) < len(jobs):
         # every job's pods in one look: a look per job may outlast a short job on a busy machine
-        running: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for pod in cluster.items("pods", "--all-namespaces", "-l", label):
             if pod["status"].get("phase") == "Running":
                 meta = pod["metadata"]
-                running.setdefault((meta["namespace"], meta["labels"][label]), []).append(pod)
+                job = ran.setdefault((meta["namespace"], meta["labels"][label]), {})
+                job.setdefault(meta["name"], pod)
         for where, v1, docs, namespace in jobs:
             expected = sum(r.count for r in model.replicas(v1))
-            pods = running.get((namespace, docs[-1]["metadata"]["name"]), [])
+            pods = list(ran.get((namespace, docs[-1]["metadata"]["name"]), {}).values())
             if where not in seen and len(pods) == expected:
                 seen[where] = pods
         if time.monotonic() > deadline:
@@ -386,6 +388,9 @@ def test_the_readme_migration_walkthrough(trainer_cluster: Cluster, tmp_path: Pa
             trainer_cluster.kubectl("delete", kind, "dist-mnist", "-n", "default", check=False)
 
 
+PARTLY_PLACED_GRACE = 5.0
+
+
 def _scheduled(cluster: Cluster, name: str, namespace: str) -> tuple[int, int]:
     """(pods placed on a node, pods) of the TrainJob ``name``."""
     pods = cluster.items("pods", "-n", namespace, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
@@ -412,13 +417,23 @@ def test_a_gang_trainjob_under_volcano_is_never_partly_placed(trainer_cluster: C
             _apply_converted(trainer_cluster, docs)
             names.append(docs[1]["metadata"]["name"])
         seen_whole: set[str] = set()
+        partly_since: dict[str, float] = {}
         deadline = time.monotonic() + 180
         while not all(_complete(trainer_cluster, n, namespace) for n in names):
             for name in names:
                 placed, total = _scheduled(trainer_cluster, name, namespace)
                 if _complete(trainer_cluster, name, namespace):
                     continue
-                assert placed in (0, total), f"{name}: {placed} of {total} pods placed"
+                # Volcano binds a gang's pods one API call each, so on a busy machine a look can
+                # fall between them; a job left partly placed stays so (the default scheduler's
+                # 7 of 11 until the other job ends, 10 s and more).
+                if 0 < placed < total:
+                    since = partly_since.setdefault(name, time.monotonic())
+                    assert time.monotonic() - since < PARTLY_PLACED_GRACE, (
+                        f"{name}: {placed} of {total} pods placed for over {PARTLY_PLACED_GRACE:g}s"
+                    )
+                else:
+                    partly_since.pop(name, None)
                 if total and placed == total:
                     seen_whole.add(name)
             assert time.monotonic() < deadline, trainer_cluster.diagnostics(namespace)
