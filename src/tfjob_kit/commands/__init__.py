@@ -18,6 +18,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
+    from tfjob_kit.kube.connection import Connection
+
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -41,6 +43,18 @@ COMMANDS = (
 
 class UsageError(Exception):
     """Bad arguments, unreadable paths: exit 2."""
+
+
+def connection(args: argparse.Namespace) -> Connection:
+    """The cluster a command's --kubeconfig and --context name (and K8S_AUTH_*); a bad value is
+    a usage error."""
+    from tfjob_kit.kube.api_errors import KubeError
+    from tfjob_kit.kube.connection import Connection
+
+    try:
+        return Connection.from_options({"kubeconfig": args.kubeconfig, "context": args.context})
+    except KubeError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def load(name: str) -> ModuleType:

@@ -1,15 +1,12 @@
 """What ``tfjob-kit status`` and ``wait`` share: which jobs (names, namespace, kind) and which
-cluster (kubeconfig, context)."""
+cluster (kubeconfig, context: ``commands.connection`` reads them)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
-from tfjob_kit.commands import UsageError
-
 if TYPE_CHECKING:
-    from tfjob_kit.kube.connection import Connection
     from tfjob_kit.kube.kinds import Resource
 
 # --kind: the job kinds the library follows (kube/info.py's backends).
@@ -44,13 +41,3 @@ def resource(args: argparse.Namespace) -> Resource:
     from tfjob_kit.kube.info import BACKENDS
 
     return BACKENDS[backend(args)]
-
-
-def connection(args: argparse.Namespace) -> Connection:
-    from tfjob_kit.kube.api_errors import KubeError
-    from tfjob_kit.kube.connection import Connection
-
-    try:
-        return Connection.from_options({"kubeconfig": args.kubeconfig, "context": args.context})
-    except KubeError as exc:
-        raise UsageError(str(exc)) from None

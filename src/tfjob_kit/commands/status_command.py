@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from tfjob_kit import extras
-from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError, job_args
+from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError, connection, job_args
 from tfjob_kit.report import jobs as job_report
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     resource = job_args.resource(args)
     found, missing = [], []
     try:
-        with Client(job_args.connection(args)) as client:
+        with Client(connection(args)) as client:
             for name in dict.fromkeys(args.names):
                 query = info.Query(
                     name=name,

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tfjob_kit import extras
-from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError, job_args
+from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError, connection, job_args
 from tfjob_kit.report import jobs as job_report
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     failure: status.WaitError | None = None
     reached: dict[Key, status.JobStatus] = {}
     try:
-        with Client(job_args.connection(args)) as client:
+        with Client(connection(args)) as client:
             objects = {key: client.get(resource, args.namespace, key[2]) for key in keys}
             absent = [key for key, obj in objects.items() if obj is None]
             if absent:

@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from tfjob_kit import extras
-from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError
+from tfjob_kit.commands import EXIT_FINDINGS, EXIT_OK, UsageError, connection
 
 if TYPE_CHECKING:
     from tfjob_kit.commands import Subparsers
@@ -46,13 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from tfjob_kit.kube import webhooks
     from tfjob_kit.kube.api_errors import KubeError
     from tfjob_kit.kube.client import Client
-    from tfjob_kit.kube.connection import Connection
 
     try:
-        connection = Connection.from_options(
-            {"kubeconfig": args.kubeconfig, "context": args.context}
-        )
-        with Client(connection) as client:
+        with Client(connection(args)) as client:
             found = webhooks.check(client, args.namespace or ["default"])
     except KubeError as exc:
         raise UsageError(str(exc)) from None
