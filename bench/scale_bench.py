@@ -49,9 +49,12 @@ from typing import Any
 
 import yaml
 
+from tfjob_kit import extras
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.build import kubectl_path
 from tfjob_kit.cluster.options import UpOptions
+from tfjob_kit.kube.kinds import TFJOB
+from tfjob_kit.report import timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -195,6 +198,8 @@ class Bench:
     def __init__(self, kubeconfig: Path, work: Path) -> None:
         self.kubeconfig = kubeconfig
         self.work = work
+        # Each workload's runs, all their jobs in one lane each: the timeline picture.
+        self.lanes: dict[str, list[timeline.Lane]] = {}
         self.kubectl_base = [
             kubectl_path(),
             "--kubeconfig",
@@ -283,6 +288,11 @@ class Bench:
                 f"{tool}: {len(succeeded)} of {len(tfjobs)} jobs Succeeded, "
                 f"{len(scheduled)} of {len(pods)} pods scheduled"
             )
+        self.lanes.setdefault(workload, []).append(
+            timeline.occupancy(
+                tool, pods, lambda pod: pod["metadata"]["labels"][TFJOB.job_label], started
+            )
+        )
         # Timestamps have whole seconds: the spans are as exact as that.
         span = max(max(scheduled) - started, 1.0)
         return Run(
@@ -424,6 +434,29 @@ def table(runs: list[Run], overhead: bool = True) -> str:
     return "\n".join(lines)
 
 
+WORKLOADS = {
+    "gang": "{jobs} TFJobs of 1 PS and 3 workers with 2 GPUs each",
+    "wide": "one TFJob of {workers} workers with 1 GPU each",
+}
+
+
+def picture(args: argparse.Namespace, info: dict[str, Any], bench: Bench) -> Path | None:
+    """The runs as a timeline (the ``plot`` extra): a panel per workload, a lane per tool with
+    all its jobs together; None without matplotlib."""
+    if extras.missing("plot"):
+        print("(pip install 'tfjob-kit[plot]' and the runs are also drawn as a picture)")
+        return None
+    return timeline.draw(
+        [
+            timeline.Panel(WORKLOADS[name].format_map(vars(args)), lanes)
+            for name, lanes in bench.lanes.items()
+        ],
+        RESULTS / "scale.png",
+        f"make bench-scale: Volcano on {info['nodes']} nodes, {info['gpus']} GPUs; "
+        "each tool's jobs together",
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -444,6 +477,7 @@ def main() -> int:
     args = parser.parse_args()
     started_here = not local.is_running(args.cluster)
     runs: list[Run] = []
+    bench: Bench | None = None
     try:
         kubeconfig, info = bring_up(args)
         print(f"[bench] cluster: {info}", file=sys.stderr)
@@ -462,6 +496,9 @@ def main() -> int:
             local.down(args.cluster, out=sys.stderr)
     text = table(runs, overhead=not args.tuning)
     print(f"\n{info}\n\n{text}")
+    drawn = picture(args, info, bench) if bench and bench.lanes and not args.tuning else None
+    if drawn:
+        print(f"\nThe runs as a picture (GPUs in use and held idle over time): {drawn}")
     (RESULTS / ("scale-tuning.json" if args.tuning else "scale.json")).write_text(
         json.dumps({"cluster": info, "runs": [asdict(r) for r in runs]}, indent=2) + "\n"
     )

@@ -35,10 +35,10 @@ from tfjob_kit.kube.client import Client
 from tfjob_kit.kube.connection import Connection
 from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.kube.status import job_status
-from tfjob_kit.report.timeline import Lane, Panel
+from tfjob_kit.model import GPU_RESOURCE
+from tfjob_kit.report.timeline import Lane, Panel, pod_gpus
 
 JOBS_DIR = Path(__file__).resolve().parent / "gang"
-GPU = "nvidia.com/gpu"
 SCHEDULERS = {
     "none": "default scheduler (no gang)",
     "volcano": "Volcano gang scheduling",
@@ -68,14 +68,6 @@ class JobTimeline:
     _partly_seen: bool = field(default=False, repr=False)  # partly placed at the last look
 
 
-def _gpus(pod: dict[str, Any]) -> int:
-    total = 0
-    for container in pod.get("spec", {}).get("containers", []):
-        limits = (container.get("resources") or {}).get("limits") or {}
-        total += int(limits.get(GPU, 0))
-    return total
-
-
 def _unschedulable(pods: list[dict[str, Any]]) -> str:
     for pod in pods:
         for condition in pod.get("status", {}).get("conditions") or []:
@@ -103,7 +95,7 @@ def _observe(
             active = [
                 p for p in placed if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
             ]
-            line.gpus = sum(_gpus(p) for p in pods) or line.gpus
+            line.gpus = sum(pod_gpus(p) for p in pods) or line.gpus
             if placed and line.first_placed is None:
                 line.first_placed = elapsed
             if line.members and len(placed) >= line.members and line.all_placed is None:
@@ -115,9 +107,9 @@ def _observe(
             stalled = partly and line._partly_seen
             if stalled:
                 line.partly_placed_s += dt
-                line.held_gpu_s += dt * sum(_gpus(p) for p in active)
+                line.held_gpu_s += dt * sum(pod_gpus(p) for p in active)
             line._partly_seen = partly
-            running = sum(_gpus(p) for p in active)
+            running = sum(pod_gpus(p) for p in active)
             whole = bool(line.members) and len(placed) >= line.members
             # The picture counts as the table does: held from the second look that saw it so.
             line.samples.append((elapsed, running if whole else 0, running if stalled else 0))
@@ -129,7 +121,7 @@ def _observe(
                 line._worst_key = (len(placed), bool(waiting))
                 line.worst = (
                     f"{len(placed)} of {line.members} pods placed, holding "
-                    f"{sum(_gpus(p) for p in placed)} GPUs; the other "
+                    f"{sum(pod_gpus(p) for p in placed)} GPUs; the other "
                     f"{line.members - len(placed)} Pending" + (f": {waiting}" if waiting else "")
                 )
             if state.phase in ("Succeeded", "Failed") and line.finished is None:
@@ -148,7 +140,8 @@ def cluster_gpus(kubectl: Kubectl) -> int:
     """The GPUs the cluster's nodes can allocate, all together."""
     nodes = (kubectl.get_json("nodes") or {}).get("items") or []
     return sum(
-        int(((n.get("status") or {}).get("allocatable") or {}).get(GPU, 0) or 0) for n in nodes
+        int(((n.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, 0) or 0)
+        for n in nodes
     )
 
 
@@ -158,7 +151,7 @@ def kueue_queue(namespace: str, gpus: int) -> list[dict[str, Any]]:
     quota = [
         {"name": "cpu", "nominalQuota": "1000"},
         {"name": "memory", "nominalQuota": "4Ti"},
-        {"name": GPU, "nominalQuota": str(gpus)},
+        {"name": GPU_RESOURCE, "nominalQuota": str(gpus)},
     ]
     return [
         {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": KUEUE_QUEUE}},
@@ -170,7 +163,7 @@ def kueue_queue(namespace: str, gpus: int) -> list[dict[str, Any]]:
                 "namespaceSelector": {},
                 "resourceGroups": [
                     {
-                        "coveredResources": ["cpu", "memory", GPU],
+                        "coveredResources": ["cpu", "memory", GPU_RESOURCE],
                         "flavors": [{"name": KUEUE_QUEUE, "resources": quota}],
                     }
                 ],

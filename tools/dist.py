@@ -131,17 +131,13 @@ def build(out: Path) -> list[Path]:
     release = check_one_version()
     epoch = source_date_epoch()
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
-    bin_dir = Path(sys.executable).parent
     if out.exists():
         shutil.rmtree(out)
     python, collection, charts = out / "python", out / "collection", out / "charts"
     for folder in (python, collection, charts):
         folder.mkdir(parents=True)
     run([sys.executable, "-m", "hatchling", "build", "-d", str(python)], env)
-    run(
-        [str(bin_dir / "ansible-galaxy"), "collection", "build", "--output-path", str(collection)],
-        env,
-    )
+    collection_tarball(collection)
     helm = str(helm_path())
     for chart in sorted(CHARTS.glob("*/Chart.yaml")):
         run([helm, "package", str(chart.parent), "--destination", str(charts)], env)
@@ -154,6 +150,30 @@ def build(out: Path) -> list[Path]:
         raise DistError(f"expected {expected} artifacts, made {[str(p) for p in made]}")
     assert all(release in p.name for p in made if p.name != "index.yaml"), made
     return made
+
+
+def galaxy(*args: str) -> None:
+    """ansible-galaxy of this environment, in this checkout, without ANSIBLE_CONFIG."""
+    env = {k: v for k, v in os.environ.items() if k != "ANSIBLE_CONFIG"}
+    run([str(Path(sys.executable).parent / "ansible-galaxy"), *args], env)
+
+
+def collection_tarball(out: Path) -> Path:
+    """The collection built from this checkout (``ansible-galaxy collection build``) into
+    ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    galaxy("collection", "build", "--force", "--output-path", str(out))
+    (tarball,) = out.glob("tfjob-kit-*.tar.gz")
+    return tarball
+
+
+def install_collection(tarball: Path, into: Path) -> Path:
+    """The collection installed from ``tarball`` as a user installs it (``ansible-galaxy
+    collection install --no-deps``: its dependencies come with PyPI's ``ansible``) into the
+    collections path ``into``; the installed copy's folder. ``--force``: an environment with the
+    editable install holds a copy on its Python path, which ansible-galaxy counts as installed."""
+    galaxy("collection", "install", "--no-deps", "--force", "-p", str(into), str(tarball))
+    return into / "ansible_collections" / "tfjob" / "kit"
 
 
 def main() -> int:

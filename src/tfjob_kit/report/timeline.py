@@ -8,10 +8,14 @@ Drawn with matplotlib, the ``plot`` extra (``pip install 'tfjob-kit[plot]'``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tfjob_kit import extras
+from tfjob_kit.model import GPU_RESOURCE
 
 IN_USE, HELD = "#2e7d32", "#c62828"
 
@@ -28,6 +32,70 @@ class Lane:
 class Panel:
     title: str
     lanes: list[Lane]
+
+
+def pod_gpus(pod: dict[str, Any]) -> int:
+    """The GPUs a pod's containers ask for (their limits)."""
+    return sum(
+        int(((c.get("resources") or {}).get("limits") or {}).get(GPU_RESOURCE, 0))
+        for c in (pod.get("spec") or {}).get("containers") or []
+    )
+
+
+def _stamp(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _span(pod: dict[str, Any]) -> tuple[float, float] | None:
+    """When the pod was placed (its PodScheduled condition turned True) and when its last
+    container ended (inf while one runs); None for a pod never placed."""
+    status = pod.get("status") or {}
+    placed = [
+        _stamp(c["lastTransitionTime"])
+        for c in status.get("conditions") or []
+        if c.get("type") == "PodScheduled" and c.get("status") == "True"
+    ]
+    if not placed:
+        return None
+    ended = [
+        _stamp(s["state"]["terminated"]["finishedAt"])
+        for s in status.get("containerStatuses") or []
+        if ((s.get("state") or {}).get("terminated") or {}).get("finishedAt")
+    ]
+    containers = (pod.get("spec") or {}).get("containers") or []
+    finished = max(ended) if ended and len(ended) >= len(containers) else float("inf")
+    return placed[0], finished
+
+
+def occupancy(
+    label: str,
+    pods: Iterable[dict[str, Any]],
+    job_of: Callable[[dict[str, Any]], str],
+    start: float,
+) -> Lane:
+    """All jobs in one lane, from their pods after the run (each pod's placement and end, to the
+    second): at each moment, the GPUs of the running pods of jobs whose pods have all been
+    placed are in use, and those of jobs placed only in part are held idle, as the gang story
+    counts them look by look. ``start`` (seconds since the epoch) is the lane's zero."""
+    jobs: dict[str, list[tuple[float, float, float]]] = {}
+    for pod in pods:
+        placed, ended = _span(pod) or (float("inf"), float("inf"))
+        jobs.setdefault(job_of(pod), []).append((placed, ended, pod_gpus(pod)))
+    moments = sorted(
+        {t for spans in jobs.values() for placed, ended, _ in spans for t in (placed, ended)}
+        - {float("inf")}
+    )
+    samples = [(0.0, 0.0, 0.0)]
+    for moment in moments:
+        used = held = 0.0
+        for spans in jobs.values():
+            running = sum(g for placed, ended, g in spans if placed <= moment < ended)
+            if all(placed <= moment for placed, _, _ in spans):
+                used += running
+            else:
+                held += running
+        samples.append((max(moment - start, 0.0), used, held))
+    return Lane(label, samples)
 
 
 def draw(panels: list[Panel], path: Path, title: str) -> Path:
