@@ -101,7 +101,8 @@ def test_occupancy_counts_whole_jobs_in_use_and_partial_ones_held() -> None:
     assert _lane(pods) == [
         (0.0, 0.0, 0.0),
         (10.0, 4.0, 0.0),
-        (12.0, 4.0, 2.0),  # b's first pod holds its 2 GPUs, waiting
+        (12.0, 4.0, 0.0),  # b's first pod placed: held only once that lasts over a second
+        (13.0, 4.0, 2.0),  # b's first pod holds its 2 GPUs, waiting
         (20.0, 0.0, 2.0),
         (25.0, 4.0, 0.0),
         (30.0, 0.0, 0.0),
@@ -118,5 +119,17 @@ def test_occupancy_a_pod_never_placed_keeps_its_peers_held_and_runs_on() -> None
         _pod("d", 4, 5, [8, None]),
         _pod("e", 1, 9, [12]),
     ]
-    assert _lane(pods) == [(0.0, 0.0, 0.0), (5.0, 4.0, 1.0), (9.0, 5.0, 1.0), (12.0, 4.0, 1.0)]
+    assert _lane(pods) == [
+        (0.0, 0.0, 0.0),
+        (5.0, 4.0, 0.0),
+        (6.0, 4.0, 1.0),
+        (9.0, 5.0, 1.0),
+        (12.0, 4.0, 1.0),
+    ]
+
+
+def test_occupancy_binds_straddling_a_second_are_no_stall() -> None:
+    """A gang bound one pod at a time across a second's edge (placed at 3 and 4) is never held."""
+    pods = [_pod("w", 1, 3, [9]), _pod("w", 1, 4, [9])]
+    assert _lane(pods) == [(0.0, 0.0, 0.0), (3.0, 0.0, 0.0), (4.0, 2.0, 0.0), (9.0, 0.0, 0.0)]
     assert _lane([]) == [(0.0, 0.0, 0.0)]

@@ -67,6 +67,11 @@ def _span(pod: dict[str, Any]) -> tuple[float, float] | None:
     return placed[0], finished
 
 
+# The API server's timestamps have whole seconds: pods bound one after the other across a second's
+# edge look placed a second apart.
+STAMP_RESOLUTION_S = 1.0
+
+
 def occupancy(
     label: str,
     pods: Iterable[dict[str, Any]],
@@ -75,24 +80,30 @@ def occupancy(
 ) -> Lane:
     """All jobs in one lane, from their pods after the run (each pod's placement and end, to the
     second): at each moment, the GPUs of the running pods of jobs whose pods have all been
-    placed are in use, and those of jobs placed only in part are held idle, as the gang story
-    counts them look by look. ``start`` (seconds since the epoch) is the lane's zero."""
+    placed are in use, and those of jobs placed only in part are held idle. As the gang story
+    counts from the second look that saw a job so, a job counts as held only once it has been
+    placed in part for longer than the timestamps' resolution: a placement whose binds straddle
+    a second's edge is not a stall. ``start`` (seconds since the epoch) is the lane's zero."""
     jobs: dict[str, list[tuple[float, float, float]]] = {}
     for pod in pods:
         placed, ended = _span(pod) or (float("inf"), float("inf"))
         jobs.setdefault(job_of(pod), []).append((placed, ended, pod_gpus(pod)))
+    # When a job placed in part counts as held: a resolution after its first pod's placement.
+    stalls = {
+        name: min(p for p, _, _ in spans) + STAMP_RESOLUTION_S for name, spans in jobs.items()
+    }
     moments = sorted(
         {t for spans in jobs.values() for placed, ended, _ in spans for t in (placed, ended)}
-        - {float("inf")}
+        | {t for name, t in stalls.items() if max(p for p, _, _ in jobs[name]) > t}
     )
     samples = [(0.0, 0.0, 0.0)]
-    for moment in moments:
+    for moment in (m for m in moments if m != float("inf")):
         used = held = 0.0
-        for spans in jobs.values():
+        for name, spans in jobs.items():
             running = sum(g for placed, ended, g in spans if placed <= moment < ended)
             if all(placed <= moment for placed, _, _ in spans):
                 used += running
-            else:
+            elif moment >= stalls[name]:
                 held += running
         samples.append((max(moment - start, 0.0), used, held))
     return Lane(label, samples)
