@@ -128,10 +128,27 @@ class Fleet:
         )
         run = f"{len(self.timings) + 1}. {playbook} {' '.join(extra)}".strip()
         self.timings[run] = time.monotonic() - started
-        assert proc.returncode == 0, (proc.stdout[-6000:], proc.stderr[-2000:])
+        assert proc.returncode == 0, (_failed_tasks(proc.stdout), proc.stderr[-2000:])
         assert self.decoy.hits == 0, f"{run}: a task used KUBECONFIG, not its host's cluster"
         report: dict[str, Any] = json.loads(proc.stdout)
         return report
+
+
+def _failed_tasks(stdout: str) -> str:
+    """What failed, from the json callback's report: each failed task's host, name and message
+    (the report's tail, when it is not JSON)."""
+    try:
+        report = json.loads(stdout)
+    except ValueError:
+        return stdout[-6000:]
+    failed = [
+        f"{host}: {task['task']['name']}: {str(result.get('msg', ''))[:1500]}"
+        for play in report.get("plays", [])
+        for task in play.get("tasks", [])
+        for host, result in task.get("hosts", {}).items()
+        if result.get("failed") and not result.get("ignore_errors")
+    ]
+    return "\n".join(failed) or stdout[-6000:]
 
 
 def results(report: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:

@@ -207,9 +207,10 @@ Job = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # where, TFJob, con
 
 
 def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
-    """Each job's pods, each as it was while it ran (for 20 s, or its job's run-duration): by
-    job. A pod is kept from the first look that saw it Running: on a busy machine a look can
-    take seconds, and the pods of a job that succeeds are not all Running at any one look."""
+    """Each job's pods, each as it was once it ran (for 20 s, or its job's run-duration): by
+    job. A pod is kept from the first look that saw it Running or Succeeded: on a busy machine a
+    look can take seconds, the pods of a job that succeeds are not all Running at any one look,
+    and a pod of a short job may have ended before a look saw it run (seen in a .ci/run)."""
     seen: dict[str, list[dict[str, Any]]] = {}
     deadline = time.monotonic() + 120
     label = "jobset.sigs.k8s.io/jobset-name"
@@ -217,7 +218,7 @@ def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict
     while len(seen) < len(jobs):
         # every job's pods in one look: a look per job may outlast a short job on a busy machine
         for pod in cluster.items("pods", "--all-namespaces", "-l", label):
-            if pod["status"].get("phase") == "Running":
+            if pod["status"].get("phase") in ("Running", "Succeeded"):
                 meta = pod["metadata"]
                 job = ran.setdefault((meta["namespace"], meta["labels"][label]), {})
                 job.setdefault(meta["name"], pod)

@@ -242,6 +242,24 @@ def test_create_failures_that_can_pass_are_not_fatal() -> None:
     ]
 
 
+def test_a_name_already_taken_is_fatal_only_once_it_has_lasted() -> None:
+    """The operator's cache a step behind its own creation (seen in a .ci/run: the smoke job's
+    Service created twice) passes; a name held by another object for the grace does not."""
+    taken = 'Error creating: services "mnist-worker-1" already exists'
+
+    def found(first_ago: float, seconds_ago: float) -> list[tuple[bool, str]]:
+        seen = event("TFJob", "mnist", "FailedCreateService", taken, seconds_ago, None, "Warning")
+        seen["firstTimestamp"] = at(first_ago)
+        return [(p.fatal, p.message) for p in run(tfjob(), events=[seen])]
+
+    grace = diagnose.ALREADY_EXISTS_GRACE
+    assert found(1, 1) == [(False, taken)]
+    assert found(grace - 5, 2) == [(False, taken)]
+    assert found(grace + 300, grace + 10) == [(False, taken)]  # it stopped recurring
+    ((fatal, message),) = found(grace + 10, 2)
+    assert fatal and message.startswith(taken + f" (for {grace + 10:.0f}s: an object of that")
+
+
 def test_events_of_another_object_an_older_job_or_an_earlier_spec_are_not_read() -> None:
     events = [
         event("TFJob", "other", "FailedCreatePod", FAILED_CREATE),

@@ -10,7 +10,9 @@ reason and message. A problem is *fatal* when waiting longer cannot help:
   forever with the same template. Rejections that can pass later (an exceeded ResourceQuota, an
   unreachable admission webhook) are reported but not fatal; a webhook that has failed for
   longer than ``WEBHOOK_GRACE`` (60 s) and still fails is fatal (its server is gone: a
-  configuration left behind blocks the job until someone acts).
+  configuration left behind blocks the job until someone acts). A name already taken
+  (AlreadyExists) is the operator's lagging cache at first, fatal once it has recurred for
+  ``ALREADY_EXISTS_GRACE`` (60 s): another object holds the name.
 * ``ErrImagePull``, ``ImagePullBackOff``, ``InvalidImageName`` (and the kubelet's other
   image-pull reasons) in a container status: the kubelet cannot get the image.
 * ``CrashLoopBackOff`` of a pod that decides the job's success (``model.success_decider``: every
@@ -69,6 +71,12 @@ TRANSIENT_CREATE = (
 # An admission webhook the API server cannot call: transient, unless it lasts this long.
 WEBHOOK_DOWN = "failed calling webhook"
 WEBHOOK_GRACE = 60.0
+# The API server's AlreadyExists: on a busy cluster the operator's cache lags behind its own
+# creations, it creates a pod or Service again and the name is taken, by its own object, which
+# its next sync finds. An object of that name that is not the job's blocks it for good: fatal
+# once the event has recurred for this long.
+ALREADY_EXISTS = "already exists"
+ALREADY_EXISTS_GRACE = 60.0
 # Container waiting reasons of the kubelet that mean the image will not come
 # (pkg/kubelet/images/types.go and the CRI's registry and signature errors).
 IMAGE_FAILURES = (
@@ -433,6 +441,8 @@ def _create_failures(scene: _Scene) -> list[Problem]:
         transient = any(word in message for word in TRANSIENT_CREATE)
         if transient and WEBHOOK_DOWN in message:
             transient, message = _webhook_down(scene, event, message, seen)
+        elif ALREADY_EXISTS in message:
+            transient, message = _already_exists(scene, event, message, seen)
         found.append(Problem(scene.kind, _where(scene.job), reason, message, not transient))
     return found
 
@@ -453,6 +463,21 @@ def _webhook_down(
         f" (for {now - first:.0f}s: an admission webhook whose server is gone "
         f"blocks every creation it matches; `tfjob-kit webhooks -n {namespace}` names its "
         "configuration)"
+    )
+
+
+def _already_exists(
+    scene: _Scene, event: dict[str, Any], message: str, seen: float | None
+) -> tuple[bool, str]:
+    """(transient, the message): the name taken by the operator's own object, which its next
+    sync sees, unless the event still recurs ``ALREADY_EXISTS_GRACE`` after it began."""
+    now = scene.now
+    first = timestamp(event.get("firstTimestamp")) or seen
+    if first is None or seen is None or not now - seen < ALREADY_EXISTS_GRACE <= now - first:
+        return True, message
+    return False, message + (
+        f" (for {now - first:.0f}s: an object of that name that is not the job's; the "
+        "operator cannot make its own until it is deleted)"
     )
 
 
