@@ -43,7 +43,6 @@ import tempfile
 import time
 import uuid
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,7 @@ from tfjob_kit.cluster.build import kubectl_path
 from tfjob_kit.cluster.options import UpOptions
 from tfjob_kit.kube.kinds import TFJOB
 from tfjob_kit.report import timeline
+from tfjob_kit.timestamps import seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -130,17 +130,14 @@ def wide_job(workers: int) -> list[dict[str, Any]]:
     ]
 
 
-def _seconds(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
 def _true_since(objects: list[dict[str, Any]], condition: str) -> list[float]:
     """When each object's ``condition`` became True (objects without it are left out)."""
     return [
-        _seconds(c["lastTransitionTime"])
+        stamp
         for o in objects
         for c in o.get("status", {}).get("conditions", [])
         if c.get("type") == condition and c.get("status") == "True"
+        if (stamp := seconds(c.get("lastTransitionTime"))) is not None
     ]
 
 

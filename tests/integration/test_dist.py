@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
-import importlib.util
 import io
 import json
 import os
@@ -25,12 +24,12 @@ import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
+import checkout_scripts
 from tfjob_kit.cluster import local
 from tfjob_kit.cluster.build import helm_path
 
@@ -40,15 +39,6 @@ from .conftest import KUBERNETES, session_name
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS = sorted(p.parent.name for p in ROOT.glob("charts/*/Chart.yaml"))
-
-
-def _dist() -> ModuleType:
-    """tools/dist.py, for its install steps."""
-    spec = importlib.util.spec_from_file_location("_dist", ROOT / "tools" / "dist.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _build(out: Path) -> list[str]:
@@ -203,7 +193,8 @@ def installed(
     """The collection tarball installed (``ansible-galaxy collection install --no-deps``) into
     an empty collections path: the installed copy's folder."""
     (tarball,) = (builds[0] / "collection").glob("*.tar.gz")
-    where: Path = _dist().install_collection(tarball, tmp_path_factory.mktemp("collections"))
+    dist = checkout_scripts.load("tools/dist.py")
+    where: Path = dist.install_collection(tarball, tmp_path_factory.mktemp("collections"))
     assert (
         json.loads((where / "MANIFEST.json").read_text())["collection_info"]["version"]
         == _version()

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import re
 import subprocess
@@ -28,6 +27,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+import checkout_scripts
 from tfjob_kit.kube import diagnose, jobs
 from tfjob_kit.kube.info import Query
 from tfjob_kit.kube.status import VOLCANO_ALIASES, VOLCANO_FINISHED, WAIT_CONDITIONS
@@ -40,13 +40,7 @@ ROLES = sorted(p for p in (ROOT / "roles").iterdir() if (p / "defaults" / "main.
 
 def _module(name: str) -> ModuleType:
     """A module of this checkout's plugins/modules, imported from its file."""
-    spec = importlib.util.spec_from_file_location(
-        f"_drift_{name}", ROOT / "plugins" / "modules" / f"{name}.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return checkout_scripts.load(f"plugins/modules/{name}.py")
 
 
 def _documented_options(module: ModuleType) -> dict[str, Any]:

@@ -3,27 +3,17 @@ CHANGELOG's newest section say the same, and `make dist` refuses to build when t
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+import checkout_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _dist() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_dist", ROOT / "tools" / "dist.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["_dist"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dist = _dist()
+dist = checkout_scripts.load("tools/dist.py")
 
 
 def test_every_file_says_the_one_version() -> None:

@@ -46,11 +46,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
 from tfjob_kit import kueue, model, quantity
+from tfjob_kit.timestamps import seconds
 
 DEFAULT_UNSCHEDULABLE_GRACE = 60.0
 # How long the scheduler's "does not fit" must stand before a job bigger than the cluster is
@@ -150,22 +150,12 @@ def capacity(nodes: Iterable[dict[str, Any]]) -> Capacity:
     return found
 
 
-def timestamp(value: Any) -> float | None:
-    """Seconds since the epoch of an RFC 3339 time the API server wrote, None if none."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def event_time(event: dict[str, Any]) -> float | None:
     return (
-        timestamp(event.get("lastTimestamp"))
-        or timestamp(event.get("eventTime"))
-        or timestamp(event.get("firstTimestamp"))
-        or timestamp((event.get("metadata") or {}).get("creationTimestamp"))
+        seconds(event.get("lastTimestamp"))
+        or seconds(event.get("eventTime"))
+        or seconds(event.get("firstTimestamp"))
+        or seconds((event.get("metadata") or {}).get("creationTimestamp"))
     )
 
 
@@ -344,7 +334,7 @@ class _Scene:
         # say: Volcano set them when the first pods came and keeps them while the gang forms.
         self.formed_at = (
             max(
-                (timestamp((p.get("metadata") or {}).get("creationTimestamp")) or 0.0)
+                (seconds((p.get("metadata") or {}).get("creationTimestamp")) or 0.0)
                 for p in self.live
             )
             if self.owned and self.live and not self.forming
@@ -407,11 +397,11 @@ class _Scene:
             if events:
                 said = events[-1]
                 says = f"PodGroup {_where(group)}: {said.get('message')}"
-                first = timestamp(said.get("firstTimestamp")) or event_time(said)
+                first = seconds(said.get("firstTimestamp")) or event_time(said)
                 since = first if first is not None else self.now
             elif conditions:
                 says = f"PodGroup {_where(group)}: {conditions[-1].get('message')}"
-                since = timestamp(conditions[-1].get("lastTransitionTime")) or self.now
+                since = seconds(conditions[-1].get("lastTransitionTime")) or self.now
         return says, since
 
     def group_unschedulable_events(self, group: dict[str, Any]) -> list[dict[str, Any]]:
@@ -447,20 +437,29 @@ def _create_failures(scene: _Scene) -> list[Problem]:
     return found
 
 
+def _lasted(now: float, first: float | None, seen: float | None, grace: float) -> float | None:
+    """How long a recurring event has recurred, if it still recurs (seen within `grace`) and
+    began at least `grace` ago; else None."""
+    if first is None or seen is None or not now - seen < grace <= now - first:
+        return None
+    return now - first
+
+
 def _webhook_down(
     scene: _Scene, event: dict[str, Any], message: str, seen: float | None
 ) -> tuple[bool, str]:
     """(still transient, the message): a webhook that still fails (seen within the grace) and
     has failed for longer than the grace is fatal, and the message says what to do."""
     now, webhooks = scene.now, scene.context.webhooks
-    first = timestamp(event.get("firstTimestamp")) or seen
+    first = seconds(event.get("firstTimestamp")) or seen
     if webhooks is not None and seen is not None:
         first = webhooks.failing_since(message, first, seen, now)
-    if first is None or seen is None or not now - seen < WEBHOOK_GRACE <= now - first:
+    lasted = _lasted(now, first, seen, WEBHOOK_GRACE)
+    if lasted is None:
         return True, message
     namespace = (scene.job.get("metadata") or {}).get("namespace", "")
     return False, message + (
-        f" (for {now - first:.0f}s: an admission webhook whose server is gone "
+        f" (for {lasted:.0f}s: an admission webhook whose server is gone "
         f"blocks every creation it matches; `tfjob-kit webhooks -n {namespace}` names its "
         "configuration)"
     )
@@ -472,11 +471,12 @@ def _already_exists(
     """(transient, the message): the name taken by the operator's own object, which its next
     sync sees, unless the event still recurs ``ALREADY_EXISTS_GRACE`` after it began."""
     now = scene.now
-    first = timestamp(event.get("firstTimestamp")) or seen
-    if first is None or seen is None or not now - seen < ALREADY_EXISTS_GRACE <= now - first:
+    first = seconds(event.get("firstTimestamp")) or seen
+    lasted = _lasted(now, first, seen, ALREADY_EXISTS_GRACE)
+    if lasted is None:
         return True, message
     return False, message + (
-        f" (for {now - first:.0f}s: an object of that name that is not the job's; the "
+        f" (for {lasted:.0f}s: an object of that name that is not the job's; the "
         "operator cannot make its own until it is deleted)"
     )
 
@@ -528,7 +528,7 @@ def _disrupted(pod: dict[str, Any], condition: dict[str, Any]) -> Problem:
 
 def _unschedulable(scene: _Scene, pod: dict[str, Any], condition: dict[str, Any]) -> Problem:
     """Fatal past the grace, unless a node autoscaler adds nodes or the gang still forms."""
-    since_when = timestamp(condition.get("lastTransitionTime"))
+    since_when = seconds(condition.get("lastTransitionTime"))
     if since_when is not None and scene.formed_at:
         since_when = max(since_when, scene.formed_at)
     age = scene.now - since_when if since_when is not None else 0.0
@@ -600,7 +600,7 @@ def _never_fits_problems(scene: _Scene) -> list[Problem]:
     nodes could hold."""
     told = [
         (
-            timestamp(c.get("lastTransitionTime")) or scene.now,
+            seconds(c.get("lastTransitionTime")) or scene.now,
             f"Pod {_where(p)}: {c.get('message')}",
         )
         for p, c in scene.unschedulable

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tfjob_kit import extras
 from tfjob_kit.model import GPU_RESOURCE
+from tfjob_kit.timestamps import seconds
 
 IN_USE, HELD = "#2e7d32", "#c62828"
 
@@ -42,25 +42,23 @@ def pod_gpus(pod: dict[str, Any]) -> int:
     )
 
 
-def _stamp(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 def _span(pod: dict[str, Any]) -> tuple[float, float] | None:
     """When the pod was placed (its PodScheduled condition turned True) and when its last
     container ended (inf while one runs); None for a pod never placed."""
     status = pod.get("status") or {}
     placed = [
-        _stamp(c["lastTransitionTime"])
+        stamp
         for c in status.get("conditions") or []
         if c.get("type") == "PodScheduled" and c.get("status") == "True"
+        if (stamp := seconds(c.get("lastTransitionTime"))) is not None
     ]
     if not placed:
         return None
     ended = [
-        _stamp(s["state"]["terminated"]["finishedAt"])
+        stamp
         for s in status.get("containerStatuses") or []
-        if ((s.get("state") or {}).get("terminated") or {}).get("finishedAt")
+        if (stamp := seconds(((s.get("state") or {}).get("terminated") or {}).get("finishedAt")))
+        is not None
     ]
     containers = (pod.get("spec") or {}).get("containers") or []
     finished = max(ended) if ended and len(ended) >= len(containers) else float("inf")
