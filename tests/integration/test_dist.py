@@ -88,6 +88,9 @@ def test_every_artifact_of_one_version(builds: tuple[Path, Path, list[str]]) -> 
     assert shipped <= set(names)
     for left_out in ("tests/", "src/", "build/", "dist/", ".venv/", ".hypothesis/", ".git/"):
         assert not [n for n in names if n.startswith(left_out)], left_out
+    checkout_only = {"Makefile", "pyproject.toml", "ansible.cfg", "requirements/dev.txt"}
+    assert not checkout_only & set(names)
+    assert {"requirements/runtime.txt", "SECURITY.md", "versions.toml"} <= set(names)
     # The wheel carries the library and the same collection.
     wheel = zipfile.ZipFile(out / f"python/tfjob_kit-{version}-py3-none-any.whl").namelist()
     assert "tfjob_kit/cli.py" in wheel
