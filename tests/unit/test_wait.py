@@ -588,3 +588,45 @@ def test_a_job_is_read_again_when_told_about_and_every_few_ticks_otherwise(
     # once when its pod was added (tick 8) and changed (tick 12), and 5 ticks after each read.
     assert theirs == [0, 5, 10, 15, 20], theirs
     assert mine == [0, 5, 8, 12, 17, 22], mine
+
+
+class BlockingWatch:
+    """A watch whose read blocks until it is interrupted, as a TLS read does; it records which
+    thread gives its connection back."""
+
+    def __init__(self) -> None:
+        self.woken = threading.Event()
+        self.closed_by: list[str] = []
+
+    def interrupt(self) -> None:
+        self.woken.set()
+
+    def close(self) -> None:
+        self.closed_by.append(threading.current_thread().name)
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        try:
+            self.woken.wait(HANG_SECONDS)
+            yield from ()
+        finally:
+            self.close()
+
+
+def test_stop_wakes_each_watch_and_waits_for_its_thread_to_end() -> None:
+    watch = BlockingWatch()
+    follower = follow.Follower(
+        None,  # type: ignore[arg-type]
+        [JOBS],
+        lister=lambda client, source: ([job("Created")], "10"),
+        watcher=lambda client, source, version: watch,
+    )
+    with follower:
+        assert isinstance(follower.updates.get(timeout=HANG_SECONDS), follow.Reset)
+        deadline = time.monotonic() + HANG_SECONDS
+        while not follower._open and time.monotonic() < deadline:
+            time.sleep(0.01)
+    # stop() returned: the watch was woken, and its own thread (not the caller) released it
+    # and ended, so no thread reads on once the client closes.
+    assert watch.woken.is_set()
+    assert not any(t.is_alive() for t in follower._threads)
+    assert watch.closed_by and all(name.startswith("follow-") for name in watch.closed_by)

@@ -12,9 +12,11 @@ queue decides when to stop; ``stop`` closes the open watches.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +30,9 @@ POLL_SECONDS = 2.0
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 # Answers that another try will not change: the source is given up (and reported).
 PERMANENT = (401, 403, 404)
+# How long `stop` waits for the threads: a list in flight cannot be interrupted, and may take up
+# to the request timeout; the process then exits beside it.
+STOP_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -145,14 +150,19 @@ class Watch:
         finally:
             self.close()
 
+    def interrupt(self) -> None:
+        """End the watch from another thread: its socket is shut for reading, so the thread
+        iterating it wakes up. Only that thread gives the connection back (``close``): a
+        connection released while another thread reads it could be closed under that read."""
+        # A finished or released response has nothing left to wake.
+        with contextlib.suppress(Exception):
+            self._response.shutdown()
+
     def close(self) -> None:
-        try:
-            shutdown = getattr(self._response, "shutdown", None)
-            if shutdown is not None:
-                shutdown()
+        """End the watch and give its connection back; in the thread that iterates it."""
+        self.interrupt()
+        with contextlib.suppress(Exception):  # a finished or broken response: nothing to close
             self._response.release_conn()
-        except Exception:  # a finished or broken response: nothing is left to close
-            pass
 
 
 class Follower:
@@ -185,13 +195,20 @@ class Follower:
         return self
 
     def stop(self) -> None:
+        """Wake every thread (their open watches interrupted) and wait up to ``STOP_SECONDS``
+        for them to end, so none is still reading when the client closes or the process exits
+        (a daemon thread inside a TLS read at interpreter shutdown can abort the process)."""
         self._stopped.set()
         with self._lock:
             watches = list(self._open.values())
         for watch in watches:
-            close = getattr(watch, "close", None)
-            if close is not None:
-                close()
+            interrupt = getattr(watch, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
+        deadline = time.monotonic() + STOP_SECONDS
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> Follower:
         return self.start()
@@ -216,6 +233,9 @@ class Follower:
                     watch = self._watcher(self._client, source, version)
                     with self._lock:
                         self._open[source] = watch
+                    if self._stopped.is_set():  # stopped before the watch could be interrupted
+                        getattr(watch, "close", lambda: None)()
+                        return
                     for kind, obj in watch:
                         if self._stopped.is_set():
                             return
