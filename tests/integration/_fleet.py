@@ -142,13 +142,24 @@ def _failed_tasks(stdout: str) -> str:
     except ValueError:
         return stdout[-6000:]
     failed = [
-        f"{host}: {task['task']['name']}: {str(result.get('msg', ''))[:1500]}"
+        f"{host}: {task['task']['name']}: {_why(result)}"
         for play in report.get("plays", [])
         for task in play.get("tasks", [])
         for host, result in task.get("hosts", {}).items()
         if result.get("failed") and not result.get("ignore_errors")
     ]
     return "\n".join(failed) or stdout[-6000:]
+
+
+def _why(result: dict[str, Any]) -> str:
+    """A failed result's message; for a loop ("One or more items failed"), each failed item's."""
+    said = [str(result.get("msg", ""))]
+    said += [
+        f"[{item.get('_ansible_item_label', item.get('item'))}] {item.get('msg', '')}"
+        for item in result.get("results") or []
+        if isinstance(item, dict) and item.get("failed")
+    ]
+    return "; ".join(said)[:3000]
 
 
 def results(report: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,10 @@ from .test_bootstrap import playbook, recap_changed
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 GPU = "nvidia.com/gpu"
+# How long the quota holder of test_the_module_submits_to_a_queue_and_says_why_a_job_waits runs
+# once placed: it must outlast the next task's start, preflight and 10 s wait on a loaded machine
+# (15 s did not in a .ci/run whose module runs took several seconds each; the wait was admitted).
+HOLD_SECONDS = 40
 
 
 @pytest.fixture(scope="module")
@@ -371,7 +375,7 @@ def test_the_module_submits_to_a_queue_and_says_why_a_job_waits(
                 },
                 {
                     "tfjob.kit.tfjob": {
-                        "definition": _tfjob("holder", team, None, seconds=15),
+                        "definition": _tfjob("holder", team, None, seconds=HOLD_SECONDS),
                         "queue": "ml",
                     }
                 },
@@ -394,7 +398,7 @@ def test_the_module_submits_to_a_queue_and_says_why_a_job_waits(
                 },
                 {
                     "tfjob.kit.tfjob": {
-                        "definition": _tfjob("holder", team, None, seconds=15),
+                        "definition": _tfjob("holder", team, None, seconds=HOLD_SECONDS),
                         "queue": "ml",
                         "wait": True,
                         "wait_timeout": 120,

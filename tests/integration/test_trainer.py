@@ -11,6 +11,7 @@ import copy
 import io
 import json
 import os
+import queue
 import subprocess
 import sys
 import time
@@ -29,6 +30,9 @@ from tfjob_kit.cluster.identity import IDENTITIES, LOCAL_NAMESPACE
 from tfjob_kit.cluster.nodes import NodePlan
 from tfjob_kit.cluster.trainer import CONTROLLER
 from tfjob_kit.convert.trainjob import replicated_job, trainer_type
+from tfjob_kit.kube import follow
+from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.connection import Connection
 from tfjob_kit.manifests import load_path, load_text
 from tfjob_kit.trainjob import COMPLETION_INDEX_ANNOTATION, NODE
 
@@ -170,68 +174,101 @@ def _complete(cluster: Cluster, name: str, namespace: str) -> bool:
 def test_every_tfjob_runs_as_a_trainjob_with_the_tf_config_explain_gives(
     trainer_cluster: Cluster,
 ) -> None:
-    jobs = []
+    jobs: list[Job] = []
     volumes: list[str] = []
-    for where, tfjob in tfjobs():
-        namespace = f"it-{uuid.uuid4().hex[:8]}"
-        trainer_cluster.kubectl("create", "namespace", namespace)
-        claims = _claims(tfjob, namespace)
-        volumes += [c["metadata"]["name"] for c in claims if c["kind"] == "PersistentVolume"]
-        if claims:
-            trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(claims))
-        docs = _converted(tfjob, namespace)
-        _apply_converted(trainer_cluster, docs)
-        v1, _ = convert.to_v1(tfjob)
-        v1["metadata"]["namespace"] = namespace
-        jobs.append((where, v1, docs, namespace))
-    try:
-        running = _every_pod_running(trainer_cluster, jobs)
-        for where, v1, docs, namespace in jobs:
-            _check_tf_configs(where, v1, running[where])
-            _check_explain(where, docs, running[where])
-            name = docs[-1]["metadata"]["name"]
-            trainer_cluster.wait_for(
-                f"{where}: TrainJob {name} Complete",
-                lambda: _complete(trainer_cluster, name, namespace),  # noqa: B023
-                namespace,
-                timeout=120,
-            )
-    finally:
-        for *_, namespace in jobs:
-            trainer_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
-        for volume in volumes:
-            trainer_cluster.kubectl("delete", "pv", volume, "--wait=false", check=False)
+    # Followed from before the first apply: a short job's pods may come and go quickly.
+    with _PodsThatRan(trainer_cluster) as ran:
+        for where, tfjob in tfjobs():
+            namespace = f"it-{uuid.uuid4().hex[:8]}"
+            trainer_cluster.kubectl("create", "namespace", namespace)
+            claims = _claims(tfjob, namespace)
+            volumes += [c["metadata"]["name"] for c in claims if c["kind"] == "PersistentVolume"]
+            if claims:
+                trainer_cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(claims))
+            docs = _converted(tfjob, namespace)
+            _apply_converted(trainer_cluster, docs)
+            v1, _ = convert.to_v1(tfjob)
+            v1["metadata"]["namespace"] = namespace
+            jobs.append((where, v1, docs, namespace))
+        try:
+            running = ran.every_pod(trainer_cluster, jobs)
+            for where, v1, docs, namespace in jobs:
+                _check_tf_configs(where, v1, running[where])
+                _check_explain(where, docs, running[where])
+                name = docs[-1]["metadata"]["name"]
+                trainer_cluster.wait_for(
+                    f"{where}: TrainJob {name} Complete",
+                    lambda: _complete(trainer_cluster, name, namespace),  # noqa: B023
+                    namespace,
+                    timeout=120,
+                )
+        finally:
+            for *_, namespace in jobs:
+                trainer_cluster.kubectl(
+                    "delete", "namespace", namespace, "--wait=false", check=False
+                )
+            for volume in volumes:
+                trainer_cluster.kubectl("delete", "pv", volume, "--wait=false", check=False)
 
 
 Job = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # where, TFJob, converted, namespace
 
 
-def _every_pod_running(cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
-    """Each job's pods, each as it was once it ran (for 20 s, or its job's run-duration): by
-    job. A pod is kept from the first look that saw it Running or Succeeded: on a busy machine a
-    look can take seconds, the pods of a job that succeeds are not all Running at any one look,
-    and a pod of a short job may have ended before a look saw it run (seen in a .ci/run)."""
-    seen: dict[str, list[dict[str, Any]]] = {}
-    deadline = time.monotonic() + 120
-    label = "jobset.sigs.k8s.io/jobset-name"
-    ran: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    while len(seen) < len(jobs):
-        # every job's pods in one look: a look per job may outlast a short job on a busy machine
-        for pod in cluster.items("pods", "--all-namespaces", "-l", label):
-            if pod["status"].get("phase") in ("Running", "Succeeded"):
+class _PodsThatRan:
+    """Each JobSet pod as first seen Running or Succeeded, followed by watch (the toolkit's own
+    ``Follower``) from before the jobs are applied. Looks by polling missed pods: on a busy
+    machine a look takes seconds, and a short job's ps pod ran and was deleted with its
+    completed JobSet between two looks (a .ci/run)."""
+
+    LABEL = "jobset.sigs.k8s.io/jobset-name"
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._client = Client(Connection(kubeconfig=str(cluster.kubeconfig)))
+        self._follower = follow.Follower(
+            self._client, [follow.Source("pods", "", label_selector=self.LABEL)]
+        )
+        self._ran: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+
+    def __enter__(self) -> _PodsThatRan:
+        self._follower.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._follower.stop()
+        self._client.close()
+
+    def _take(self, timeout: float) -> None:
+        try:
+            update = self._follower.updates.get(timeout=timeout)
+        except queue.Empty:
+            return
+        if isinstance(update, follow.Broken):
+            assert not update.permanent, update.error
+            return
+        pods = update.items if isinstance(update, follow.Reset) else [update.object]
+        for pod in pods:
+            if (pod.get("status") or {}).get("phase") in ("Running", "Succeeded"):
                 meta = pod["metadata"]
-                job = ran.setdefault((meta["namespace"], meta["labels"][label]), {})
+                job = self._ran.setdefault((meta["namespace"], meta["labels"][self.LABEL]), {})
                 job.setdefault(meta["name"], pod)
-        for where, v1, docs, namespace in jobs:
-            expected = sum(r.count for r in model.replicas(v1))
-            pods = list(ran.get((namespace, docs[-1]["metadata"]["name"]), {}).values())
-            if where not in seen and len(pods) == expected:
-                seen[where] = pods
-        if time.monotonic() > deadline:
-            late = [(w, ns) for w, _, _, ns in jobs if w not in seen]
-            raise AssertionError(f"not every pod ran: {late}\n" + cluster.diagnostics(late[0][1]))
-        time.sleep(0.5)
-    return seen
+
+    def every_pod(self, cluster: Cluster, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
+        """Each job's pods, by job, once every one of them has run."""
+        seen: dict[str, list[dict[str, Any]]] = {}
+        deadline = time.monotonic() + 120
+        while len(seen) < len(jobs):
+            self._take(0.5)
+            for where, v1, docs, namespace in jobs:
+                expected = sum(r.count for r in model.replicas(v1))
+                pods = list(self._ran.get((namespace, docs[-1]["metadata"]["name"]), {}).values())
+                if where not in seen and len(pods) == expected:
+                    seen[where] = pods
+            if time.monotonic() > deadline:
+                late = [(w, ns) for w, _, _, ns in jobs if w not in seen]
+                raise AssertionError(
+                    f"not every pod ran: {late}\n" + cluster.diagnostics(late[0][1])
+                )
+        return seen
 
 
 def _check_explain(where: str, docs: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
