@@ -7,7 +7,8 @@ server closes it after ``timeout_seconds``) is resumed from the last resourceVer
 breaks (an expired resourceVersion, a dropped connection) is listed and watched again after a
 short back-off, so the follower never depends on one long-lived connection. Credentials that
 may list but not watch get a list every ``POLL_SECONDS`` instead. Whoever reads the
-queue decides when to stop; ``stop`` closes the open watches.
+queue decides when to stop; ``stop`` interrupts the open watches and waits for the threads to
+end (each thread closes its own watch).
 """
 
 from __future__ import annotations
