@@ -9,14 +9,17 @@ import socket
 import stat
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
 import yaml
 
-from tfjob_kit.cluster import build, local, ports
+from tfjob_kit.cluster import build, kwok, local, ports
 from tfjob_kit.cluster.nodes import NodePlan
-from tfjob_kit.cluster.paths import kwok_workdir
+from tfjob_kit.cluster.paths import ClusterError, kwok_workdir
 from tfjob_kit.versions import load_versions
 
 from ._sockets import listeners_of_port
@@ -64,9 +67,11 @@ def test_up_reuse_status_down_leaves_nothing() -> None:
         pids = [p["pid"] for p in info["processes"].values()]
         assert len(pids) >= 5  # etcd, apiserver, controller-manager, scheduler, kwok
         assert {n["name"] for n in info["nodes"]} == {"tfjob-kit-cpu-0", "tfjob-kit-gpu-0"}
-        # etcd listens on the ports registered to this cluster, outside the ephemeral range.
+        # Its components listen on the ports registered to it, outside the ephemeral range:
+        # kwokctl chose none of them.
         mine = _registered(NAME)
-        assert sorted(mine) == ["etcd_client", "etcd_peer"], mine
+        assert sorted(mine) == sorted(kwok.PORT_OPTIONS), mine
+        assert mine["kube_apiserver"] == port
         assert all(_port_open(p) and p not in ports.ephemeral_range() for p in mine.values())
 
         log = io.StringIO()
@@ -90,6 +95,38 @@ def test_up_reuse_status_down_leaves_nothing() -> None:
         if pid in pids or str(local.cluster_dir(NAME)) in command
     ]
     assert not ours, f"port {port} is still held by this cluster's {ours}"
+
+
+def test_a_component_that_cannot_start_fails_up_at_once_with_its_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port taken between its reservation and the component's bind (by a process that is not
+    one of our clusters): the kube-scheduler exits at start. ``up`` says so, with the end of the
+    scheduler's log, as soon as it sees it, rather than waiting out its timeout."""
+    name = f"{NAME}-taken"
+    local.down(name, out=io.StringIO())
+    taken = socket.create_server(("127.0.0.1", 0))
+    reserve = ports.reserve
+
+    def reserve_one_taken(cluster: str, keys: Iterable[str]) -> dict[str, int]:
+        got = reserve(cluster, keys)
+        return {**got, "kube_scheduler": taken.getsockname()[1]}
+
+    monkeypatch.setattr(kwok, "reserve", reserve_one_taken)
+    opts = local.UpOptions(name=name, nodes=NodePlan(cpu_nodes=1, gpu_nodes=0), addons=False)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ClusterError) as failed:
+            local.up(opts, out=io.StringIO())
+        message = str(failed.value)
+        assert f"cluster {name!r} cannot start" in message, message
+        assert "kube-scheduler stopped; the end of" in message, message
+        assert "address already in use" in message, message
+        assert time.monotonic() - started < opts.timeout / 2
+    finally:
+        taken.close()
+        local.down(name, out=io.StringIO())
+    assert not local.cluster_dir(name).exists()
 
 
 def test_second_build_builds_nothing() -> None:
@@ -160,8 +197,8 @@ def test_cli_commands_on_the_running_cluster(tmp_path: Path) -> None:
 
 
 def test_two_ups_at_once_each_get_their_own_ports() -> None:
-    """kwokctl picks a new cluster's ports among those free at the moment: two creations at
-    once took the same ones before they were made one at a time."""
+    """Two creations at once (a fleet's hosts in one play), each with ports of its own: before
+    the ports came from the registry, kwokctl gave both the same ones."""
     names = [f"{NAME}-a", f"{NAME}-b"]
     for name in names:
         local.down(name, out=io.StringIO())

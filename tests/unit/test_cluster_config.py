@@ -12,6 +12,15 @@ from tfjob_kit.cluster.nodes import NodePlan, node_manifests
 from tfjob_kit.kube import server_verdict
 from tfjob_kit.versions import VersionsError, load_versions, repo_root
 
+PORTS = {
+    "etcd_client": 23790,
+    "etcd_peer": 23800,
+    "kube_apiserver": 23801,
+    "kube_controller_manager": 23802,
+    "kube_scheduler": 23803,
+    "kwok_controller": 23804,
+}
+
 
 def test_node_plan_counts_and_gpu_labels() -> None:
     nodes = node_manifests(NodePlan(cpu_nodes=1, gpu_nodes=3, gpus_per_node=8))
@@ -41,7 +50,7 @@ def test_node_plan_rejects_impossible_counts(cpu: int, gpu: int, per_node: int) 
 def test_kwokctl_config_has_the_full_pod_lifecycle() -> None:
     versions = load_versions()
     opts = local.UpOptions(tfjob_run_seconds=7.5, job_run_seconds=1)
-    docs = list(yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), versions)))
+    docs = list(yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), versions, PORTS)))
     header, kwok_options, stages = docs[0], docs[1], docs[2:]
     assert header["kind"] == "KwokctlConfiguration"
     assert header["options"]["kubeVersion"] == versions.kubernetes
@@ -123,14 +132,22 @@ def test_kubectl_is_built_only_when_missing(monkeypatch: pytest.MonkeyPatch) -> 
     assert build.wanted(["etcd"], True) == ["etcd", "kubectl"]
 
 
-def test_kwokctl_config_binds_loopback_and_puts_etcd_behind_mutual_tls() -> None:
+def test_kwokctl_config_binds_loopback_on_our_ports_and_puts_etcd_behind_mutual_tls() -> None:
     opts = local.UpOptions(name="tfjob-kit-test-config")
     header = next(
-        yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), load_versions(), (23790, 23800)))
+        yaml.safe_load_all(kwok.kwokctl_config(opts, repo_root(), load_versions(), PORTS))
     )
     options = header["options"]
     assert options["bindAddress"] == "127.0.0.1"
-    assert (options["etcdPort"], options["etcdPeerPort"]) == (23790, 23800)
+    # Every port kwokctl would otherwise pick itself is given.
+    assert {k: v for k, v in options.items() if k.endswith("Port")} == {
+        "etcdPort": 23790,
+        "etcdPeerPort": 23800,
+        "kubeApiserverPort": 23801,
+        "kubeControllerManagerPort": 23802,
+        "kubeSchedulerPort": 23803,
+        "kwokControllerPort": 23804,
+    }
     patches = {
         p["name"]: {a["key"]: a for a in p["extraArgs"]} for p in header["componentsPatches"]
     }

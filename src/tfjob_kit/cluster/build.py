@@ -8,6 +8,8 @@ at a time with ``go build -p 2`` (link steps need GBs of RAM; CI machines have 2
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -497,18 +499,37 @@ def build_all(
     versions = versions or load_versions(root)
     builder = Builder(versions, root, out=out or sys.stderr)
     table = components(versions)
-    todo = [n for n in wanted(names, with_kubectl) if n in table]
-    if (force or not all(builder.is_built(table[n]) for n in todo)) and not shutil.which("go"):
+    todo = wanted(names, with_kubectl)
+    unknown = [n for n in todo if n not in table]
+    if unknown:
+        raise ClusterError(f"unknown component {unknown[0]!r}; known: {', '.join(table)}")
+    if not force and all(builder.is_built(table[n]) for n in todo):
+        return [builder.build(table[n]) for n in todo]  # all cached: no lock to take
+    if not shutil.which("go"):
         raise ClusterError(
             "building the local cluster needs Go (>= 1.24, see components/go/*/go.mod) on PATH; "
             "the binaries are then cached in " + str(bin_root())
         )
-    results: list[Built] = []
-    for name in wanted(names, with_kubectl):
-        if name not in table:
-            raise ClusterError(f"unknown component {name!r}; known: {', '.join(table)}")
-        results.append(builder.build(table[name], force=force))
-    return results
+    with _one_build_at_a_time(builder):
+        return [builder.build(table[n], force=force) for n in todo]
+
+
+@contextlib.contextmanager
+def _one_build_at_a_time(builder: Builder) -> Iterator[None]:
+    """Hold the cache's build lock. Two ``cluster up`` at once (a fleet's hosts in one play)
+    would each build what is missing; the second now waits, then finds it built."""
+    bin_root().mkdir(parents=True, exist_ok=True)
+    path = bin_root() / ".build.lock"
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            builder.say(f"[build] waiting for another process's build in {bin_root()}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
 
 
 def binary(name: str, component: str, versions: Versions | None = None) -> Path:

@@ -10,15 +10,13 @@ clients and peers over mutual TLS with the cluster's own CA (``etcd_tls_patches`
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
-from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,6 +32,7 @@ from tfjob_kit.cluster.paths import (
     cluster_dir,
     kubeconfig_path,
     kwok_workdir,
+    logs_dir,
     private_dir,
 )
 from tfjob_kit.cluster.ports import reserve
@@ -143,18 +142,34 @@ def single_instance_patches() -> list[dict[str, Any]]:
 KWOK_PARALLELISM = 16
 
 
+# The configuration option of each port a kwokctl cluster listens on, by its key in the machine's
+# port registry. kwokctl would pick the ones left at 0 itself, counting down from 32767 and
+# taking the first it can bind: a port another process (an outgoing connection, on a machine
+# whose ephemeral range reaches that low, or a cluster's component that is down for a restart)
+# could take before the component bound it. So every one comes from ``ports.reserve``.
+PORT_OPTIONS = {
+    "etcd_client": "etcdPort",
+    "etcd_peer": "etcdPeerPort",
+    "kube_apiserver": "kubeApiserverPort",
+    "kube_controller_manager": "kubeControllerManagerPort",
+    "kube_scheduler": "kubeSchedulerPort",
+    "kwok_controller": "kwokControllerPort",
+}
+
+
 def kwokctl_config(
-    opts: UpOptions, root: Path, versions: Versions, etcd_ports: tuple[int, int] = (0, 0)
+    opts: UpOptions, root: Path, versions: Versions, ports: Mapping[str, int]
 ) -> str:
-    """kwokctl's configuration: the pod lifecycle stages, loopback only, and etcd over mutual
-    TLS on ``etcd_ports`` (client, peer; chosen by ``create_cluster``)."""
+    """kwokctl's configuration: the pod lifecycle stages, loopback only, the components on
+    ``ports`` (by ``PORT_OPTIONS`` key; reserved by ``create_cluster``) and etcd over mutual
+    TLS."""
     stages = (root / "components" / "kwok" / "node-stages.yaml").read_text("utf-8") + (
         (root / "components" / "kwok" / "pod-stages.yaml")
         .read_text("utf-8")
         .replace("@TFJOB_RUN_MS@", str(int(opts.tfjob_run_seconds * 1000)))
         .replace("@JOB_RUN_MS@", str(int(opts.job_run_seconds * 1000)))
     )
-    client_port, peer_port = etcd_ports
+    client_port, peer_port = ports["etcd_client"], ports["etcd_peer"]
     header = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -167,8 +182,7 @@ def kwokctl_config(
             # etcd, the API server, controller-manager, scheduler and kwok: loopback only
             # (kwokctl's default is every interface).
             "bindAddress": LOOPBACK,
-            "etcdPort": client_port,
-            "etcdPeerPort": peer_port,
+            **{option: ports[key] for key, option in PORT_OPTIONS.items()},
         },
         "componentsPatches": etcd_tls_patches(
             cluster_dir(opts.name) / "pki", client_port, peer_port
@@ -195,40 +209,10 @@ def kwokctl_config(
     )
 
 
-@contextlib.contextmanager
-def _one_creation_at_a_time(name: str, timeout: float, out: TextIO) -> Iterator[None]:
-    """Hold the machine's cluster-creation lock. kwokctl gives a new cluster's components the
-    first ports it finds free, counting down from 32767: two clusters created at once took the
-    same ports (one's kube-scheduler died, the other's ``up`` hung). Once a creation is done its
-    components hold their ports, so the next one picks others."""
-    path = private_dir(kwok_workdir()) / ".create.lock"
-    handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        told = False
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise ClusterError(
-                        f"cannot create cluster {name!r}: another local cluster has been "
-                        f"being created for over {timeout:.0f}s (lock {path}); try again once "
-                        "it is up"
-                    ) from None
-                if not told:
-                    say(out, f"[up] {name}: waiting for another cluster's creation to finish")
-                    told = True
-                time.sleep(0.2)
-        yield
-    finally:
-        os.close(handle)  # releases the lock
-
-
 def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO) -> None:
-    """``kwokctl create cluster`` with our binaries, waiting until it is up (one creation on
-    the machine at a time)."""
+    """``kwokctl create cluster`` with our binaries and ports. It returns once every component
+    has started (whether the API server serves is the caller's to wait for, with
+    ``check_components``); a failure names the components that stopped, with their logs' ends."""
     kube = build.components(versions)["kube"]
     kube_dir = bin_root() / kube.dirname
     private_dir(cluster_dir(opts.name).parent)
@@ -236,46 +220,67 @@ def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO)
     os.close(fd)  # mkstemp: a new 0600 file of our own
     config = Path(temp)
     try:
-        with _one_creation_at_a_time(opts.name, opts.timeout + 60, out):
-            _create(opts, versions, root, kube_dir, config, out)
+        ports = reserve(opts.name, PORT_OPTIONS)
+        config.write_text(kwokctl_config(opts, root, versions, ports), encoding="utf-8")
+        _kwokctl(
+            versions,
+            opts.name,
+            "create",
+            "cluster",
+            "--name",
+            opts.name,
+            "--runtime",
+            "binary",
+            "--kube-apiserver-binary",
+            str(kube_dir / "kube-apiserver"),
+            "--kube-controller-manager-binary",
+            str(kube_dir / "kube-controller-manager"),
+            "--kube-scheduler-binary",
+            str(kube_dir / "kube-scheduler"),
+            "--kwok-controller-binary",
+            str(build.binary("kwok", "kwok", versions)),
+            "--etcd-binary",
+            str(build.binary("etcd", "etcd", versions)),
+            "--config",
+            str(config),
+            "--kubeconfig",
+            "",  # never touch ~/.kube/config
+            out=out,
+            timeout=opts.timeout + 60,
+        )
+    except ClusterError as exc:
+        raise ClusterError(f"{exc}{_stopped_report(opts.name)}") from None
     finally:
         config.unlink(missing_ok=True)
 
 
-def _create(
-    opts: UpOptions, versions: Versions, root: Path, kube_dir: Path, config: Path, out: TextIO
-) -> None:
-    reserved = reserve(opts.name, ("etcd_client", "etcd_peer"))
-    etcd_ports = (reserved["etcd_client"], reserved["etcd_peer"])
-    config.write_text(kwokctl_config(opts, root, versions, etcd_ports), encoding="utf-8")
-    _kwokctl(
-        versions,
-        opts.name,
-        "create",
-        "cluster",
-        "--name",
-        opts.name,
-        "--runtime",
-        "binary",
-        "--kube-apiserver-binary",
-        str(kube_dir / "kube-apiserver"),
-        "--kube-controller-manager-binary",
-        str(kube_dir / "kube-controller-manager"),
-        "--kube-scheduler-binary",
-        str(kube_dir / "kube-scheduler"),
-        "--kwok-controller-binary",
-        str(build.binary("kwok", "kwok", versions)),
-        "--etcd-binary",
-        str(build.binary("etcd", "etcd", versions)),
-        "--config",
-        str(config),
-        "--kubeconfig",
-        "",  # never touch ~/.kube/config
-        "--wait",
-        f"{int(opts.timeout)}s",
-        out=out,
-        timeout=opts.timeout + 60,
-    )
+LOG_LINES = 15
+
+
+def _stopped_report(name: str) -> str:
+    """The components of cluster ``name`` that stopped, each with its log's last lines (empty
+    when none did)."""
+    report = ""
+    for component in stopped_components(name):
+        log = logs_dir(name) / f"{component}.log"
+        try:
+            lines = log.read_text("utf-8", errors="replace").splitlines()[-LOG_LINES:]
+        except OSError:
+            lines = ["(no log)"]
+        report += f"\n{component} stopped; the end of {log}:\n" + "\n".join(
+            f"  {line}" for line in lines
+        )
+    return report
+
+
+def check_components(name: str) -> None:
+    """ClusterError when a component of cluster ``name`` stopped (a component that exits
+    while its cluster starts does not come back: waiting on would only time out)."""
+    if report := _stopped_report(name):
+        raise ClusterError(
+            f"cluster {name!r} cannot start:{report}\n`tfjob-kit cluster down --name {name}` "
+            "stops and removes what did start"
+        )
 
 
 def _stopped_pid_files(name: str) -> list[Path]:

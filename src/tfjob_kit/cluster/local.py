@@ -38,6 +38,7 @@ from tfjob_kit.cluster.addons import start_addons, start_rendezvous
 from tfjob_kit.cluster.identity import LOCAL_NAMESPACE
 from tfjob_kit.cluster.kubectl import Kubectl
 from tfjob_kit.cluster.kwok import (
+    check_components,
     create_cluster,
     delete_cluster,
     restrict,
@@ -182,7 +183,12 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
         create_cluster(opts, versions, root, out)
     restrict(opts.name)
     kubectl = Kubectl(kc)
-    wait("the API server", kubectl.ready, opts.timeout)
+
+    def serving() -> bool:
+        check_components(opts.name)  # one that stopped fails `up` now, with its log's end
+        return kubectl.ready()
+
+    wait("the API server", serving, opts.timeout)
 
     state = load_state(opts.name)
     state.update(
@@ -252,7 +258,7 @@ def _start_in_place(opts: UpOptions, versions: Versions, out: TextIO) -> None:
     except ClusterError as exc:
         raise ClusterError(
             f"cluster {name!r} could not be restarted: {exc}\nIts logs are in "
-            f"{cluster_dir(name) / 'logs'}. To start it afresh (its objects are lost): "
+            f"{logs_dir(name)}. To start it afresh (its objects are lost): "
             f"tfjob-kit cluster down --name {name} && tfjob-kit cluster up --name {name}"
         ) from None
 

@@ -4,10 +4,11 @@ A port found by binding port 0 lies in the kernel's ephemeral range, where every
 connection on the machine also takes its local port: between the moment ``up`` chose such a
 port and the moment the component bound it, a client's connection or another cluster's choice
 could take it, and the component died with "address already in use". So ports come from
-``RANGE``, below kwokctl's own (it counts down from 32767) and outside the ephemeral range,
-and each handed-out port is written, under a lock, to a registry beside the clusters
-(``kwok/.ports.json``): no two of our clusters get the same port, however many start at once.
-``down`` gives a cluster's ports back.
+``RANGE``, outside the ephemeral range, and each handed-out port is written, under a lock, to a
+registry beside the clusters (``kwok/.ports.json``): no two of our clusters get the same port,
+however many start at once. Every port a local cluster listens on comes from here: kwokctl's
+components (``kwok.PORT_OPTIONS``; kwokctl picks none itself), the addons and the local
+controllers. ``down`` gives a cluster's ports back.
 """
 
 from __future__ import annotations
