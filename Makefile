@@ -68,7 +68,7 @@ unit: venv
 	$(BIN)/python -m pytest -m pure tests
 
 # The local cluster: real control plane, kwok nodes, training-operator and Volcano processes.
-# The build is cached per version (a no-op when cached; ~10-20 min cold on 2 cores).
+# The build is cached per version (a no-op when cached; 30-40 min cold on 2 cores).
 cluster-build: venv
 	$(BIN)/tfjob-kit cluster build
 
