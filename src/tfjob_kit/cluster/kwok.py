@@ -144,9 +144,9 @@ KWOK_PARALLELISM = 16
 
 # The configuration option of each port a kwokctl cluster listens on, by its key in the machine's
 # port registry. kwokctl would pick the ones left at 0 itself, counting down from 32767 and
-# taking the first it can bind: a port another process (an outgoing connection, on a machine
-# whose ephemeral range reaches that low, or a cluster's component that is down for a restart)
-# could take before the component bound it. So every one comes from ``ports.reserve``.
+# taking the first it can bind: two creations at once took the same ones, and any process (an
+# outgoing connection, where the ephemeral range reaches that low) could take one before the
+# component bound it. So every one comes from ``ports.reserve``.
 PORT_OPTIONS = {
     "etcd_client": "etcdPort",
     "etcd_peer": "etcdPeerPort",
