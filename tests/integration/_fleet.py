@@ -152,8 +152,11 @@ def _failed_tasks(stdout: str) -> str:
 
 
 def _why(result: dict[str, Any]) -> str:
-    """A failed result's message; for a loop ("One or more items failed"), each failed item's."""
+    """A failed result's message (a command's: with its stderr's end); for a loop ("One or more
+    items failed"), each failed item's."""
     said = [str(result.get("msg", ""))]
+    if result.get("stderr"):
+        said.append(f"stderr: {str(result['stderr'])[-2000:]}")
     said += [
         f"[{item.get('_ansible_item_label', item.get('item'))}] {item.get('msg', '')}"
         for item in result.get("results") or []

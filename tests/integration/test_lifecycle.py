@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -127,6 +130,52 @@ def test_a_component_that_cannot_start_fails_up_at_once_with_its_log(
         taken.close()
         local.down(name, out=io.StringIO())
     assert not local.cluster_dir(name).exists()
+
+
+def test_a_controller_that_gave_up_waiting_for_the_api_server_is_started_again() -> None:
+    """A busy machine: the API server is held still (SIGSTOP) from the moment kwokctl starts
+    it, for longer than kube-controller-manager waits for its health (10 s). The controller
+    manager exits at start, as it did when a fleet's three clusters started at once on two
+    cores; ``up`` starts it again once the API server serves, and says so."""
+    name = f"{NAME}-slow"
+    local.down(name, out=io.StringIO())
+    pid_file = local.cluster_dir(name) / "pids" / "kube-apiserver.pid"
+    held: list[int] = []
+    done = threading.Event()
+
+    def hold_the_api_server() -> None:
+        while not done.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                pid = int(pid_file.read_text().strip())
+                if (
+                    Path(f"/proc/{pid}/cmdline")
+                    .read_bytes()
+                    .split(b"\0")[0]
+                    .endswith(b"/kube-apiserver")
+                ):
+                    os.kill(pid, signal.SIGSTOP)
+                    held.append(pid)
+                    try:
+                        done.wait(25)
+                    finally:
+                        os.kill(pid, signal.SIGCONT)
+                    return
+            time.sleep(0.05)
+
+    holder = threading.Thread(target=hold_the_api_server, daemon=True)
+    holder.start()
+    out = io.StringIO()
+    opts = local.UpOptions(name=name, nodes=NodePlan(cpu_nodes=1, gpu_nodes=0), addons=False)
+    try:
+        local.up(opts, out=out)
+        assert held, "the API server was never held"
+        said = out.getvalue()
+        assert "kube-controller-manager" in said and "gave up waiting for the API server" in said
+        assert kwok.stopped_components(name) == []
+    finally:
+        done.set()
+        holder.join()
+        local.down(name, out=io.StringIO())
 
 
 def test_second_build_builds_nothing() -> None:

@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -256,27 +256,55 @@ def create_cluster(opts: UpOptions, versions: Versions, root: Path, out: TextIO)
 
 LOG_LINES = 15
 
+# What the log of a component that gave up waiting for the API server as it started ends
+# with: kwokctl starts them together with the API server, not after it, and
+# kube-controller-manager waits 10 s for the API server's health (kwok-controller about 30 s
+# for a node list) before it exits. On a busy machine (a fleet's clusters starting at once on
+# two cores) the API server can take longer; such a component is started again once it serves.
+GAVE_UP_WAITING = {
+    "kube-controller-manager": "failed to wait for apiserver being healthy",
+    "kwok-controller": "Failed to list nodes",
+}
 
-def _stopped_report(name: str) -> str:
-    """The components of cluster ``name`` that stopped, each with its log's last lines (empty
-    when none did)."""
+
+def _log_tail(name: str, component: str) -> tuple[Path, list[str]]:
+    log = logs_dir(name) / f"{component}.log"
+    try:
+        return log, log.read_text("utf-8", errors="replace").splitlines()[-LOG_LINES:]
+    except OSError:
+        return log, ["(no log)"]
+
+
+def gave_up_waiting(name: str) -> list[str]:
+    """The stopped components of cluster ``name`` whose log's end says they gave up waiting
+    for the API server (``GAVE_UP_WAITING``)."""
+    return [
+        component
+        for component in stopped_components(name)
+        if component in GAVE_UP_WAITING
+        and any(GAVE_UP_WAITING[component] in line for line in _log_tail(name, component)[1])
+    ]
+
+
+def _stopped_report(name: str, but: Collection[str] = ()) -> str:
+    """The components of cluster ``name`` that stopped, but those named in ``but``, each with
+    its log's last lines (empty when none did)."""
     report = ""
     for component in stopped_components(name):
-        log = logs_dir(name) / f"{component}.log"
-        try:
-            lines = log.read_text("utf-8", errors="replace").splitlines()[-LOG_LINES:]
-        except OSError:
-            lines = ["(no log)"]
+        if component in but:
+            continue
+        log, lines = _log_tail(name, component)
         report += f"\n{component} stopped; the end of {log}:\n" + "\n".join(
             f"  {line}" for line in lines
         )
     return report
 
 
-def check_components(name: str) -> None:
-    """ClusterError when a component of cluster ``name`` stopped (a component that exits
-    while its cluster starts does not come back: waiting on would only time out)."""
-    if report := _stopped_report(name):
+def check_components(name: str, but: Collection[str] = ()) -> None:
+    """ClusterError when a component of cluster ``name`` stopped, but those named in ``but``
+    (a component that exits while its cluster starts does not come back: waiting on would only
+    time out)."""
+    if report := _stopped_report(name, but):
         raise ClusterError(
             f"cluster {name!r} cannot start:{report}\n`tfjob-kit cluster down --name {name}` "
             "stops and removes what did start"

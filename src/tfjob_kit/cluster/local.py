@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,6 +42,7 @@ from tfjob_kit.cluster.kwok import (
     check_components,
     create_cluster,
     delete_cluster,
+    gave_up_waiting,
     restrict,
     start_cluster,
     stopped_components,
@@ -184,11 +186,7 @@ def up(opts: UpOptions | None = None, out: TextIO | None = None) -> Path:
     restrict(opts.name)
     kubectl = Kubectl(kc)
 
-    def serving() -> bool:
-        check_components(opts.name)  # one that stopped fails `up` now, with its log's end
-        return kubectl.ready()
-
-    wait("the API server", serving, opts.timeout)
+    wait("the API server", _serving(opts, versions, kubectl, out), opts.timeout)
 
     state = load_state(opts.name)
     state.update(
@@ -247,6 +245,34 @@ def _restart(opts: UpOptions, versions: Versions, out: TextIO) -> None:
     )
     _start_in_place(opts, versions, out)
     say(out, f"[up] cluster {name!r} restarted; its objects are kept")
+
+
+def _serving(
+    opts: UpOptions, versions: Versions, kubectl: Kubectl, out: TextIO
+) -> Callable[[], bool]:
+    """Whether the API server serves, for ``wait``. A component that stopped fails ``up`` at
+    once, with its log's end; but one that only gave up waiting for the API server
+    (``kwok.GAVE_UP_WAITING``) is started again, once, when the API server serves."""
+    restarted = False
+
+    def serving() -> bool:
+        nonlocal restarted
+        waited = [] if restarted else gave_up_waiting(opts.name)
+        check_components(opts.name, but=waited)
+        if not kubectl.ready():
+            return False
+        if waited:
+            say(
+                out,
+                f"[up] {', '.join(waited)} gave up waiting for the API server as it started: "
+                "starting it again",
+            )
+            start_cluster(opts.name, versions, opts.timeout, out)
+            restarted = True
+            return False
+        return True
+
+    return serving
 
 
 def _start_in_place(opts: UpOptions, versions: Versions, out: TextIO) -> None:
