@@ -267,7 +267,7 @@ def _serving(
                 f"[up] {', '.join(waited)} gave up waiting for the API server as it started: "
                 "starting it again",
             )
-            start_cluster(opts.name, versions, opts.timeout, out)
+            _start_in_place(opts, versions, out)
             restarted = True
             return False
         return True
