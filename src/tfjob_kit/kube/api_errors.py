@@ -59,7 +59,7 @@ def _status_body(exc: Any) -> dict[str, Any]:
 
 
 def status_body(exc: Any) -> dict[str, Any]:
-    """The Status object the API server answered an ApiException with ({} if none)."""
+    """The Status object the API server answered an error with ({} if none)."""
     return _status_body(exc)
 
 
@@ -120,7 +120,7 @@ def from_api_exception(
     *,
     what: str = "",
 ) -> KubeError:
-    """A KubeError for a kubernetes.client ApiException raised while doing `action` to `what`
+    """A KubeError for an answer outside 2xx (transport.ApiError) to doing `action` to `what`
     (by default, the object that ``resource``, ``namespace`` and ``name`` say)."""
     status = int(getattr(exc, "status", 0) or 0)
     body = _status_body(exc)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfjob_kit.kube.api_errors import KubeError
-from tfjob_kit.kube.client import REQUEST_TIMEOUT, Client
+from tfjob_kit.kube.client import Client, core_path, resource_path
 from tfjob_kit.kube.kinds import Resource
+from tfjob_kit.kube.transport import REQUEST_TIMEOUT
 
 WATCH_SECONDS = 60
 POLL_SECONDS = 2.0
@@ -67,27 +68,16 @@ class Broken:
 Update = Reset | Change | Broken
 
 
-def _call(client: Client, source: Source) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def _path(source: Source) -> str:
     what, namespace = source.what, source.namespace
     if isinstance(what, Resource):
-        custom = client._custom
-        return custom.list_namespaced_custom_object, (
-            what.group,
-            what.version,
-            namespace,
-            what.plural,
-        )
-    core = client._core
-    if not namespace:  # every namespace
-        everywhere = {"pods": core.list_pod_for_all_namespaces}
-        return everywhere[what], ()
-    calls = {"pods": core.list_namespaced_pod, "events": core.list_namespaced_event}
-    return calls[what], (namespace,)
+        return resource_path(what, namespace)
+    return core_path(what, namespace or None)
 
 
-def _selectors(source: Source) -> dict[str, str]:
-    pairs = (("label_selector", source.label_selector), ("field_selector", source.field_selector))
-    return {k: v for k, v in pairs if v}
+def _selectors(source: Source) -> list[tuple[str, str]]:
+    pairs = (("labelSelector", source.label_selector), ("fieldSelector", source.field_selector))
+    return [(k, v) for k, v in pairs if v]
 
 
 def _action(source: Source) -> str:
@@ -98,9 +88,8 @@ def _action(source: Source) -> str:
 
 def list_source(client: Client, source: Source) -> tuple[list[dict[str, Any]], str]:
     """The objects and the list's resourceVersion."""
-    call, args = _call(client, source)
     with client.errors(_action(source)):
-        data = client._json(call, *args, **_selectors(source))
+        data = client.call("GET", _path(source), _selectors(source))
     items: list[dict[str, Any]] = data.get("items") or []
     return items, str((data.get("metadata") or {}).get("resourceVersion") or "")
 
@@ -121,18 +110,21 @@ class Watch:
     An ERROR event raises KubeError (status 410: the resourceVersion is too old, list again)."""
 
     def __init__(self, client: Client, source: Source, resource_version: str) -> None:
-        call, args = _call(client, source)
         self._client, self._source = client, source
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(WATCH_SECONDS)),
+            *_selectors(source),
+        ]
         with client.errors(_action(source)):
-            self._response = call(
-                *args,
-                watch=True,
-                resource_version=resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=WATCH_SECONDS,
-                _preload_content=False,
-                _request_timeout=(REQUEST_TIMEOUT, WATCH_SECONDS + REQUEST_TIMEOUT),
-                **_selectors(source),
+            self._response = client.transport.request(
+                "GET",
+                _path(source),
+                query=query,
+                timeout=(REQUEST_TIMEOUT, WATCH_SECONDS + REQUEST_TIMEOUT),
+                stream=True,
             )
 
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:

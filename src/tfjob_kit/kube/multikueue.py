@@ -17,15 +17,16 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tfjob_kit import timestamps
 from tfjob_kit.installs.kueue import CREATED_BY
 from tfjob_kit.kube.api_errors import KubeError
-from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.client import Client, core_path, resource_path
 from tfjob_kit.kube.kinds import MULTIKUEUE_CLUSTER
+from tfjob_kit.kube.transport import APPLY_PATCH, ApiError
 
 SECRET_KEY = "kubeconfig"  # the key Kueue reads a Secret's kubeconfig from
 FIELD_MANAGER = "tfjob-kit"
@@ -118,57 +119,56 @@ def renewal_reason(
 
 def worker_address(worker: Client) -> tuple[str, bytes]:
     """The worker's server URL and CA certificate (PEM), as this connection reaches it."""
-    cfg = worker.api.configuration
-    if not cfg.verify_ssl:
+    settings = worker.transport.settings
+    if not settings.verify:
         raise KubeError(
             f"{worker.host}: the connection does not verify TLS, and MultiKueue refuses a "
             "kubeconfig without the worker's CA",
             "worker",
         )
-    if not cfg.ssl_ca_cert:
+    ca_pem = settings.ca_pem()
+    if not ca_pem:
         raise KubeError(
             f"{worker.host}: the connection names no CA certificate to put in the kubeconfig",
             "worker",
         )
-    return str(cfg.host), Path(cfg.ssl_ca_cert).read_bytes()
+    return settings.host, ca_pem
 
 
 def mint_token(worker: Client, namespace: str, account: str, lifetime: int) -> tuple[str, float]:
     """A bound token of the worker's ServiceAccount (TokenRequest) and when it expires."""
-    from kubernetes import client as k8s
-
-    core: Any = k8s.CoreV1Api(worker.api)
     body = {
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenRequest",
         "spec": {"expirationSeconds": lifetime},
     }
     with worker.errors("requesting a token of", what=f"ServiceAccount {namespace}/{account}"):
-        answer = core.create_namespaced_service_account_token(account, namespace, body)
-    token = str(answer.status.token)
-    expires = token_expiry(token) or answer.status.expiration_timestamp.timestamp()
+        answer = worker.call(
+            "POST", core_path("serviceaccounts", namespace, account, "token"), body=body
+        )
+    status = answer.get("status") or {}
+    token = str(status.get("token") or "")
+    expires = token_expiry(token) or timestamps.seconds(status.get("expirationTimestamp"))
+    if not token or expires is None:
+        raise KubeError(
+            f"{worker.host}: the TokenRequest for ServiceAccount {namespace}/{account} came "
+            "back without a token or its expiry",
+            "worker",
+        )
     return token, float(expires)
 
 
 def read_secret(manager: Client, namespace: str, name: str) -> dict[str, Any] | None:
-    from kubernetes import client as k8s
-    from kubernetes.client.exceptions import ApiException
-
-    core: Any = k8s.CoreV1Api(manager.api)
     with manager.errors("reading", what=f"Secret {namespace}/{name}"):
         try:
-            answer = core.read_namespaced_secret(name, namespace, _preload_content=False)
-        except ApiException as exc:
+            return manager.call("GET", core_path("secrets", namespace, name))
+        except ApiError as exc:
             if exc.status == 404:
                 return None
             raise
-    found: dict[str, Any] = json.loads(answer.data)
-    return found
 
 
 def write_secret(manager: Client, namespace: str, name: str, text: str) -> None:
-    from kubernetes import client as k8s
-
     body = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -176,22 +176,14 @@ def write_secret(manager: Client, namespace: str, name: str, text: str) -> None:
         "metadata": {"name": name, "namespace": namespace, "annotations": dict(CREATED_BY)},
         "data": {SECRET_KEY: base64.b64encode(text.encode()).decode()},
     }
-    core = k8s.CoreV1Api(manager.api)
     with manager.errors("writing", what=f"Secret {namespace}/{name}"):
-        core.patch_namespaced_secret(
-            name,
-            namespace,
+        manager.call(
+            "PATCH",
+            core_path("secrets", namespace, name),
+            [("fieldManager", FIELD_MANAGER), ("force", "true")],
             body,
-            field_manager=FIELD_MANAGER,
-            force=True,
-            _content_type="application/apply-patch+yaml",
+            content_type=APPLY_PATCH,
         )
-
-
-def _custom(manager: Client) -> Any:
-    from kubernetes import client as k8s
-
-    return k8s.CustomObjectsApi(manager.api)
 
 
 def apply_cluster(manager: Client, name: str, secret: str) -> None:
@@ -203,15 +195,12 @@ def apply_cluster(manager: Client, name: str, secret: str) -> None:
     }
     r = MULTIKUEUE_CLUSTER
     with manager.errors("applying", r, None, name):
-        _custom(manager).patch_cluster_custom_object(
-            r.group,
-            r.version,
-            r.plural,
-            name,
+        manager.call(
+            "PATCH",
+            resource_path(r, None, name),
+            [("fieldManager", FIELD_MANAGER), ("force", "true")],
             body,
-            field_manager=FIELD_MANAGER,
-            force=True,
-            _content_type="application/apply-patch+yaml",
+            content_type=APPLY_PATCH,
         )
 
 
@@ -295,8 +284,6 @@ def ensure(manager: Client, worker: Client, request: Request) -> dict[str, Any]:
 
 def remove(manager: Client, name: str, secret_namespace: str, check_mode: bool) -> bool:
     """Delete the MultiKueueCluster and its Secret where the toolkit created them."""
-    from kubernetes import client as k8s
-
     changed = False
     found = manager.get(MULTIKUEUE_CLUSTER, "", name)
     if found and CREATED_BY.items() <= (found["metadata"].get("annotations") or {}).items():
@@ -304,14 +291,13 @@ def remove(manager: Client, name: str, secret_namespace: str, check_mode: bool) 
         if not check_mode:
             r = MULTIKUEUE_CLUSTER
             with manager.errors("deleting", r, None, name):
-                _custom(manager).delete_cluster_custom_object(r.group, r.version, r.plural, name)
+                manager.call("DELETE", resource_path(r, None, name))
     secret_of = secret_name(name)
     secret = read_secret(manager, secret_namespace, secret_of)
     annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
     if secret and CREATED_BY.items() <= annotations.items():
         changed = True
         if not check_mode:
-            core = k8s.CoreV1Api(manager.api)
             with manager.errors("deleting", what=f"Secret {secret_namespace}/{secret_of}"):
-                core.delete_namespaced_secret(secret_of, secret_namespace)
+                manager.call("DELETE", core_path("secrets", secret_namespace, secret_of))
     return changed

@@ -3,7 +3,7 @@ apiVersion and kind, found through the API server's discovery, narrowed by name,
 selectors, as kubernetes.core.k8s_info reads one set.
 
 A role that reads five things before it decides pays for one module run instead of five (each
-run of a module starts Python and imports kubernetes.client, over a second on two cores).
+run of a module starts Python, near a second of CPU on two cores).
 Secrets come back without their data: what a role decides from a Secret is in its metadata, and
 nothing here needs no_log. A Helm release's Secret (type ``helm.sh/release.v1``) also carries
 ``helmChart``: the metadata of the chart it was made from (name, version, appVersion and
@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import base64
 import json
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tfjob_kit.kube.client import Client, names_object
+from tfjob_kit.kube.transport import ApiError, segment
 
 SECRET_CONTENT = ("data", "stringData")
 HELM_RELEASE_TYPE = "helm.sh/release.v1"
@@ -94,45 +93,61 @@ def _without_secret_content(item: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def _kinds(client: Client, api_version: str) -> dict[str, tuple[str, bool]]:
+    """Kind -> (plural, namespaced) of what the server serves at api_version (none when it
+    serves no such group version)."""
+    path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    with client.errors("discovering", what=f"the kinds the API server serves in {api_version}"):
+        try:
+            answer = client.call("GET", path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return {}
+            raise
+    return {
+        str(r["kind"]): (str(r["name"]), bool(r.get("namespaced")))
+        for r in answer.get("resources") or []
+        if isinstance(r, dict) and "/" not in str(r.get("name", "")) and r.get("kind")
+    }
+
+
 def read(client: Client, queries: Mapping[str, Query]) -> dict[str, Found]:
     """Each query's objects, by the query's key. A name that is not there reads as no objects;
     a kind the server does not serve as no objects with api_found False. Any other answer
     (forbidden, unreachable, a bad selector) raises KubeError naming the query."""
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
-
     found: dict[str, Found] = {}
-    # The discovery cache lives as long as this call, in a directory of its own.
-    with tempfile.TemporaryDirectory(prefix="tfjob-kit-discovery-") as cache:
-        with client.errors("discovering", what="the API server's kinds"):
-            dynamic: Any = DynamicClient(  # type: ignore[no-untyped-call]
-                client.api, cache_file=str(Path(cache) / "discovery.json")
+    served: dict[str, dict[str, tuple[str, bool]]] = {}  # discovery, once per group version
+    for key, query in queries.items():
+        if query.api_version not in served:
+            served[query.api_version] = _kinds(client, query.api_version)
+        if query.kind not in served[query.api_version]:
+            found[key] = Found([], api_found=False)
+            continue
+        plural, namespaced = served[query.api_version][query.kind]
+        prefix = "/api/v1" if query.api_version == "v1" else f"/apis/{query.api_version}"
+        if namespaced and query.namespace:
+            prefix += f"/namespaces/{segment(query.namespace)}"
+        selectors = [
+            (name, ",".join(values))
+            for name, values in (
+                ("labelSelector", query.label_selectors),
+                ("fieldSelector", query.field_selectors),
             )
-        for key, query in queries.items():
-            with client.errors(f"{key}: reading", what=query.describe()):
+            if values
+        ]
+        items: list[dict[str, Any]] = []
+        for name in [query.name] if query.names is None else query.names:
+            with client.errors(f"{key}: reading", what=query.describe(name)):
                 try:
-                    resource = dynamic.resources.get(api_version=query.api_version, kind=query.kind)
-                except ResourceNotFoundError:
-                    found[key] = Found([], api_found=False)
-                    continue
-            items: list[dict[str, Any]] = []
-            for name in [query.name] if query.names is None else query.names:
-                with client.errors(f"{key}: reading", what=query.describe(name)):
-                    try:
-                        answer = dynamic.get(
-                            resource,
-                            name=name or None,
-                            namespace=(query.namespace or None) if resource.namespaced else None,
-                            label_selector=",".join(query.label_selectors) or None,
-                            field_selector=",".join(query.field_selectors) or None,
-                        ).to_dict()
-                    except NotFoundError as exc:
-                        if name and names_object(exc):
-                            continue
-                        raise
-                items += [answer] if name else answer.get("items", [])
-            for item in items:  # list items carry no apiVersion and kind
-                item.setdefault("apiVersion", query.api_version)
-                item.setdefault("kind", query.kind)
-            found[key] = Found([_without_secret_content(i) for i in items], api_found=True)
+                    path = f"{prefix}/{plural}" + (f"/{segment(name)}" if name else "")
+                    answer = client.call("GET", path, selectors)
+                except ApiError as exc:
+                    if exc.status == 404 and name and names_object(exc):
+                        continue
+                    raise
+            items += [answer] if name else answer.get("items", [])
+        for item in items:  # list items carry no apiVersion and kind
+            item.setdefault("apiVersion", query.api_version)
+            item.setdefault("kind", query.kind)
+        found[key] = Found([_without_secret_content(i) for i in items], api_found=True)
     return found

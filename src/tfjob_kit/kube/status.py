@@ -18,7 +18,7 @@ from typing import Any
 from tfjob_kit import kueue
 from tfjob_kit.kube import diagnose, follow
 from tfjob_kit.kube.api_errors import KubeError
-from tfjob_kit.kube.client import Client
+from tfjob_kit.kube.client import Client, core_path, resource_path
 from tfjob_kit.kube.kinds import TFJOB, TRAINJOB, WORKLOAD, Resource
 
 CONDITION_ORDER = ("Created", "Suspended", "Running", "Restarting", "Succeeded", "Failed")
@@ -491,7 +491,7 @@ class ClusterReader:
         if self._read_at is None or self._clock() - self._read_at >= NODES_MAX_AGE:
             try:
                 with self._client.errors("listing nodes for"):
-                    nodes = self._client._json(self._client._core.list_node).get("items") or []
+                    nodes = self._client.call("GET", core_path("nodes")).get("items") or []
             except KubeError:
                 self._denied = True
                 return None
@@ -505,13 +505,7 @@ class ClusterReader:
                 client = self._client
                 try:
                     with client.errors("reading", QUEUE, "", name):
-                        self._queues[name] = client._json(
-                            client._custom.get_cluster_custom_object,
-                            QUEUE.group,
-                            QUEUE.version,
-                            QUEUE.plural,
-                            name,
-                        )
+                        self._queues[name] = client.call("GET", resource_path(QUEUE, None, name))
                 except KubeError:  # not there, or not readable: the check is skipped
                     self._queues[name] = None
         return {k: v for k, v in self._queues.items() if v is not None}

@@ -102,7 +102,7 @@ def _judge(
             )
             return
     status, body = client.dry_run_apply(
-        target.resource, target.content, field_manager=field_manager, field_validation="Strict"
+        target.resource, target.content, field_manager=field_manager, fieldValidation="Strict"
     )
     grant = f"patch on {target.resource.crd_name}"
     for incomplete, field, message in object_refusals(target.describe, status, body, grant):

@@ -27,14 +27,13 @@ to delete it but the toolkit never does.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfjob_kit.kube.api_errors import _SERVICE_HOST, _WEBHOOK_CALL, status_body, unreachable
-from tfjob_kit.kube.client import REQUEST_TIMEOUT, Client, transport_reason
+from tfjob_kit.kube.api_errors import _SERVICE_HOST, _WEBHOOK_CALL
+from tfjob_kit.kube.client import Client
 
 KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 _PLURAL = {
@@ -281,53 +280,14 @@ def message(found: list[Blocked]) -> str:
 # -- against the cluster -----------------------------------------------------------------------
 
 
-def _request(
-    client: Client,
-    method: str,
-    path: str,
-    query: list[tuple[str, str]] | None = None,
-    body: dict[str, Any] | None = None,
-) -> tuple[int, dict[str, Any]]:
-    """One request; the HTTP status and the JSON body (an object or a Status). Only an
-    unreachable server raises."""
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
-    api: Any = client._api
-    try:
-        request = api.param_serialize(
-            method=method,
-            resource_path=path,
-            query_params=query or [],
-            header_params={"Accept": "application/json", "Content-Type": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
-        response.read()
-    except ApiException as exc:
-        return int(exc.status or 0), status_body(exc)
-    except HTTPError as exc:
-        raise unreachable(client.host, transport_reason(exc)) from None
-    try:
-        data = json.loads(response.data) if response.data else {}
-    except ValueError:  # not JSON: "404 page not found" for a kind the server does not serve
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    if not data and int(response.status) >= 300:
-        data = {"message": response.data.decode(errors="replace").strip()}
-    return int(response.status), data
-
-
 def configurations(client: Client) -> list[dict[str, Any]]:
     """Every Validating and Mutating webhook configuration, each with its ``kind``."""
     from tfjob_kit.kube.api_errors import KubeError
 
     found = []
     for kind in KINDS:
-        status, data = _request(
-            client, "GET", f"/apis/admissionregistration.k8s.io/v1/{_PLURAL[kind]}"
+        status, data = client.answer(
+            "GET", f"/apis/admissionregistration.k8s.io/v1/{_PLURAL[kind]}"
         )
         if status != 200:
             raise KubeError(
@@ -349,13 +309,12 @@ def _serving(client: Client, hook: Webhook) -> tuple[str, str] | None:
     if hook.service is None:
         return None
     namespace, name, _, _ = hook.service
-    status, data = _request(client, "GET", f"/api/v1/namespaces/{namespace}/services/{name}")
+    status, data = client.answer("GET", f"/api/v1/namespaces/{namespace}/services/{name}")
     if status == 404:
         return "service-missing", f"Service {namespace}/{name} not found"
     if status != 200 or (data.get("spec") or {}).get("type") == "ExternalName":
         return None
-    status, slices = _request(
-        client,
+    status, slices = client.answer(
         "GET",
         f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",
         [("labelSelector", f"kubernetes.io/service-name={name}")],
@@ -468,13 +427,13 @@ def check(
     checked: list[str] = []
     missing: list[str] = []
     for namespace in dict.fromkeys(namespaces):
-        status, _ = _request(client, "GET", f"/api/v1/namespaces/{namespace}")
+        status, _ = client.answer("GET", f"/api/v1/namespaces/{namespace}")
         if status == 404:
             missing.append(namespace)
             continue
         checked.append(namespace)
         for what, path, _kind, body in _probes(namespace):
-            status, answer = _request(client, "POST", path, [("dryRun", "All")], body)
+            status, answer = client.answer("POST", path, [("dryRun", "All")], body)
             if status < 400 or (status == 404 and _kind == "podgroup"):
                 continue  # admitted, or the cluster serves no PodGroups
             failure = failed_webhook(str(answer.get("message") or ""))
