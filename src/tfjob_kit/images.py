@@ -92,8 +92,9 @@ def site_roles(options: Options, root: Path) -> list[tuple[str, dict[str, Any]]]
     """The roles site.yml includes for these options, in order, each with the variables its
     include passes (`vars:`)."""
     plays = yaml.safe_load((root / "playbooks" / "site.yml").read_text(encoding="utf-8"))
-    # What site.yml registers from its k8s_info query for GPU nodes: one node, or none.
-    facts: dict[str, Any] = {"tfjob_kit_gpu_nodes": {"resources": [{}] if options.gpu else []}}
+    # What site.yml registers from its objects_info query for GPU nodes: one node, or none.
+    gpu_nodes: list[dict[str, Any]] = [{}] if options.gpu else []
+    facts: dict[str, Any] = {"tfjob_kit_gpu_nodes": {"objects": {"gpu_nodes": gpu_nodes}}}
     context = Variables(options.variables, facts)
     found: list[tuple[str, dict[str, Any]]] = []
     for play in plays:

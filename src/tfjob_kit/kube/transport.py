@@ -3,7 +3,8 @@
 JSON in, the urllib3 response out; an answer outside 2xx raises ``ApiError`` (the status, the
 reason and the body, as kubernetes.client's ApiException carries them). The TLS material is
 loaded once into one SSL context, so a client certificate given as data never waits on disk
-(its temporary copy is removed as soon as it is loaded).
+(its temporary copy is removed as soon as it is loaded). urllib3 is imported where a request
+is made: the wheel alone (``validate``, ``explain``) runs without it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
-
-import urllib3
 
 from tfjob_kit import __version__
 from tfjob_kit.kube.kubeconfig import Settings
@@ -88,7 +87,9 @@ def _bypasses_proxy(settings: Settings) -> bool:
     return bool(should_bypass_proxies(settings.host, no_proxy=settings.no_proxy))
 
 
-def _pool(settings: Settings) -> urllib3.PoolManager:
+def _pool(settings: Settings) -> Any:
+    import urllib3
+
     options: dict[str, Any] = {"maxsize": POOL_SIZE, "retries": 1}
     if settings.host.startswith("https"):
         options["ssl_context"] = _context(settings)
@@ -140,6 +141,8 @@ class Transport:
     ) -> Any:
         """The response (read, or with ``stream`` to be read as it arrives); an answer
         outside 2xx raises ApiError, a request without an answer urllib3's HTTPError."""
+        import urllib3
+
         headers = urllib3.HTTPHeaderDict({"Accept": accept, "User-Agent": USER_AGENT})
         authorization = self.settings.refresh() if self.settings.refresh else None
         authorization = authorization or self.settings.authorization
