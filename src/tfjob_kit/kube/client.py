@@ -46,10 +46,15 @@ def transport_reason(exc: Exception) -> str:
     return _POOL_PREFIX.sub("", str(reason))
 
 
+def api_path(api_version: str) -> str:
+    """The URL path of an apiVersion: the core group's ("v1") or a named group's."""
+    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+
+
 def resource_path(resource: Resource, namespace: str | None = None, name: str = "") -> str:
     """The URL path of a custom resource's objects: in a namespace, or all of them (a
     cluster-scoped resource ignores ``namespace``), or one by name."""
-    path = f"/apis/{resource.group}/{resource.version}"
+    path = api_path(resource.api_version)
     if namespace and resource.namespaced:
         path += f"/namespaces/{segment(namespace)}"
     path += f"/{resource.plural}"
@@ -58,7 +63,8 @@ def resource_path(resource: Resource, namespace: str | None = None, name: str = 
 
 def core_path(plural: str, namespace: str | None = None, name: str = "", sub: str = "") -> str:
     """The URL path of core (v1) objects: ``sub`` is a subresource (log, token...)."""
-    path = "/api/v1" + (f"/namespaces/{segment(namespace)}" if namespace else "") + f"/{plural}"
+    path = api_path("v1") + (f"/namespaces/{segment(namespace)}" if namespace else "")
+    path += f"/{plural}"
     if name:
         path += f"/{segment(name)}" + (f"/{sub}" if sub else "")
     return path

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfjob_kit.kube.client import Client, names_object
+from tfjob_kit.kube.client import Client, api_path, names_object
 from tfjob_kit.kube.transport import ApiError, segment
 
 SECRET_CONTENT = ("data", "stringData")
@@ -96,10 +96,9 @@ def _without_secret_content(item: dict[str, Any]) -> dict[str, Any]:
 def _kinds(client: Client, api_version: str) -> dict[str, tuple[str, bool]]:
     """Kind -> (plural, namespaced) of what the server serves at api_version (none when it
     serves no such group version)."""
-    path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     with client.errors("discovering", what=f"the kinds the API server serves in {api_version}"):
         try:
-            answer = client.call("GET", path)
+            answer = client.call("GET", api_path(api_version))
         except ApiError as exc:
             if exc.status == 404:
                 return {}
@@ -124,7 +123,7 @@ def read(client: Client, queries: Mapping[str, Query]) -> dict[str, Found]:
             found[key] = Found([], api_found=False)
             continue
         plural, namespaced = served[query.api_version][query.kind]
-        prefix = "/api/v1" if query.api_version == "v1" else f"/apis/{query.api_version}"
+        prefix = api_path(query.api_version)
         if namespaced and query.namespace:
             prefix += f"/namespaces/{segment(query.namespace)}"
         selectors = [
