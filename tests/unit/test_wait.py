@@ -175,6 +175,29 @@ def test_progress_is_told_each_look_that_read_a_job() -> None:
     assert seen[-1] == "Succeeded"
 
 
+def test_progress_shows_the_job_before_a_wait_that_ends_on_its_first_look() -> None:
+    """The server refused the pods before the wait began: the first look ends the wait, and
+    what it read is still shown (tfjob-kit wait's progress lines come before its verdict)."""
+    virtual = Virtual(
+        [
+            (0, follow.Reset(JOBS, [job("Created")])),
+            (0, follow.Reset(EVENTS, [event("FailedCreatePod", FAILED_CREATE)])),
+        ]
+    )
+    seen: list[str] = []
+    with pytest.raises(status.WaitError) as caught:
+        wait(
+            virtual,
+            10,
+            tick=TICK,
+            clock=virtual.clock,
+            wall=virtual.wall,
+            progress=lambda current: seen.append(current[KEY].phase),
+        )
+    assert caught.value.reason == "diagnosed"
+    assert seen == ["Created"]
+
+
 def virtual_wait(virtual: Virtual, timeout: float) -> dict[Any, status.JobStatus]:
     """The wait on the virtual follower's clock, one tick of TICK at a time."""
     return wait(virtual, timeout, tick=TICK, clock=virtual.clock, wall=virtual.wall)

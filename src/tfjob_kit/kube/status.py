@@ -572,6 +572,8 @@ def wait(
             # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
             changed = view.take_changed()
             looked = False
+            # The wait's end is raised after the progress has shown what this look read.
+            ended: WaitError | None = None
             for key in keys:
                 if key in done or not view.readable(key, workloads):
                     continue
@@ -582,7 +584,8 @@ def wait(
                 obj = view.jobs.get(key)
                 if obj is None:
                     gone = {**current, key: job_status(key[0], None)}
-                    raise _deleted(key[0].describe(key[1], key[2]), wait_for, gone)
+                    ended = _deleted(key[0].describe(key[1], key[2]), wait_for, gone)
+                    break
                 context = diagnose.Context(
                     now=now,
                     unschedulable_grace=unschedulable_grace,
@@ -594,15 +597,19 @@ def wait(
                 status, problems = _judged(view, key, obj, cluster, context)
                 current[key] = status
                 if status.true & failing:
-                    raise _failed(client, key, status, failing, current)
+                    ended = _failed(client, key, status, failing, current)
+                    break
                 if status.true & wanted:
                     done[key] = status
                     continue
                 fatal = [p for p in problems if p.fatal]
                 if fatal:
-                    raise _cannot_reach(key, wait_for, fatal, current)
+                    ended = _cannot_reach(key, wait_for, fatal, current)
+                    break
             if looked and progress:
                 progress(dict(current))
+            if ended:
+                raise ended
             if len(done) == len(keys):
                 return done
             if clock() >= deadline:
