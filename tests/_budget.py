@@ -7,6 +7,8 @@ fixture's cost counted where it was first paid) and each folder's, with the run'
 Beside the seconds, the CPU seconds each file cost its test process and the processes the test
 waited for (Ansible, Molecule, the CLI; not a cluster's processes, which outlive the test): with
 three workers on two cores the run is bound by CPU, so that column says what a cut would save.
+The tests that cost most CPU follow, and before the table a line says how busy the whole
+machine's CPUs were (the clusters' processes included) and how much its host stole from it.
 
 ``make test`` runs the files on three pytest-xdist workers, a file on one worker at a time
 (``--dist loadfile``: a module's clusters are brought up once). A worker takes the next file when
@@ -17,10 +19,12 @@ their usual order.
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from collections import defaultdict
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,9 +52,31 @@ LONGEST_FIRST = (
     "tests/integration/test_module_tfjob.py",
 )
 
+
+def _machine_ticks() -> dict[str, int]:
+    """The machine's CPU time so far, in clock ticks of all its CPUs (Linux's /proc/stat): busy
+    (whoever ran: the tests, the clusters' processes, anything else), idle (iowait included),
+    and stolen (a shared machine's hypervisor gave the CPU to another guest)."""
+    try:
+        first = Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0]
+        fields = [int(v) for v in first.split()[1:9]]
+    except (OSError, ValueError):
+        return {}
+    user, nice, system, idle, iowait, irq, softirq, steal = fields + [0] * (8 - len(fields))
+    return {
+        "busy": user + nice + system + irq + softirq,
+        "idle": idle + iowait,
+        "steal": steal,
+    }
+
+
+TESTS_SHOWN = 20
+
 _started = time.monotonic()
+_machine_started = _machine_ticks()
 _seconds: dict[str, float] = defaultdict(float)
 _cpu: dict[str, float] = defaultdict(float)
+_test_cpu: dict[str, float] = defaultdict(float)  # by test, its fixtures' setup included
 _CPU_PROPERTY = "cpu_seconds"
 _phase_started = [0.0]  # this process's CPU seconds when the current test phase began
 
@@ -90,6 +116,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for key, value in report.user_properties:
         if key == _CPU_PROPERTY and isinstance(value, float):
             _cpu[path] += value
+            _test_cpu[report.nodeid] += value
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -105,9 +132,34 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         f"wall time of the run: {wall / 60:.1f} min; CPU seconds of the tests and the processes "
         f"they waited for: {sum(_cpu.values()):.0f}"
     )
+    machine = _machine_line(_machine_started, _machine_ticks())
+    if machine:
+        write(machine)
     for folder, seconds in sorted(folders.items(), key=lambda kv: -kv[1]):
         write(f"{seconds:8.0f} s  {folder}/")
     write("")
     write(f"{'seconds':>8}  {'CPU s':>6}  file")
     for path, seconds in sorted(_seconds.items(), key=lambda kv: -kv[1])[:30]:
         write(f"{seconds:8.0f}  {_cpu[path]:6.0f}  {path}")
+    write("")
+    write(f"{'CPU s':>8}  the tests that cost most CPU (setup, call and teardown)")
+    for nodeid, cpu in sorted(_test_cpu.items(), key=lambda kv: -kv[1])[:TESTS_SHOWN]:
+        write(f"{cpu:8.0f}  {nodeid}")
+
+
+def _machine_line(before: dict[str, int], after: dict[str, int]) -> str:
+    """How busy the whole machine was during the run: when its CPUs were all busy the run was
+    bound by CPU (a cut of work shortens it); when they idled, by waiting. Stolen time is CPU
+    the machine's host gave to others: the same work takes longer on a machine that loses it."""
+    if not before or not after:
+        return ""
+    spent = {key: after[key] - before[key] for key in before}
+    total = sum(spent.values())
+    if total <= 0:
+        return ""
+    hz = os.sysconf("SC_CLK_TCK")
+    return (
+        f"the machine's {os.cpu_count()} CPUs during the run: busy {spent['busy'] / total:.0%} "
+        f"({spent['busy'] / hz:.0f} CPU s, the clusters' processes included), idle "
+        f"{spent['idle'] / total:.0%}, stolen by its host {spent['steal'] / total:.0%}"
+    )

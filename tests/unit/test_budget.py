@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from _budget import LONGEST_FIRST
+from _budget import LONGEST_FIRST, _machine_line
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,3 +23,11 @@ def test_make_test_runs_files_whole_in_the_order_given() -> None:
     (workers,) = re.findall(r"^PYTEST_WORKERS := (.*)$", makefile, re.M)
     assert "$(PYTEST_WORKERS)" in recipe, recipe
     assert "--dist loadfile" in workers and "--no-loadscope-reorder" in workers, workers
+
+
+def test_the_machine_line_says_how_busy_idle_and_stolen_its_cpus_were() -> None:
+    before = {"busy": 1000, "idle": 500, "steal": 0}
+    after = {"busy": 1600, "idle": 800, "steal": 100}
+    line = _machine_line(before, after)
+    assert "busy 60%" in line and "idle 30%" in line and "stolen by its host 10%" in line
+    assert _machine_line({}, after) == "" and _machine_line(after, after) == ""
