@@ -24,6 +24,9 @@ description:
   - A Helm release's Secret (type C(helm.sh/release.v1)) carries C(helmChart) instead, the
     metadata of the chart the release was made from (C(name), C(version), C(appVersion),
     C(annotations)); never the release's manifest or values.
+  - Every run also reads the API server's version (RV(server_version)), so a role that checks
+    it needs no M(kubernetes.core.k8s_cluster_info) run (which discovers every API group);
+    O(queries={}) reads the version alone.
 author:
   - tfjob-kit developers (@tfjob-kit)
 extends_documentation_fragment:
@@ -32,7 +35,7 @@ options:
   queries:
     description:
       - What to read, each under a key of your choice; the results come back under the same
-        keys.
+        keys. Empty, the run reads only RV(server_version).
     type: dict
     required: true
     suboptions:
@@ -128,6 +131,13 @@ api_found:
   returned: always
   type: dict
   sample: {"record": true, "crds": true}
+server_version:
+  description:
+    - The API server's C(gitVersion) (its C(/version)), as
+      M(kubernetes.core.k8s_cluster_info) returns it in C(version.server.kubernetes.gitVersion).
+  returned: always
+  type: str
+  sample: v1.37.2
 """
 
 from typing import Any
@@ -178,12 +188,14 @@ def main() -> None:
     try:
         with Client(connection(module)) as client:
             found = objects.read(client, queries)
+            server_version = client.server_version()
     except KubeError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(
         changed=False,
         objects={key: f.objects for key, f in found.items()},
         api_found={key: f.api_found for key, f in found.items()},
+        server_version=server_version,
     )
 
 

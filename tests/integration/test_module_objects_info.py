@@ -74,9 +74,10 @@ def test_objects_info_reads_what_k8s_info_reads_in_one_run(
         [
             {"tfjob.kit.objects_info": {"queries": queries}},
             *(task for each in tasks.values() for task in each),
+            {"kubernetes.core.k8s_cluster_info": {}},
         ],
     )
-    ours, answers = results[0], iter(results.results[1:])
+    ours, answers, info = results[0], iter(results.results[1:-1]), results.results[-1]
     oracle: dict[str, dict[str, Any]] = {}
     for key, each in tasks.items():  # a query of several names: its reads' objects together
         read = [next(answers) for _ in each]
@@ -106,6 +107,9 @@ def test_objects_info_reads_what_k8s_info_reads_in_one_run(
     assert "data" not in secret and secret["type"] == "Opaque"
     assert "p" in oracle["secret"]["resources"][0]["data"]
     assert SECRET_VALUE not in json.dumps(ours)
+    # The server's version, as k8s_cluster_info reads it (the roles' version checks use it).
+    assert ours["server_version"] == info["version"]["server"]["kubernetes"]["gitVersion"]
+    assert ours["server_version"].startswith("v1.")
 
 
 def test_objects_info_names_the_query_the_server_refused(

@@ -554,7 +554,7 @@ def wait(
     fatal problem (the object and the server's reason named), or when the timeout passes
     (whatever the watches do: a broken watch is listed and watched again meanwhile).
     ``progress`` is given what is known of every job read so far, after each look that read
-    one."""
+    one (the look that ends the wait too, before it ends)."""
     deadline = clock() + timeout
     wanted, failing = frozenset(wait_for), frozenset(fail_on)
     keys = list(dict.fromkeys(jobs))
@@ -571,9 +571,7 @@ def wait(
             # A job is read again when the watches told something about it, and every
             # REREAD_TICKS ticks otherwise (what diagnose says changes with time too).
             changed = view.take_changed()
-            looked = False
-            # The wait's end is raised after the progress has shown what this look read.
-            ended: WaitError | None = None
+            looked, ended = False, None
             for key in keys:
                 if key in done or not view.readable(key, workloads):
                     continue
@@ -583,8 +581,7 @@ def wait(
                 looked = True
                 obj = view.jobs.get(key)
                 if obj is None:
-                    gone = {**current, key: job_status(key[0], None)}
-                    ended = _deleted(key[0].describe(key[1], key[2]), wait_for, gone)
+                    ended = _deleted(key, wait_for, current)
                     break
                 context = diagnose.Context(
                     now=now,
@@ -639,9 +636,11 @@ def _cannot_reach(
     )
 
 
-def _deleted(what: str, wait_for: list[str], statuses: dict[Key, JobStatus]) -> WaitError:
+def _deleted(key: Key, wait_for: list[str], current: dict[Key, JobStatus]) -> WaitError:
+    gone = {**current, key: job_status(key[0], None)}
+    what = key[0].describe(key[1], key[2])
     return WaitError(
-        f"{what} was deleted while waiting for {' or '.join(wait_for)}", "deleted", statuses
+        f"{what} was deleted while waiting for {' or '.join(wait_for)}", "deleted", gone
     )
 
 
