@@ -153,6 +153,11 @@ def test_the_wait_follows_jobs_pods_events_and_podgroups_by_watch() -> None:
     assert script.sources == [JOBS, PODS, EVENTS, follow.Source(status.PODGROUP, NS)]
 
 
+def virtual_wait(virtual: Virtual, timeout: float, **options: Any) -> dict[Any, status.JobStatus]:
+    """The wait on the virtual follower's clock, one tick of TICK at a time."""
+    return wait(virtual, timeout, tick=TICK, clock=virtual.clock, wall=virtual.wall, **options)
+
+
 def test_progress_is_told_each_look_that_read_a_job() -> None:
     """What tfjob-kit wait shows as it goes: each look's statuses, the last one the end."""
     virtual = Virtual(
@@ -163,14 +168,7 @@ def test_progress_is_told_each_look_that_read_a_job() -> None:
         ]
     )
     seen: list[str] = []
-    wait(
-        virtual,
-        10,
-        tick=TICK,
-        clock=virtual.clock,
-        wall=virtual.wall,
-        progress=lambda current: seen.append(current[KEY].phase),
-    )
+    virtual_wait(virtual, 10, progress=lambda current: seen.append(current[KEY].phase))
     assert list(dict.fromkeys(seen)) == ["Created", "Running", "Succeeded"]
     assert seen[-1] == "Succeeded"
 
@@ -186,21 +184,9 @@ def test_progress_shows_the_job_before_a_wait_that_ends_on_its_first_look() -> N
     )
     seen: list[str] = []
     with pytest.raises(status.WaitError) as caught:
-        wait(
-            virtual,
-            10,
-            tick=TICK,
-            clock=virtual.clock,
-            wall=virtual.wall,
-            progress=lambda current: seen.append(current[KEY].phase),
-        )
+        virtual_wait(virtual, 10, progress=lambda current: seen.append(current[KEY].phase))
     assert caught.value.reason == "diagnosed"
     assert seen == ["Created"]
-
-
-def virtual_wait(virtual: Virtual, timeout: float) -> dict[Any, status.JobStatus]:
-    """The wait on the virtual follower's clock, one tick of TICK at a time."""
-    return wait(virtual, timeout, tick=TICK, clock=virtual.clock, wall=virtual.wall)
 
 
 def test_a_failed_create_event_ends_the_wait_at_once_with_the_servers_reason() -> None:
